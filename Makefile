@@ -1,0 +1,30 @@
+# One venv for everything; `make install` is idempotent and re-runs when pyproject.toml changes.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+EXTRAS ?= dev
+
+.PHONY: install demo test lint bench clean
+
+install: $(VENV)/.installed-$(EXTRAS)
+
+$(VENV)/.installed-$(EXTRAS): pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	@touch $@
+
+demo: install
+	$(VENV)/bin/toolwire demo
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+bench: install
+	$(PY) -m bench.run
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""OpenTelemetry for toolwire: one trace per run, GenAI and MCP semantic-convention names."""

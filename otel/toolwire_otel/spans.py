@@ -1,0 +1,122 @@
+"""The spans of a run: invoke_agent > chat / execute_tool > (mcp client span) > server span.
+
+Uses the global tracer provider; with none installed every call here is a cheap no-op.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+from toolwire_otel import attributes as A
+from toolwire_shared.results import ToolResult
+from toolwire_shared.usage import Usage
+
+_tracer = trace.get_tracer("toolwire")
+
+
+@contextmanager
+def agent_span(agent_name: str, run_id: str, model: str | None = None) -> Iterator[Span]:
+    attrs: dict[str, str] = {
+        A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
+        A.GEN_AI_AGENT_NAME: agent_name,
+        A.GEN_AI_AGENT_ID: agent_name,
+        A.GEN_AI_CONVERSATION_ID: run_id,
+    }
+    if model:
+        attrs[A.GEN_AI_REQUEST_MODEL] = model
+    with _tracer.start_as_current_span(
+        f"{A.OP_INVOKE_AGENT} {agent_name}", kind=SpanKind.INTERNAL, attributes=attrs
+    ) as span:
+        yield span
+
+
+@contextmanager
+def chat_span(
+    provider: str, model: str, run_id: str, server_address: str | None = None, server_port: int | None = None
+) -> Iterator[Span]:
+    attrs: dict[str, str | int] = {
+        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
+        A.GEN_AI_PROVIDER_NAME: provider,
+        A.GEN_AI_REQUEST_MODEL: model,
+        A.GEN_AI_CONVERSATION_ID: run_id,
+    }
+    if server_address:
+        attrs[A.SERVER_ADDRESS] = server_address
+        if server_port:
+            attrs[A.SERVER_PORT] = server_port
+    with _tracer.start_as_current_span(f"{A.OP_CHAT} {model}", kind=SpanKind.CLIENT, attributes=attrs) as span:
+        yield span
+
+
+def record_usage(span: Span, usage: Usage) -> None:
+    span.set_attribute(A.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens)
+    span.set_attribute(A.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens)
+    span.set_attribute(A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens)
+    span.set_attribute(A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens)
+
+
+def record_chat_response(
+    span: Span, usage: Usage, response_model: str | None, response_id: str | None, finish_reason: str | None
+) -> None:
+    record_usage(span, usage)
+    if response_model:
+        span.set_attribute(A.GEN_AI_RESPONSE_MODEL, response_model)
+    if response_id:
+        span.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
+    if finish_reason:
+        span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, [finish_reason])
+
+
+def record_retry(attempt: int, reason: str, wait_s: float) -> None:
+    """An event on the current (chat) span: why the model call is tried again and how long we wait."""
+    trace.get_current_span().add_event(
+        A.TOOLWIRE_RETRY_EVENT,
+        {A.TOOLWIRE_RETRY_ATTEMPT: attempt, A.TOOLWIRE_RETRY_REASON: reason, A.TOOLWIRE_RETRY_WAIT_S: wait_s},
+    )
+
+
+@contextmanager
+def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
+    attrs = {
+        A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
+        A.GEN_AI_TOOL_NAME: tool_name,
+        A.GEN_AI_TOOL_CALL_ID: call_id,
+        A.GEN_AI_TOOL_TYPE: "function",
+        A.GEN_AI_CONVERSATION_ID: run_id,
+    }
+    with _tracer.start_as_current_span(
+        f"{A.OP_EXECUTE_TOOL} {tool_name}", kind=SpanKind.INTERNAL, attributes=attrs
+    ) as span:
+        yield span
+
+
+def record_tool_result(span: Span, result: ToolResult) -> None:
+    if not result.is_error:
+        return
+    kind = A.ERROR_TIMEOUT if result.error_kind == "timeout" else A.ERROR_TOOL
+    span.set_attribute(A.ERROR_TYPE, kind)
+    span.set_status(Status(StatusCode.ERROR, result.content[:200]))
+
+
+def record_mcp(
+    span: Span,
+    *,
+    transport: str,
+    protocol_version: str | None = None,
+    session_id: str | None = None,
+    server_address: str | None = None,
+    server_port: int | None = None,
+) -> None:
+    """MCP attributes on the execute_tool span (the SDK's own client span does not carry them)."""
+    span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
+    span.set_attribute(A.NETWORK_TRANSPORT, transport)
+    if protocol_version:
+        span.set_attribute(A.MCP_PROTOCOL_VERSION, protocol_version)
+    if session_id:
+        span.set_attribute(A.MCP_SESSION_ID, session_id)
+    if server_address:
+        span.set_attribute(A.SERVER_ADDRESS, server_address)
+    if server_port:
+        span.set_attribute(A.SERVER_PORT, server_port)

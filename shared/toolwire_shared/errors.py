@@ -1,0 +1,85 @@
+"""The error texts the model reads. One wording on both sides: a failure says what was wrong and what a
+correct call looks like, so the model can repair the call on its next step."""
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+
+def unknown_tool(name: str, available: Iterable[str]) -> str:
+    names = sorted(available)
+    listing = ", ".join(names) if names else "(none)"
+    return f"ERROR: unknown tool '{name}'. Tools you may call: {listing}."
+
+
+def example_call(name: str, schema: dict[str, Any]) -> str:
+    """A correct call built from the schema: required arguments with a placeholder of the right type."""
+    props: dict[str, Any] = schema.get("properties", {})
+    required = schema.get("required", list(props))
+    args = {key: _placeholder(props.get(key, {})) for key in required}
+    return f"{name}({json.dumps(args)})"
+
+
+def _placeholder(prop: dict[str, Any]) -> Any:
+    if "enum" in prop:
+        return prop["enum"][0]
+    if "default" in prop:
+        return prop["default"]
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    examples = {"string": "...", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
+    if kind == "integer" and "minimum" in prop:
+        return prop["minimum"]
+    return examples.get(kind or "string", "...")
+
+
+def bad_arguments(name: str, problems: list[str], schema: dict[str, Any]) -> str:
+    props = schema.get("properties", {})
+    return (
+        f"ERROR: bad arguments for {name}: {'; '.join(problems)}. "
+        f"{name} expects {json.dumps(props)} (required: {schema.get('required', [])}). "
+        f"A correct call looks like {example_call(name, schema)}."
+    )
+
+
+def unparseable_arguments(name: str, raw: str, problem: str) -> str:
+    shown = raw if len(raw) <= 200 else raw[:200] + "..."
+    return (
+        f"ERROR: the arguments for {name} are not a JSON object ({problem}): {shown!r}. "
+        "Send the arguments as one JSON object."
+    )
+
+
+def tool_failed(name: str, message: str) -> str:
+    return f"ERROR: {name} failed: {message}"
+
+
+def timed_out(name: str, seconds: float) -> str:
+    return (
+        f"ERROR: {name} timed out after {seconds:g} s and was cancelled. "
+        "Try again with a narrower request, or use another tool."
+    )
+
+
+def refused(name: str, agent: str | None) -> str:
+    who = f"agent '{agent}'" if agent else "this caller"
+    return f"ERROR: tool '{name}' is not permitted for {who}."
+
+
+def truncated_note(kept: int, total: int) -> str:
+    return (
+        f"\n[toolwire: result cut to {kept} of {total} characters. "
+        "Ask for less: narrow the query, filter, or request one item at a time.]"
+    )
+
+
+def rejected(reason: str) -> str:
+    return f"ERROR: a person rejected this action: {reason}"
+
+
+def outcome_unknown(name: str) -> str:
+    return (
+        f"ERROR: the outcome of this {name} call is unknown: it was sent, but the run stopped before its result "
+        "came back, and the tool is not idempotent, so it was not sent again. Check its effect before repeating it."
+    )

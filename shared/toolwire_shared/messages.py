@@ -1,0 +1,65 @@
+"""The provider-neutral message list: the whole state of a run, what is saved and what is traced.
+
+One ToolResultMessage per tool call; the Anthropic adapter groups the results of one assistant turn into one
+user message, the OpenAI adapter sends one `role: tool` message each.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    """The arguments exactly as the model wrote them, when they came as a JSON string (OpenAI)."""
+    parse_error: str | None = None
+    """Set when raw_arguments was not a JSON object; the call is then answered with this error, never run."""
+
+
+class SystemMessage(BaseModel):
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(BaseModel):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    provider: str | None = None
+    """Which adapter produced provider_content."""
+    provider_content: list[dict[str, Any]] | None = None
+    """The provider's own content blocks (thinking blocks, signatures), echoed back unchanged to that provider."""
+
+
+class ToolResultMessage(BaseModel):
+    role: Literal["tool"] = "tool"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
+]
+
+_MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+def dump_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    dumped: list[dict[str, Any]] = _MESSAGES.dump_python(messages, mode="json")
+    return dumped
+
+
+def load_messages(data: Any) -> list[Message]:
+    return _MESSAGES.validate_python(data)

@@ -1,0 +1,58 @@
+"""What a tool is, as the model and the harness see it: name, description, schema, and its policy."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_TIMEOUT_S = 30.0
+
+# Keys under which the server publishes a tool's policy in the MCP Tool's `_meta`.
+META_PREFIX = "io.toolwire/"
+META_RISKY = META_PREFIX + "risky"
+META_IDEMPOTENT = META_PREFIX + "idempotent"
+META_TIMEOUT = META_PREFIX + "timeout_s"
+META_MAX_CONCURRENCY = META_PREFIX + "max_concurrency"
+IDEMPOTENCY_KEY_META = META_PREFIX + "idempotency_key"
+"""Request `_meta` key carrying the idempotency key of a tools/call, so a retried call is answered once."""
+
+
+class ToolPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_concurrency: int | None = None
+    risky: bool = False
+    """Needs a person's approval before it runs."""
+    idempotent: bool = False
+    """Safe to send again with the same idempotency key."""
+
+    def to_meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            META_RISKY: self.risky,
+            META_IDEMPOTENT: self.idempotent,
+            META_TIMEOUT: self.timeout_s,
+        }
+        if self.max_concurrency is not None:
+            meta[META_MAX_CONCURRENCY] = self.max_concurrency
+        return meta
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any] | None) -> "ToolPolicy":
+        meta = meta or {}
+        return cls(
+            risky=bool(meta.get(META_RISKY, False)),
+            idempotent=bool(meta.get(META_IDEMPOTENT, False)),
+            timeout_s=float(meta.get(META_TIMEOUT, DEFAULT_TIMEOUT_S)),
+            max_concurrency=meta.get(META_MAX_CONCURRENCY),
+        )
+
+
+class ToolSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    policy: ToolPolicy = Field(default_factory=ToolPolicy)
+    source: str | None = None
+    """Which tool server offers it (for routing and for prefixing duplicate names)."""
