@@ -1,0 +1,19 @@
+"""The one `toolwire` command. Each sub-command lives in its own module and registers itself here."""
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="toolwire")
+def main() -> None:
+    """Run LLM agents on real tools over MCP."""
+
+
+def _register() -> None:
+    # Imported here so `toolwire --help` stays fast and one broken sub-command cannot hide the others.
+    from toolwire_client.cli import serve
+
+    main.add_command(serve.serve)
+
+
+_register()

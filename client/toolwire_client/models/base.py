@@ -1,0 +1,46 @@
+"""What the loop needs from a model: one call from the message list and tool specs to the next assistant turn."""
+
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from toolwire_shared.messages import AssistantMessage, Message
+from toolwire_shared.tools import ToolSpec
+from toolwire_shared.usage import Usage
+
+
+class ModelReply(BaseModel):
+    message: AssistantMessage
+    usage: Usage
+    finish_reason: str | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    latency_s: float = 0.0
+
+
+class ModelCallFailed(Exception):
+    """The model could not be reached or refused the request, after every retry that made sense.
+
+    `reason` is readable and free of keys; `retryable` is False for billing stops and 4xx mistakes.
+    """
+
+    def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False, attempts: int = 1):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.retryable = retryable
+        self.attempts = attempts
+
+
+class Model(Protocol):
+    provider: str
+    """gen_ai.provider.name: 'anthropic', 'openai', 'scripted'."""
+    model: str
+    server_address: str | None
+    server_port: int | None
+
+    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        """One model call, retried inside as the retry policy says; raises ModelCallFailed when it gives up."""
+        ...
+
+    async def aclose(self) -> None: ...

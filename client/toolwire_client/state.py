@@ -1,0 +1,67 @@
+"""The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from toolwire_shared.messages import Message, ToolCall
+from toolwire_shared.results import ToolResult
+from toolwire_shared.usage import Usage
+
+RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
+CallState = Literal["pending_approval", "approved", "rejected", "sent", "done"]
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class StepRecord(BaseModel):
+    """One model call and the tool calls it asked for, with what came back: the row of the trace table."""
+
+    index: int
+    model_text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    results: list[ToolResult] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    usage_so_far: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    model_latency_s: float = 0.0
+    started_at: datetime = Field(default_factory=now)
+    finished_at: datetime | None = None
+    model_reply: dict[str, Any] | None = None
+    """The ModelReply as JSON, kept so `toolwire replay` can feed it back with no network."""
+
+
+class PendingCall(BaseModel):
+    """A tool call waiting for a person, or sent and not yet answered (what crash recovery looks at)."""
+
+    call: ToolCall
+    state: CallState
+    args_hash: str
+    since: datetime = Field(default_factory=now)
+    decision_reason: str | None = None
+    idempotent: bool = False
+
+
+class RunState(BaseModel):
+    run_id: str
+    agent_name: str
+    task: str
+    model: str
+    status: RunStatus = "running"
+    messages: list[Message] = Field(default_factory=list)
+    steps: list[StepRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    pending: list[PendingCall] = Field(default_factory=list)
+    stop_reason: str | None = None
+    report: str | None = None
+    final_answer: str | None = None
+    trace_id: str | None = None
+    """Hex trace id of the run's invoke_agent span, so a resumed run links to it."""
+    started_at: datetime = Field(default_factory=now)
+    updated_at: datetime = Field(default_factory=now)
+    version: int = 0
+    """Bumped on every save; the store refuses a save whose version is stale (two resumers)."""

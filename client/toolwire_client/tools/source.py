@@ -1,0 +1,37 @@
+"""A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry."""
+
+from typing import Any, Protocol
+
+from toolwire_shared.results import ToolResult
+from toolwire_shared.tools import ToolSpec
+
+
+class TransportInfo(Protocol):
+    transport: str
+    """network.transport: 'pipe' for stdio, 'tcp' for HTTP, 'inproc' for in-process."""
+    protocol_version: str | None
+    session_id: str | None
+    server_address: str | None
+    server_port: int | None
+
+
+class ToolSource(Protocol):
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def list_tools(self) -> list[ToolSpec]: ...
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+    ) -> ToolResult:
+        """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError."""
+        ...
+
+    def transport_info(self) -> TransportInfo: ...
+
+
+class ToolTransportError(Exception):
+    """The call may not have reached the tool, or its answer was lost (server died, connection dropped)."""
