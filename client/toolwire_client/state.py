@@ -1,5 +1,7 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
+import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -15,6 +17,12 @@ CallState = Literal["pending_approval", "approved", "rejected", "sent", "done"]
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def args_hash(call: ToolCall) -> str:
+    """The hash an approval is bound to: the tool name and its arguments in canonical JSON (sha256, hex)."""
+    canonical = json.dumps({"name": call.name, "arguments": call.arguments}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class StepRecord(BaseModel):
@@ -63,5 +71,7 @@ class RunState(BaseModel):
     """Hex trace id of the run's invoke_agent span, so a resumed run links to it."""
     started_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
+    config: dict[str, Any] = Field(default_factory=dict)
+    """How to rebuild the run in another process: model spec, tool server commands/URLs, limits (`toolwire resume`)."""
     version: int = 0
     """Bumped on every save; the store refuses a save whose version is stale (two resumers)."""
