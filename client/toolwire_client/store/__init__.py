@@ -1,1 +1,28 @@
 """Run stores: where RunState lives between steps and between processes (SQLite by default, PostgreSQL to share)."""
+
+from toolwire_client.store.base import RunAlreadyClaimed, RunStore, RunSummary, StaleRunState
+from toolwire_client.store.claims import claim_owner
+from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore
+
+__all__ = [
+    "ApprovalRefused",
+    "RunAlreadyClaimed",
+    "RunNotFound",
+    "RunStore",
+    "RunSummary",
+    "SqlRunStore",
+    "StaleRunState",
+    "claim_owner",
+    "open_store",
+]
+
+
+async def open_store(db: str | None = None) -> SqlRunStore:
+    """Open (and migrate) a store: None for the default SQLite file, a path, or a `postgresql://` URL."""
+    if db and db.startswith(("postgresql://", "postgres://")):
+        from toolwire_client.store.postgres import PostgresRunStore
+
+        return await PostgresRunStore(db).open()
+    from toolwire_client.store.sqlite import SqliteRunStore, default_sqlite_path
+
+    return await SqliteRunStore(db or default_sqlite_path()).open()
