@@ -52,6 +52,8 @@ TOOLWIRE_RETRY_ATTEMPT = "toolwire.retry.attempt"
 TOOLWIRE_RETRY_REASON = "toolwire.retry.reason"
 TOOLWIRE_RETRY_WAIT_S = "toolwire.retry.wait_s"
 TOOLWIRE_STOP_REASON = "toolwire.stop_reason"
+TOOLWIRE_RUN_STATUS = "toolwire.run.status"
+TOOLWIRE_TOOL_ERROR_KIND = "toolwire.tool.error_kind"
 
 # error.type values
 ERROR_TOOL = "tool_error"

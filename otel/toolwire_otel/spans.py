@@ -1,19 +1,63 @@
 """The spans of a run: invoke_agent > chat / execute_tool > (mcp client span) > server span.
 
-Uses the global tracer provider; with none installed every call here is a cheap no-op.
+Uses the global tracer provider; with none installed every call here is a cheap no-op. The helpers also feed the
+metrics in metrics.py (only when a MeterProvider is installed), so the loop gets both from one set of calls.
 """
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from toolwire_otel import attributes as A
+from toolwire_otel import metrics as M
+from toolwire_otel.content import record_agent_content, record_chat_content, record_tool_content
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage
 
+__all__ = [
+    "agent_span",
+    "chat_span",
+    "record_agent_content",
+    "record_chat_content",
+    "record_chat_response",
+    "record_mcp",
+    "record_retry",
+    "record_run_end",
+    "record_tool_content",
+    "record_tool_result",
+    "record_usage",
+    "tool_span",
+    "trace_id_hex",
+]
+
 _tracer = trace.get_tracer("toolwire")
+
+
+@dataclass
+class _ChatCall:
+    provider: str
+    model: str
+    server_address: str | None
+    server_port: int | None
+    response_model: str | None = None
+
+
+_current_chat: ContextVar[_ChatCall | None] = ContextVar("toolwire_chat", default=None)
+
+
+def _error_type(exc: BaseException) -> str:
+    return type(exc).__name__
+
+
+def trace_id_hex(span: Span) -> str | None:
+    """The 32-hex trace id of a recording span (for RunState.trace_id), None when tracing is off."""
+    ctx = span.get_span_context()
+    return f"{ctx.trace_id:032x}" if ctx.is_valid else None
 
 
 @contextmanager
@@ -26,10 +70,30 @@ def agent_span(agent_name: str, run_id: str, model: str | None = None) -> Iterat
     }
     if model:
         attrs[A.GEN_AI_REQUEST_MODEL] = model
+    started = time.perf_counter()
+    error: str | None = None
     with _tracer.start_as_current_span(
         f"{A.OP_INVOKE_AGENT} {agent_name}", kind=SpanKind.INTERNAL, attributes=attrs
     ) as span:
-        yield span
+        try:
+            yield span
+        except BaseException as exc:
+            error = _error_type(exc)
+            span.set_attribute(A.ERROR_TYPE, error)
+            raise
+        finally:
+            M.record_agent_duration(agent_name, time.perf_counter() - started, error)
+
+
+def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | None) -> None:
+    """Totals and outcome on the invoke_agent span; a failed run (model gave up, crash) marks it ERROR."""
+    record_usage(span, usage)
+    span.set_attribute(A.TOOLWIRE_RUN_STATUS, status)
+    if stop_reason:
+        span.set_attribute(A.TOOLWIRE_STOP_REASON, stop_reason)
+    if status == "failed":
+        span.set_attribute(A.ERROR_TYPE, "run_failed")
+        span.set_status(Status(StatusCode.ERROR, (stop_reason or "")[:200]))
 
 
 @contextmanager
@@ -46,8 +110,29 @@ def chat_span(
         attrs[A.SERVER_ADDRESS] = server_address
         if server_port:
             attrs[A.SERVER_PORT] = server_port
-    with _tracer.start_as_current_span(f"{A.OP_CHAT} {model}", kind=SpanKind.CLIENT, attributes=attrs) as span:
-        yield span
+    call = _ChatCall(provider, model, server_address, server_port)
+    token = _current_chat.set(call)
+    started = time.perf_counter()
+    error: str | None = None
+    try:
+        with _tracer.start_as_current_span(f"{A.OP_CHAT} {model}", kind=SpanKind.CLIENT, attributes=attrs) as span:
+            try:
+                yield span
+            except BaseException as exc:
+                error = _error_type(exc)
+                span.set_attribute(A.ERROR_TYPE, error)
+                raise
+    finally:
+        _current_chat.reset(token)
+        M.record_chat_duration(
+            provider,
+            model,
+            time.perf_counter() - started,
+            response_model=call.response_model,
+            error_type=error,
+            server_address=server_address,
+            server_port=server_port,
+        )
 
 
 def record_usage(span: Span, usage: Usage) -> None:
@@ -67,6 +152,10 @@ def record_chat_response(
         span.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
     if finish_reason:
         span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, [finish_reason])
+    call = _current_chat.get()
+    if call is not None:
+        call.response_model = response_model
+        M.record_token_usage(call.provider, call.model, usage, response_model=response_model)
 
 
 def record_retry(attempt: int, reason: str, wait_s: float) -> None:
@@ -93,11 +182,15 @@ def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
 
 
 def record_tool_result(span: Span, result: ToolResult) -> None:
-    if not result.is_error:
-        return
-    kind = A.ERROR_TIMEOUT if result.error_kind == "timeout" else A.ERROR_TOOL
-    span.set_attribute(A.ERROR_TYPE, kind)
-    span.set_status(Status(StatusCode.ERROR, result.content[:200]))
+    """error.type=timeout for a timeout, tool_error for any other error result (isError); also the tool metric."""
+    outcome = "ok"
+    if result.is_error:
+        outcome = A.ERROR_TIMEOUT if result.error_kind == "timeout" else A.ERROR_TOOL
+        span.set_attribute(A.ERROR_TYPE, outcome)
+        if result.error_kind:
+            span.set_attribute(A.TOOLWIRE_TOOL_ERROR_KIND, result.error_kind)
+        span.set_status(Status(StatusCode.ERROR, result.content[:200]))
+    M.record_tool_duration(result.name, result.duration_s, result.error_kind or outcome)
 
 
 def record_mcp(

@@ -1,0 +1,107 @@
+"""GenAI client metrics: operation duration, token usage, and tool-call duration by tool and outcome.
+
+Instruments come from the global (proxy) meter; until configure_tracing installs a MeterProvider, `enabled()` is
+False and the record functions return at once. The span helpers in spans.py call these, so the loop need not.
+"""
+
+from opentelemetry import metrics
+
+from toolwire_otel import attributes as A
+from toolwire_shared.usage import Usage
+
+DURATION_BUCKETS_S = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+TOKEN_TYPE = "gen_ai.token.type"
+TOOL_OUTCOME = "toolwire.tool.outcome"
+
+_meter = metrics.get_meter("toolwire")
+_operation_duration = _meter.create_histogram(
+    A.METRIC_OPERATION_DURATION,
+    unit="s",
+    description="GenAI operation duration",
+    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
+)
+_token_usage = _meter.create_histogram(
+    A.METRIC_TOKEN_USAGE,
+    unit="{token}",
+    description="Number of input and output tokens used",
+    explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
+)
+_tool_duration = _meter.create_histogram(
+    A.METRIC_TOOL_DURATION,
+    unit="s",
+    description="Tool call duration by tool and outcome",
+    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
+)
+_enabled = False
+
+
+def enable(on: bool = True) -> None:
+    """Called by configure_tracing (or a test) once a MeterProvider is installed."""
+    global _enabled
+    _enabled = on
+
+
+def enabled() -> bool:
+    return _enabled
+
+
+def record_chat_duration(
+    provider: str,
+    request_model: str,
+    duration_s: float,
+    *,
+    response_model: str | None = None,
+    error_type: str | None = None,
+    server_address: str | None = None,
+    server_port: int | None = None,
+) -> None:
+    if not _enabled:
+        return
+    attrs: dict[str, str | int] = {
+        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
+        A.GEN_AI_PROVIDER_NAME: provider,
+        A.GEN_AI_REQUEST_MODEL: request_model,
+    }
+    if response_model:
+        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+    if error_type:
+        attrs[A.ERROR_TYPE] = error_type
+    if server_address:
+        attrs[A.SERVER_ADDRESS] = server_address
+        if server_port:
+            attrs[A.SERVER_PORT] = server_port
+    _operation_duration.record(duration_s, attrs)
+
+
+def record_token_usage(provider: str, request_model: str, usage: Usage, *, response_model: str | None = None) -> None:
+    if not _enabled:
+        return
+    attrs: dict[str, str] = {
+        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
+        A.GEN_AI_PROVIDER_NAME: provider,
+        A.GEN_AI_REQUEST_MODEL: request_model,
+    }
+    if response_model:
+        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+    _token_usage.record(usage.input_tokens, {**attrs, TOKEN_TYPE: "input"})
+    _token_usage.record(usage.output_tokens, {**attrs, TOKEN_TYPE: "output"})
+
+
+def record_tool_duration(tool_name: str, duration_s: float, outcome: str, tool_type: str = "function") -> None:
+    """`outcome` is 'ok' or the error kind ('tool_error', 'timeout', 'bad_arguments', ...)."""
+    if not _enabled:
+        return
+    _tool_duration.record(
+        duration_s,
+        {A.GEN_AI_TOOL_NAME: tool_name, A.GEN_AI_TOOL_TYPE: tool_type, TOOL_OUTCOME: outcome},
+    )
+
+
+def record_agent_duration(agent_name: str, duration_s: float, error_type: str | None = None) -> None:
+    if not _enabled:
+        return
+    attrs = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT, A.GEN_AI_AGENT_NAME: agent_name}
+    if error_type:
+        attrs[A.ERROR_TYPE] = error_type
+    _operation_duration.record(duration_s, attrs)

@@ -1,0 +1,171 @@
+"""Turn tracing on for one process, from `--trace` or the standard OTEL_* variables, and flush it at the end.
+
+Nothing is installed unless the user asks (a `--trace` value, `OTEL_TRACES_EXPORTER`, or an OTLP endpoint
+variable): the OpenTelemetry API then stays its no-op self and every span helper costs next to nothing.
+"""
+
+import atexit
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricExporter, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+
+from toolwire_otel import metrics as tw_metrics
+from toolwire_otel.jsonl import JsonLinesSpanExporter
+
+TRACES_EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
+METRICS_EXPORTER_ENV = "OTEL_METRICS_EXPORTER"
+ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+PROJECT_ATTRIBUTE = "openinference.project.name"
+"""Phoenix files spans under this resource attribute; agent and server share one so a trace stays whole."""
+DEFAULT_PROJECT = "toolwire"
+NAMED_EXPORTERS = ("otlp", "console", "none")
+USAGE = "use --trace otlp, --trace console, --trace none or --trace FILE (a JSON-lines file path)"
+
+
+@dataclass
+class TracingHandle:
+    """What configure_tracing installed; flush() and shutdown() are safe to call any number of times."""
+
+    exporter: str
+    """'none', 'otlp', 'console' or 'file:<path>'."""
+    tracer_provider: TracerProvider | None = None
+    meter_provider: MeterProvider | None = None
+    _closed: bool = field(default=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.tracer_provider is not None
+
+    def flush(self, timeout_ms: int = 10_000) -> bool:
+        ok = True
+        if self.tracer_provider is not None:
+            ok = self.tracer_provider.force_flush(timeout_ms)
+        if self.meter_provider is not None:
+            ok = self.meter_provider.force_flush(timeout_ms) and ok
+        return ok
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self.tracer_provider is not None:
+            self.tracer_provider.shutdown()  # flushes the batch first
+        if self.meter_provider is not None:
+            self.meter_provider.shutdown()
+
+    def __enter__(self) -> "TracingHandle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def resolve_exporter(trace_option: str | None, env: Mapping[str, str] | None = None) -> str:
+    """The exporter the user asked for: the CLI value wins, then OTEL_TRACES_EXPORTER, then an endpoint variable."""
+    env = os.environ if env is None else env
+    if trace_option is not None and trace_option.strip():
+        value = trace_option.strip()
+        return value.lower() if value.lower() in NAMED_EXPORTERS else f"file:{value}"
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return "none"
+    raw = env.get(TRACES_EXPORTER_ENV, "").strip().lower()
+    if raw:
+        first = raw.split(",")[0].strip()
+        if first not in NAMED_EXPORTERS:
+            raise ValueError(f"{TRACES_EXPORTER_ENV}={raw!r} is not supported: set otlp, console or none; {USAGE}")
+        return first
+    if any(env.get(name, "").strip() for name in ENDPOINT_ENVS):
+        return "otlp"
+    return "none"
+
+
+def build_resource(service_name: str | None, default_service: str) -> Resource:
+    """service.name from the argument, else OTEL_SERVICE_NAME, else the default; Phoenix project unless set."""
+    from_env = Resource.create()  # reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME
+    extra: dict[str, str] = {}
+    if service_name:
+        extra[SERVICE_NAME] = service_name
+    elif not os.environ.get("OTEL_SERVICE_NAME", "").strip():
+        extra[SERVICE_NAME] = default_service
+    if PROJECT_ATTRIBUTE not in from_env.attributes:
+        extra[PROJECT_ATTRIBUTE] = DEFAULT_PROJECT
+    return from_env.merge(Resource(extra))
+
+
+def _span_exporter(name: str) -> SpanExporter:
+    if name == "console":
+        return ConsoleSpanExporter(out=sys.stderr)  # stdout may be a stdio MCP pipe or the CLI's own output
+    if name.startswith("file:"):
+        return JsonLinesSpanExporter(name.removeprefix("file:"))
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()  # endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables
+
+
+def _metric_exporter() -> MetricExporter | None:
+    """Metrics only when asked for by OTEL_METRICS_EXPORTER (Phoenix, for one, has no metrics endpoint)."""
+    raw = os.environ.get(METRICS_EXPORTER_ENV, "none").split(",")[0].strip().lower()
+    if raw == "console":
+        return ConsoleMetricExporter(out=sys.stderr)
+    if raw == "otlp":
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        return OTLPMetricExporter()
+    if raw in ("", "none"):
+        return None
+    raise ValueError(f"{METRICS_EXPORTER_ENV}={raw!r} is not supported: set it to otlp, console or none")
+
+
+def configure_tracing(trace: str | None = None, service_name: str | None = None) -> TracingHandle:
+    """Install a TracerProvider (and a MeterProvider if metrics are asked for) for this process.
+
+    `trace` is the CLI's `--trace` value: 'otlp', 'console', 'none' or a file path. With neither it nor the
+    OTEL_* variables set, nothing is installed and the returned handle does nothing.
+    """
+    return _configure(trace, service_name, default_service="toolwire")
+
+
+def configure_server_tracing(service_name: str | None = None) -> TracingHandle:
+    """The tool-server process: same variables; the SDK's OpenTelemetryMiddleware then emits `tools/call {tool}`
+    SERVER spans parented through `params._meta.traceparent`."""
+    return _configure(None, service_name, default_service="toolwire-server")
+
+
+def _configure(trace_option: str | None, service_name: str | None, *, default_service: str) -> TracingHandle:
+    exporter_name = resolve_exporter(trace_option)
+    metric_exporter = _metric_exporter()
+    handle = TracingHandle(exporter=exporter_name)
+    if exporter_name == "none" and metric_exporter is None:
+        return handle
+    resource = build_resource(service_name, default_service)
+    if exporter_name != "none":
+        provider = TracerProvider(resource=resource)
+        provider.add_span_processor(BatchSpanProcessor(_span_exporter(exporter_name)))
+        trace.set_tracer_provider(provider)
+        handle.tracer_provider = provider
+    if metric_exporter is not None:
+        reader = PeriodicExportingMetricReader(metric_exporter)
+        meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+        metrics.set_meter_provider(meter_provider)
+        tw_metrics.enable()
+        handle.meter_provider = meter_provider
+    atexit.register(handle.shutdown)  # also covers sys.exit and uncaught errors; shutdown is idempotent
+    return handle
+
+
+def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The OTEL_* variables a spawned tool server needs to export to the same place (the MCP stdio client passes
+    the child only a handful of variables, so a stdio source must add these to its `env`)."""
+    env = os.environ if env is None else env
+    return {key: value for key, value in env.items() if key.startswith("OTEL_")}
