@@ -1,0 +1,84 @@
+"""`toolwire serve MODULE:ATTR (--stdio | --http)`: serve a tool registry over MCP."""
+
+import logging
+import sys
+
+import click
+
+
+@click.command()
+@click.argument("target", metavar="MODULE:ATTR")
+@click.option("--stdio", "transport", flag_value="stdio", help="Serve on stdin/stdout (logs go to stderr).")
+@click.option("--http", "transport", flag_value="http", help="Serve Streamable HTTP at /mcp under uvicorn.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
+@click.option(
+    "--tokens",
+    "tokens_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML/JSON access config: bearer token -> agent and tool globs (else $TOOLWIRE_TOKENS).",
+)
+@click.option("--agent", help="stdio: serve only this agent's tools from the access config.")
+@click.option("--max-result-chars", type=click.IntRange(min=100), help="Cut tool results longer than this.")
+@click.option("--max-body-bytes", type=click.IntRange(min=1024), help="Refuse HTTP request bodies over this (413).")
+@click.option(
+    "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
+)
+@click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
+@click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
+def serve(
+    target: str,
+    transport: str | None,
+    host: str,
+    port: int,
+    tokens_file: str | None,
+    agent: str | None,
+    max_result_chars: int | None,
+    max_body_bytes: int | None,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+    log_level: str,
+) -> None:
+    """Serve the toolwire Registry at MODULE:ATTR (a Registry or a function returning one)."""
+    import anyio
+
+    import toolwire_server as ts
+    from toolwire_server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RESULT_CHARS
+
+    if transport is None:
+        raise click.UsageError("choose a transport: --stdio or --http")
+    logging.basicConfig(
+        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    try:
+        registry = ts.load_registry(target)
+        access = ts.load_access(tokens_file) if tokens_file else ts.access_from_env()
+    except (ts.AccessConfigError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    limits = ts.Limits(
+        max_result_chars=max_result_chars or DEFAULT_MAX_RESULT_CHARS,
+        max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+    )
+    if transport == "stdio":
+        grant = ts.ALL_TOOLS
+        if agent:
+            if access is None:
+                raise click.UsageError("--agent needs an access config (--tokens FILE or $TOOLWIRE_TOKENS)")
+            try:
+                grant = access.grant_for_agent(agent)
+            except ts.AccessConfigError as exc:
+                raise click.ClickException(str(exc)) from exc
+        anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
+        return
+    if access is None:
+        logging.getLogger("toolwire.server").warning("no access config: every caller may use every tool")
+    app = ts.http_app(
+        registry,
+        access=access,
+        limits=limits,
+        host=host,
+        allowed_hosts=list(allowed_hosts) or None,
+        allowed_origins=list(allowed_origins) or None,
+    )
+    click.echo(f"toolwire: serving {len(registry)} tools at http://{host}:{port}/mcp", err=True)
+    ts.serve_http(app, host=host, port=port)

@@ -1,0 +1,106 @@
+"""The MCP server: the low-level `mcp.server.Server` whose tool table is the registry, filtered per caller."""
+
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+
+from toolwire_server.access import ALL_TOOLS, Grant
+from toolwire_server.context import ToolContext
+from toolwire_server.execution import execute
+from toolwire_server.limits import Limits
+from toolwire_server.registry import Registry
+from toolwire_server.results import error_result
+from toolwire_shared import errors
+from toolwire_shared.tools import IDEMPOTENCY_KEY_META
+
+log = logging.getLogger("toolwire.server")
+
+GRANT_SCOPE_KEY = "toolwire.grant"
+"""Where the HTTP auth layer leaves the caller's Grant in the ASGI scope."""
+
+
+def caller_grant(ctx: ServerRequestContext[Any, Any], default: Grant) -> Grant:
+    """The caller's grant: from the authenticated HTTP request, else the server-wide one (stdio)."""
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, dict):
+        grant = scope.get(GRANT_SCOPE_KEY)
+        if isinstance(grant, Grant):
+            return grant
+    return default
+
+
+def build_server(registry: Registry, *, limits: Limits | None = None, grant: Grant = ALL_TOOLS) -> Server[Any]:
+    """An MCP server for `registry`. `grant` applies where no HTTP token names the caller (stdio, in-memory)."""
+    limits = limits or Limits()
+    listings: dict[Grant, types.ListToolsResult] = {}
+
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        who = caller_grant(ctx, grant)
+        listing = listings.get(who)
+        if listing is None:
+            listing = types.ListToolsResult(tools=[t.mcp_tool() for t in registry if who.allows(t.name)])
+            listings[who] = listing
+        return listing
+
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        who = caller_grant(ctx, grant)
+        tool = registry.get(params.name)
+        if tool is None:
+            return error_result(errors.unknown_tool(params.name, [n for n in registry.names() if who.allows(n)]))
+        if not who.allows(tool.name):
+            log.warning("refused: agent %r called tool %r outside its grant", who.agent, tool.name)
+            return error_result(errors.refused(tool.name, who.agent))
+        key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
+        session = ctx.session
+
+        async def send_log(level: str, data: Any) -> None:
+            await session.send_log_message(level, data, logger=tool.name, related_request_id=ctx.request_id)  # type: ignore[arg-type]
+
+        context = ToolContext(
+            tool=tool.name,
+            agent=who.agent,
+            idempotency_key=key if isinstance(key, str) else None,
+            _progress=session.report_progress,
+            _log=send_log,
+        )
+        try:
+            return await execute(tool, params.arguments, context, max_result_chars=limits.max_result_chars)
+        except anyio.get_cancelled_exc_class():
+            log.info("call of %s cancelled (client cancelled or went away)", tool.name)
+            raise
+
+    async def on_set_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        tool = registry.get(name)
+        return tool.schema if tool else None
+
+    server: Server[Any] = Server(
+        registry.name,
+        version=_version(),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        get_tool_input_schema=input_schema,
+    )
+    # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    return server
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("toolwire")
+    except PackageNotFoundError:
+        return "0"

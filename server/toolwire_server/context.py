@@ -1,0 +1,35 @@
+"""What a running tool may know about its call: who asked, the idempotency key, and a way to report progress."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+LogFn = Callable[[str, Any], Awaitable[None]]
+
+
+async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+async def _no_log(level: str, data: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Injected into a tool function that declares a parameter annotated `ToolContext`."""
+
+    tool: str
+    agent: str | None = None
+    idempotency_key: str | None = None
+    _progress: ProgressFn = field(default=_no_progress, repr=False)
+    _log: LogFn = field(default=_no_log, repr=False)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` when the caller asked for progress; a no-op otherwise."""
+        await self._progress(progress, total, message)
+
+    async def log(self, level: str, data: Any) -> None:
+        """Send a `notifications/message` log entry to the client (if it opted in)."""
+        await self._log(level, data)

@@ -1,0 +1,135 @@
+"""The registry: the tools a server offers. It is what tools/list shows and the allow-list for tools/call."""
+
+import inspect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from pydantic import BaseModel
+
+from toolwire_server.schema import arguments_model, injected_params, json_schema
+from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class RegisteredTool:
+    """One tool: the function, its argument model and schema, its policy, and its concurrency gate."""
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    model: type[BaseModel]
+    schema: dict[str, Any]
+    policy: ToolPolicy
+    injected: dict[str, str]
+    is_async: bool
+    limiter: anyio.CapacityLimiter | None = field(default=None, repr=False)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, input_schema=self.schema, policy=self.policy)
+
+    def mcp_tool(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.schema,
+            annotations=types.ToolAnnotations(
+                destructive_hint=self.policy.risky,
+                idempotent_hint=self.policy.idempotent,
+            ),
+            meta=self.policy.to_meta(),
+        )
+
+
+class Registry:
+    """Register plain functions (sync or async) with `@registry.tool(...)`; nothing outside it ever runs."""
+
+    def __init__(self, name: str = "toolwire", *, default_timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.name = name
+        self.default_timeout_s = default_timeout_s
+        self._tools: dict[str, RegisteredTool] = {}
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        timeout_s: float | None = None,
+        max_concurrency: int | None = None,
+        risky: bool = False,
+        idempotent: bool = False,
+    ) -> Callable[[F], F]:
+        """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""
+
+        def register(fn: F) -> F:
+            self.add(
+                fn,
+                name=name,
+                description=description,
+                timeout_s=timeout_s,
+                max_concurrency=max_concurrency,
+                risky=risky,
+                idempotent=idempotent,
+            )
+            return fn
+
+        return register
+
+    def add(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout_s: float | None = None,
+        max_concurrency: int | None = None,
+        risky: bool = False,
+        idempotent: bool = False,
+    ) -> RegisteredTool:
+        tool_name = name or fn.__name__
+        if tool_name in self._tools:
+            raise ValueError(f"tool '{tool_name}' is already registered")
+        text = description or inspect.getdoc(fn)
+        if not text:
+            raise ValueError(f"tool '{tool_name}' needs a description telling the model when to use it")
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"tool '{tool_name}': max_concurrency must be at least 1")
+        policy = ToolPolicy(
+            timeout_s=self.default_timeout_s if timeout_s is None else timeout_s,
+            max_concurrency=max_concurrency,
+            risky=risky,
+            idempotent=idempotent,
+        )
+        model = arguments_model(tool_name, fn)
+        registered = RegisteredTool(
+            name=tool_name,
+            description=text,
+            fn=fn,
+            model=model,
+            schema=json_schema(model),
+            policy=policy,
+            injected=injected_params(fn),
+            is_async=inspect.iscoroutinefunction(fn),
+            limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
+        )
+        self._tools[tool_name] = registered
+        return registered
+
+    def get(self, name: str) -> RegisteredTool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __iter__(self) -> Iterator[RegisteredTool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools

@@ -1,0 +1,62 @@
+"""Turning what a tool returned into an MCP `CallToolResult`, cut to the configured size."""
+
+import json
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from toolwire_shared import errors
+
+_CONTENT_TYPES = (
+    types.TextContent,
+    types.ImageContent,
+    types.AudioContent,
+    types.EmbeddedResource,
+    types.ResourceLink,
+)
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def to_result(value: Any, max_chars: int) -> types.CallToolResult:
+    """A tool may return a `CallToolResult`, content blocks, a string, or anything JSON-serialisable."""
+    if isinstance(value, types.CallToolResult):
+        result = value
+    elif isinstance(value, _CONTENT_TYPES):
+        result = types.CallToolResult(content=[value])
+    elif isinstance(value, list) and value and all(isinstance(item, _CONTENT_TYPES) for item in value):
+        result = types.CallToolResult(content=list(value))
+    else:
+        result = types.CallToolResult(content=[types.TextContent(type="text", text=_as_text(value))])
+    return cut(result, max_chars)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+
+
+def cut(result: types.CallToolResult, max_chars: int) -> types.CallToolResult:
+    """Cut the text blocks so their total stays within `max_chars`, and say so in a note the model reads."""
+    total = sum(len(block.text) for block in result.content if isinstance(block, types.TextContent))
+    if total <= max_chars:
+        return result
+    budget = max_chars
+    content: list[types.ContentBlock] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            kept = block.text[: max(budget, 0)]
+            budget -= len(kept)
+            if kept:
+                content.append(types.TextContent(type="text", text=kept))
+        else:
+            content.append(block)
+    content.append(types.TextContent(type="text", text=errors.truncated_note(max_chars, total)))
+    return types.CallToolResult(content=content, is_error=result.is_error, structured_content=None)
