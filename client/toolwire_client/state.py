@@ -19,10 +19,11 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def args_hash(call: ToolCall) -> str:
-    """The hash an approval is bound to: the tool name and its arguments in canonical JSON (sha256, hex)."""
-    canonical = json.dumps({"name": call.name, "arguments": call.arguments}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def args_hash(arguments: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments.
+
+    The same formula as loop.args_hash; the store checks approvals with it."""
+    return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 class StepRecord(BaseModel):

@@ -325,7 +325,7 @@ def _check_decidable(
             used = " and a resume already used it" if previous[2] is not None else ""
             raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous[0]}){used}")
         raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} is not waiting for approval ({pending.state})")
-    if args_hash(pending.call) != pending.args_hash:
+    if args_hash(pending.call.arguments) != pending.args_hash:
         raise ApprovalRefused(
             f"the arguments of call '{call_id}' changed after approval was asked for; nothing was recorded"
         )
@@ -349,7 +349,7 @@ def _void_unsafe_approvals(state: RunState, decisions: dict[str, tuple[str, str,
             problem = "no matching decision was recorded for it"
         elif decision[2] is not None:
             problem = "its decision was already used by an earlier resume"
-        elif decision[1] != pending.args_hash or args_hash(pending.call) != pending.args_hash:
+        elif decision[1] != pending.args_hash or args_hash(pending.call.arguments) != pending.args_hash:
             problem = "its arguments changed after the decision"
         if problem is not None and pending.state == "approved":
             pending.state = "pending_approval"

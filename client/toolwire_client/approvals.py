@@ -1,0 +1,48 @@
+"""A person's yes or no on a waiting tool call, bound to the call id and the hash of the arguments they saw.
+
+The decision is written to the decisions table and onto the PendingCall of the saved state in one transaction, so
+`resume` only looks at RunState. Fail closed: anything unclear (unknown call, changed arguments, a second decision,
+an approval already used) records nothing and raises ApprovalRefused saying why.
+"""
+
+from toolwire_client.state import PendingCall
+from toolwire_client.store.sql import ApprovalRefused, SqlRunStore
+
+__all__ = ["ApprovalRefused", "approve", "reject", "waiting_calls"]
+
+
+async def waiting_calls(store: SqlRunStore, run_id: str) -> list[PendingCall]:
+    state = await store.load(run_id)
+    return [p for p in state.pending if p.state == "pending_approval"]
+
+
+async def _target(store: SqlRunStore, run_id: str, call_id: str | None) -> str:
+    if call_id is not None:
+        return call_id
+    waiting = await waiting_calls(store, run_id)
+    if len(waiting) == 1:
+        return waiting[0].call.id
+    if not waiting:
+        raise ApprovalRefused(f"run {run_id} has no call waiting for approval")
+    ids = ", ".join(p.call.id for p in waiting)
+    raise ApprovalRefused(f"run {run_id} has {len(waiting)} calls waiting ({ids}); name the one you mean")
+
+
+async def approve(
+    store: SqlRunStore, run_id: str, call_id: str | None = None, *, shown_hash: str | None = None
+) -> PendingCall:
+    """Approve one waiting call (the only one, when call_id is None)."""
+    target = await _target(store, run_id, call_id)
+    return await store.decide(run_id, target, "approve", None, shown_hash)
+
+
+async def reject(
+    store: SqlRunStore, run_id: str, call_id: str | None, reason: str, *, shown_hash: str | None = None
+) -> PendingCall:
+    """Reject one waiting call; the model will read `ERROR: a person rejected this action: REASON`."""
+    if not reason.strip():
+        raise ApprovalRefused(
+            "a rejection needs a reason the model can act on, e.g. --reason 'refunds over 50 need a manager'"
+        )
+    target = await _target(store, run_id, call_id)
+    return await store.decide(run_id, target, "reject", reason.strip(), shown_hash)

@@ -1,0 +1,78 @@
+"""A real PostgreSQL server for tests: initdb into a temporary directory, listen on 127.0.0.1 on a free port,
+yield a URL, stop it at the end. Runs the server as the `postgres` user when the tests run as root."""
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def _pg_bin(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return candidates[-1] if candidates else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _as_server_user(argv: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return argv
+    runuser = shutil.which("runuser")
+    if runuser:
+        return [runuser, "-u", "postgres", "--", *argv]
+    return ["su", "postgres", "-c", " ".join(argv)]
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(_as_server_user(argv), capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a fresh server (database `postgres`); tests make their own databases with `fresh_database`."""
+    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+    if not initdb or not pg_ctl:
+        pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin)")
+    root = tmp_path_factory.mktemp("postgres")
+    data, sockets = root / "data", root / "sock"
+    sockets.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+        root.chmod(0o755)
+        for parent in root.parents:  # the server user must be able to reach its directory
+            if str(parent).startswith(("/tmp", str(tmp_path_factory.getbasetemp()))):
+                parent.chmod(parent.stat().st_mode | 0o011)
+    _run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
+    port = _free_port()
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=100"
+    _run([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "-t", "60", "start"])
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
+
+
+def fresh_database(base_url: str, name: str) -> str:
+    """Create an empty database on the test server and return its URL."""
+    import psycopg
+
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return base_url.rsplit("/", 1)[0] + "/" + name

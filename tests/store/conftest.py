@@ -1,0 +1,34 @@
+"""Every store test runs twice: on a SQLite file and on a real PostgreSQL server started for the session."""
+
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from helpers.postgres import fresh_database, postgres_url  # noqa: E402
+
+from toolwire_client.store import SqlRunStore, open_store  # noqa: E402
+
+__all__ = ["postgres_url"]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A `--db` value for an empty store: a SQLite path or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs.db")
+    base: str = request.getfixturevalue("postgres_url")
+    return fresh_database(base, f"t_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+async def store(db: str) -> AsyncIterator[SqlRunStore]:
+    opened = await open_store(db)
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
