@@ -1,0 +1,168 @@
+"""Anthropic Messages API adapter: neutral messages to `/v1/messages` and the reply back to an AssistantMessage."""
+
+import json
+from typing import Any
+
+import httpx2
+
+from toolwire_client.models.base import ModelReply
+from toolwire_client.models.http import HttpModel, resolve_key
+from toolwire_client.models.retry import RetryPolicy
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
+from toolwire_shared.tools import ToolSpec
+from toolwire_shared.usage import Usage
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_VERSION = "2026-10-21"
+"""Under this version temperature/top_p/top_k get a 400 even at their defaults, so none are sent."""
+
+
+class AnthropicModel(HttpModel):
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        version: str = DEFAULT_VERSION,
+        max_tokens: int = 4096,
+        cache_system: bool = True,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 600.0,
+        client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        url = base_url or DEFAULT_BASE_URL
+        key = resolve_key(api_key, "ANTHROPIC_API_KEY", url, DEFAULT_BASE_URL)
+        super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
+        self.version = version
+        self.max_tokens = max_tokens
+        self.cache_system = cache_system
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": self.version, "content-type": "application/json"}
+        if self._api_key:
+            headers["x-api-key"] = self._api_key
+        return headers
+
+    def request_body(self, messages: list[Message], tools: list[ToolSpec]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
+        system = [m.content for m in messages if isinstance(m, SystemMessage)]
+        if system:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in system]
+            if self.cache_system:
+                blocks[-1]["cache_control"] = {"type": "ephemeral"}
+            body["system"] = blocks
+        if tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+            ]
+            body["tool_choice"] = {"type": "auto"}
+        body["messages"] = wire_messages(messages)
+        return body
+
+    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        data, latency = await self._post("/v1/messages", self.request_body(messages, tools))
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise self._unreadable("no content list in the message")
+        return ModelReply(
+            message=parse_content(content),
+            usage=parse_usage(data.get("usage")),
+            finish_reason=data.get("stop_reason"),
+            response_id=data.get("id"),
+            response_model=data.get("model"),
+            latency_s=latency,
+        )
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """The `messages` array: every run of tool results becomes ONE user message, tool_result blocks first."""
+    out: list[dict[str, Any]] = []
+    pending_results: list[dict[str, Any]] = []
+
+    def flush(extra_text: str | None = None) -> None:
+        if pending_results:
+            blocks = list(pending_results)
+            if extra_text:
+                blocks.append({"type": "text", "text": extra_text})
+            out.append({"role": "user", "content": blocks})
+            pending_results.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            pending_results.append(tool_result_block(message))
+        elif isinstance(message, SystemMessage):
+            continue
+        elif message.role == "user":
+            if pending_results:
+                flush(message.content)  # text may follow the results in the same user message, never precede them
+            else:
+                out.append({"role": "user", "content": message.content})
+        else:
+            flush()
+            out.append({"role": "assistant", "content": assistant_content(message)})
+    flush()
+    return out
+
+
+def tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id, "content": message.content}
+    if message.is_error:
+        block["is_error"] = True
+    return block
+
+
+def assistant_content(message: AssistantMessage) -> list[dict[str, Any]]:
+    """Our own earlier turn echoed unchanged (thinking blocks and signatures must round-trip), else rebuilt."""
+    if message.provider == "anthropic" and message.provider_content is not None:
+        return message.provider_content
+    blocks: list[dict[str, Any]] = []
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    blocks.extend({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls)
+    return blocks
+
+
+def parse_content(content: list[Any]) -> AssistantMessage:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "tool_use":
+            calls.append(parse_tool_use(block))
+    return AssistantMessage(
+        text="\n".join(t for t in texts if t),
+        tool_calls=calls,
+        provider="anthropic",
+        provider_content=[b for b in content if isinstance(b, dict)],
+    )
+
+
+def parse_tool_use(block: dict[str, Any]) -> ToolCall:
+    call_input = block.get("input", {})
+    call_id, name = str(block.get("id", "")), str(block.get("name", ""))
+    if isinstance(call_input, dict):
+        return ToolCall(id=call_id, name=name, arguments=call_input)
+    problem = f"input is a {type(call_input).__name__}"
+    return ToolCall(id=call_id, name=name, raw_arguments=json.dumps(call_input), parse_error=problem)
+
+
+def parse_usage(usage: Any) -> Usage:
+    """input_tokens counts only the uncached tail, so the three input fields are summed (nulls count as 0)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    fresh = usage.get("input_tokens") or 0
+    write = usage.get("cache_creation_input_tokens") or 0
+    read = usage.get("cache_read_input_tokens") or 0
+    return Usage(
+        input_tokens=fresh + write + read,
+        output_tokens=usage.get("output_tokens") or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )

@@ -1,0 +1,87 @@
+"""What both HTTP adapters share: the key (kept out of reprs and errors), the client, and one retried POST."""
+
+import os
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+
+from toolwire_client.models.base import ModelCallFailed
+from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
+
+
+class MissingApiKey(ValueError):
+    """No key was passed and the provider's environment variable is not set."""
+
+
+def resolve_key(api_key: str | None, env_var: str, base_url: str, default_base_url: str) -> str | None:
+    """The key passed in, else the env var. Only a custom base URL (a local server) may go without one."""
+    key = api_key if api_key is not None else os.environ.get(env_var)
+    if not key and base_url.rstrip("/") == default_base_url.rstrip("/"):
+        raise MissingApiKey(f"no API key: set {env_var} or pass api_key= (a local server needs --base-url)")
+    return key or None
+
+
+class HttpModel:
+    """Base of the HTTP adapters: owns an AsyncClient, posts JSON with the shared retry policy."""
+
+    provider: str = "http"
+    model: str
+    server_address: str | None
+    server_port: int | None
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 600.0,
+        client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.retry = retry or RetryPolicy()
+        parts = urlsplit(self.base_url)
+        self.server_address = parts.hostname
+        self.server_port = parts.port or (443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None)
+        self._owns_client = client is None
+        self._client = client or httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s, connect=10.0))
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    async def _post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        """POST with retries; the parsed JSON body and the latency of the successful attempt."""
+        url = self.base_url + path
+        started = time.perf_counter()
+
+        async def send() -> httpx2.Response:
+            nonlocal started
+            started = time.perf_counter()
+            return await self._client.post(url, json=body, headers=self._headers())
+
+        response = await send_with_retries(self.provider, send, self.retry, [self._api_key])
+        latency = time.perf_counter() - started
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise self._unreadable(f"not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise self._unreadable(f"a JSON {type(data).__name__}, not an object")
+        return data, latency
+
+    def _unreadable(self, problem: str) -> ModelCallFailed:
+        reason = redact(f"{self.provider} sent a reply toolwire could not read: {problem}", [self._api_key])
+        return ModelCallFailed(reason, status=200, retryable=False)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()

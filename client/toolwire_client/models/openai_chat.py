@@ -1,0 +1,172 @@
+"""OpenAI Chat Completions adapter, also for OpenAI-compatible local servers (Ollama, llama.cpp, vLLM, LM Studio).
+
+Local servers bend the format: arguments as objects instead of JSON strings, tool calls without ids, and a 400/500
+for `content: null` on the echoed assistant turn. Each is normalised here so the loop never sees the difference.
+"""
+
+import json
+from typing import Any
+
+import httpx2
+
+from toolwire_client.models.base import ModelReply
+from toolwire_client.models.http import HttpModel, resolve_key
+from toolwire_client.models.retry import RetryPolicy
+from toolwire_shared.ids import new_call_id
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
+from toolwire_shared.tools import ToolSpec
+from toolwire_shared.usage import Usage
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIChatModel(HttpModel):
+    provider = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        empty_content: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 600.0,
+        client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        """`empty_content` is what an assistant turn with tool calls and no text carries: None sends `null`
+        (OpenAI's own form). Left unset it is `null` for api.openai.com and `""` for any other base URL, because
+        local servers (llama-cpp-python, some proxies) reject `null` and `""` is accepted everywhere we know of."""
+        url = base_url or DEFAULT_BASE_URL
+        key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
+        super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
+        self.max_tokens = max_tokens
+        is_openai = self.base_url == DEFAULT_BASE_URL
+        self.empty_content: str | None = empty_content if empty_content is not None else (None if is_openai else "")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def request_body(self, messages: list[Message], tools: list[ToolSpec]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                        "strict": False,
+                    },
+                }
+                for t in tools
+            ]
+            body["tool_choice"] = "auto"
+            body["parallel_tool_calls"] = True  # llama.cpp turns parallel calls off unless asked
+        if self.max_tokens is not None:
+            body["max_completion_tokens"] = self.max_tokens
+        return body
+
+    def wire_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """One wire message per neutral message: one `role: tool` message per tool_call_id."""
+        out: list[dict[str, Any]] = []
+        for m in messages:
+            if isinstance(m, SystemMessage):
+                out.append({"role": "system", "content": m.content})
+            elif isinstance(m, ToolResultMessage):
+                out.append({"role": "tool", "tool_call_id": m.call_id, "content": m.content})
+            elif isinstance(m, AssistantMessage):
+                out.append(self.assistant_echo(m))
+            else:
+                out.append({"role": "user", "content": m.content})
+        return out
+
+    def assistant_echo(self, m: AssistantMessage) -> dict[str, Any]:
+        echo: dict[str, Any] = {"role": "assistant", "content": m.text or self.empty_content}
+        if m.tool_calls:
+            echo["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    # the model's own string goes back untouched, even when it was not valid JSON
+                    "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)},
+                }
+                for c in m.tool_calls
+            ]
+        return echo
+
+    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        data, latency = await self._post("/chat/completions", self.request_body(messages, tools))
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._unreadable("no choices in the completion")
+        choice: dict[str, Any] = choices[0]
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._unreadable("the first choice has no message")
+        return ModelReply(
+            message=parse_message(message),
+            usage=parse_usage(data.get("usage")),
+            finish_reason=choice.get("finish_reason"),
+            response_id=data.get("id"),
+            response_model=data.get("model"),
+            latency_s=latency,
+        )
+
+
+def parse_message(message: dict[str, Any]) -> AssistantMessage:
+    """Tool calls decide whether the model asked for tools; a legacy `function_call` beside them is ignored."""
+    text = message.get("content")
+    if not isinstance(text, str) or not text:
+        refusal = message.get("refusal")
+        text = refusal if isinstance(refusal, str) else ""
+    raw_calls = message.get("tool_calls") or []
+    calls = [parse_tool_call(c) for c in raw_calls if isinstance(c, dict)]
+    return AssistantMessage(text=text, tool_calls=calls, provider="openai")
+
+
+def parse_tool_call(call: dict[str, Any]) -> ToolCall:
+    fn = call.get("function")
+    function: dict[str, Any] = fn if isinstance(fn, dict) else {}
+    call_id = call.get("id") or new_call_id()
+    name = str(function.get("name") or "")
+    raw = function.get("arguments")
+    if raw is None or raw == "":
+        return ToolCall(id=call_id, name=name, raw_arguments=raw)
+    if isinstance(raw, dict):  # llama.cpp / older Ollama send the object itself
+        return ToolCall(id=call_id, name=name, arguments=raw)
+    if not isinstance(raw, str):
+        return ToolCall(id=call_id, name=name, raw_arguments=json.dumps(raw), parse_error=_not_object(raw))
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return ToolCall(
+            id=call_id, name=name, raw_arguments=raw, parse_error=f"invalid JSON: {exc.msg} at character {exc.pos}"
+        )
+    if not isinstance(parsed, dict):
+        return ToolCall(id=call_id, name=name, raw_arguments=raw, parse_error=_not_object(parsed))
+    return ToolCall(id=call_id, name=name, arguments=parsed, raw_arguments=raw)
+
+
+def _not_object(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+    return f"got {kinds.get(type(value), type(value).__name__)} where an object was expected"
+
+
+def parse_usage(usage: Any) -> Usage:
+    """prompt_tokens already includes the cached tokens; the details only say how many of them were cached."""
+    if not isinstance(usage, dict):
+        return Usage()
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    return Usage(
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cache_read_tokens=details.get("cached_tokens") or 0,
+        cache_write_tokens=details.get("cache_write_tokens") or 0,
+    )
