@@ -1,0 +1,103 @@
+"""The seed's scripted models on native tool calls, plus the support demo. Each reads the tool results it got
+and derives its next call from them; nothing is hard-coded that a real model would have had to read."""
+
+import json
+import re
+from typing import Any
+
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+
+ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
+
+
+def _calls(messages: list[Message], *calls: tuple[str, dict[str, Any]]) -> AssistantMessage:
+    turn = len(messages)
+    return AssistantMessage(
+        tool_calls=[ToolCall(id=f"call_{turn}_{i}", name=name, arguments=args) for i, (name, args) in enumerate(calls)]
+    )
+
+
+def _final(text: str) -> AssistantMessage:
+    return AssistantMessage(text=text)
+
+
+def last_results(messages: list[Message]) -> list[ToolResultMessage]:
+    """The results that answered the latest assistant turn, in order."""
+    results: list[ToolResultMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolResultMessage):
+            break
+        results.insert(0, message)
+    return results
+
+
+def all_results(messages: list[Message], name: str) -> list[ToolResultMessage]:
+    return [m for m in messages if isinstance(m, ToolResultMessage) and m.name == name]
+
+
+def task_order_id(messages: list[Message]) -> str:
+    task = next(m.content for m in messages if isinstance(m, UserMessage))
+    found = ORDER_ID.search(task)
+    return found.group(0) if found else "A123"
+
+
+def value_of(content: str) -> Any:
+    """A tool's text as a value: JSON when it is JSON, unwrapping MCP's {"result": x} wrapper for scalars."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return content
+    if isinstance(value, dict) and set(value) == {"result"}:
+        return value["result"]
+    return value
+
+
+def recovers(messages: list[Message]) -> AssistantMessage:
+    """Wrong argument name first, repaired from the error text, then calculator, then the answer."""
+    order_id = task_order_id(messages)
+    results = last_results(messages)
+    if not results:
+        return _calls(messages, ("get_order", {"id": order_id}))
+    last = results[-1]
+    if last.is_error and last.name == "get_order":
+        return _calls(messages, ("get_order", {"order_id": order_id}))
+    if last.name == "get_order":
+        order = value_of(last.content)
+        return _calls(messages, ("calculator", {"expression": f"{order['unit_price']} * {order['qty']} * 1.18"}))
+    return _final(f"Order {order_id} costs {value_of(last.content)} rupees with 18% GST.")
+
+
+def repeats(messages: list[Message]) -> AssistantMessage:
+    """Never changes its approach."""
+    return _calls(messages, ("get_order", {"order_id": "Z999"}))
+
+
+def wanders(messages: list[Message]) -> AssistantMessage:
+    """A new wrong guess every step."""
+    return _calls(messages, ("get_order", {"order_id": f"Z{len(messages)}"}))
+
+
+def support_demo(messages: list[Message]) -> AssistantMessage:
+    """Two calls in parallel (one with a wrong argument), the repair, a refund that needs approval, the answer."""
+    order_id = task_order_id(messages)
+    results = last_results(messages)
+    if not results:
+        return _calls(messages, ("get_order", {"order_id": order_id}), ("search_orders", {"customer": order_id}))
+    orders = [r for r in all_results(messages, "get_order") if not r.is_error]
+    order = value_of(orders[-1].content) if orders else None
+    by_name = {r.name: r for r in results}
+    if "issue_refund" in by_name:
+        refund = by_name["issue_refund"]
+        if refund.is_error:
+            return _final(f"I could not refund order {order_id}: {refund.content}")
+        return _final(f"Refunded one {order['item'] if order else 'item'} from order {order_id}: {refund.content}")
+    if order is None:
+        return _final(f"I could not find order {order_id}: {results[-1].content}")
+    search = by_name.get("search_orders")
+    if search is not None and search.is_error:
+        return _calls(messages, ("search_orders", {"customer_id": order["customer_id"]}))
+    amount_cents = round(float(order["unit_price"]) * 100)
+    return _calls(messages, ("issue_refund", {"order_id": order_id, "amount_cents": amount_cents}))
+
+
+SCRIPTS = {"recovers": recovers, "repeats": repeats, "wanders": wanders, "support_demo": support_demo}

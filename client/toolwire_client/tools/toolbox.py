@@ -1,0 +1,140 @@
+"""All tool sources of one run behind one `call` that never raises: allow-list, name routing, timeouts,
+idempotent retries, and spans."""
+
+import fnmatch
+import hashlib
+import time
+from datetime import UTC, datetime
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from toolwire_client.tools.source import ToolSource, ToolTransportError
+from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
+from toolwire_shared import errors
+from toolwire_shared.messages import ToolCall
+from toolwire_shared.results import ToolResult
+from toolwire_shared.tools import ToolSpec
+
+TIMEOUT_GRACE_S = 0.5
+"""How long past a tool's timeout the client waits for the source's own timeout answer before cutting it."""
+
+
+@dataclass(frozen=True)
+class Route:
+    source: ToolSource
+    remote_name: str
+    spec: ToolSpec
+
+
+def idempotency_key(run_id: str, call_id: str) -> str:
+    """The same for every send of one call of one run, so a retried write is answered once."""
+    return hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:32]
+
+
+def transport_text(name: str, problem: str, retried: bool) -> str:
+    again = "It was sent again with the same idempotency key and failed again." if retried else (
+        "It was not sent again because it is not idempotent; check its effect before repeating it.")
+    return errors.tool_failed(name, f"the tool server connection failed ({problem}). {again}")
+
+
+class ToolBox:
+    def __init__(self, sources: list[ToolSource], allow: list[str] | None = None,
+                 timeouts: dict[str, float] | None = None, transport_retries: int = 1):
+        self.sources = sources
+        self.allow = allow
+        self.timeouts = timeouts or {}
+        self.transport_retries = transport_retries
+        self._routes: dict[str, Route] = {}
+        self.started = False
+
+    async def start(self) -> None:
+        self.started = True
+        listed: list[tuple[ToolSource, ToolSpec]] = []
+        for source in self.sources:
+            await source.start()
+            listed += [(source, spec) for spec in await source.list_tools()]
+        counts = Counter(spec.name for _, spec in listed)
+        for source, spec in listed:
+            name = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
+            if self._allowed(name) or self._allowed(spec.name):
+                self._routes[name] = Route(source, spec.name, spec.model_copy(update={"name": name}))
+
+    async def aclose(self) -> None:
+        self.started = False
+        for source in reversed(self.sources):
+            await source.aclose()
+
+    async def __aenter__(self) -> "ToolBox":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _allowed(self, name: str) -> bool:
+        return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """The tool definitions the model sees."""
+        return [route.spec for route in self._routes.values()]
+
+    def spec(self, name: str) -> ToolSpec | None:
+        route = self._routes.get(name)
+        return route.spec if route else None
+
+    async def call(self, call: ToolCall, *, run_id: str, timeout_s: float | None = None) -> ToolResult:
+        """Run one call; every failure comes back as an error result."""
+        with tool_span(call.name, call.id, run_id) as span:
+            route = self._routes.get(call.name)
+            if route is not None:
+                info = route.source.transport_info()
+                record_mcp(span, transport=info.transport, protocol_version=info.protocol_version,
+                           session_id=info.session_id, server_address=info.server_address,
+                           server_port=info.server_port)
+            result = await self._call(call, route, run_id, timeout_s)
+            record_tool_result(span, result)
+            return result
+
+    async def _call(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None) -> ToolResult:
+        started = time.perf_counter()
+        sent_at = datetime.now(UTC)
+        result = await self._attempts(call, route, run_id, timeout_s, started)
+        return result.model_copy(update={"started_at": sent_at})
+
+    async def _attempts(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None,
+                        started: float) -> ToolResult:
+        if route is None:
+            return _error(call, errors.unknown_tool(call.name, self._routes), "unknown_tool", started)
+        if call.parse_error is not None:
+            text = errors.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
+            return _error(call, text, "bad_arguments", started)
+        policy = route.spec.policy
+        timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
+        key = idempotency_key(run_id, call.id) if policy.idempotent else None
+        tries = 1 + (self.transport_retries if policy.idempotent else 0)
+        for attempt in range(1, tries + 1):
+            try:
+                result = await self._send(call, route, timeout, key, started)
+                return result.model_copy(update={"attempts": attempt})
+            except ToolTransportError as exc:
+                if attempt == tries:
+                    failed = _error(call, transport_text(call.name, str(exc), attempt > 1), "transport", started)
+                    return failed.model_copy(update={"attempts": attempt})
+        raise AssertionError("unreachable")
+
+    async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
+        arguments: dict[str, Any] = dict(call.arguments)
+        with anyio.move_on_after(limit_s + TIMEOUT_GRACE_S):
+            result = await route.source.call(route.remote_name, arguments, call_id=call.id, timeout_s=limit_s,
+                                             idempotency_key=key)
+            return result.model_copy(update={"name": call.name, "call_id": call.id})
+        return _error(call, errors.timed_out(call.name, limit_s), "timeout", started)
+
+
+def _error(call: ToolCall, text: str, kind: Any, started: float) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind=kind,
+                      duration_s=time.perf_counter() - started)
