@@ -174,7 +174,7 @@ class Agent:
     def _pending(self, call: ToolCall, state: CallState) -> PendingCall:
         spec = self.toolbox.spec(call.name)
         return PendingCall(call=call, state=state,
-                           args_hash=args_hash(call), idempotent=bool(spec and spec.policy.idempotent))
+                           args_hash=args_hash(call.arguments), idempotent=bool(spec and spec.policy.idempotent))
 
     async def _run_calls(self, state: RunState, calls: list[ToolCall]) -> dict[str, ToolResult]:
         """All at once; each call has its own timeout and never cancels a sibling. Marked `sent` before."""
@@ -276,7 +276,7 @@ def _decided(p: PendingCall) -> ToolResult | None:
     if p.state == "rejected":
         text = errors.rejected(p.decision_reason or "no reason given")
         return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="rejected")
-    if p.state == "approved" and p.args_hash != args_hash(call):
+    if p.state == "approved" and p.args_hash != args_hash(call.arguments):
         text = errors.rejected("the arguments changed after they were approved")
         return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="rejected")
     if p.state == "sent" and not p.idempotent:

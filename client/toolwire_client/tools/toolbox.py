@@ -4,9 +4,9 @@ idempotent retries, and spans."""
 import fnmatch
 import hashlib
 import time
-from datetime import UTC, datetime
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
