@@ -67,6 +67,8 @@ def build_server(registry: Registry, *, limits: Limits | None = None, grant: Gra
             tool=tool.name,
             agent=who.agent,
             idempotency_key=key if isinstance(key, str) else None,
+            session=session,
+            request_id=ctx.request_id,
             _progress=session.report_progress,
             _log=send_log,
         )

@@ -23,6 +23,9 @@ class ToolContext:
     tool: str
     agent: str | None = None
     idempotency_key: str | None = None
+    session: Any = None
+    """The SDK's ServerSession, for server-to-client requests (sampling, elicitation) on legacy connections."""
+    request_id: Any = None
     _progress: ProgressFn = field(default=_no_progress, repr=False)
     _log: LogFn = field(default=_no_log, repr=False)
 

@@ -1,0 +1,199 @@
+"""Support-desk tools from the seeds, backed by a real SQLite file.
+
+The database path comes from $TOOLWIRE_SUPPORT_DB; by default a file in the user data dir, created and seeded on
+first use. Serve it with `toolwire serve examples.support_tools:registry --stdio`."""
+
+import ast
+import json
+import operator
+import os
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from platformdirs import user_data_dir
+from pydantic import Field
+
+from toolwire_server import Registry
+
+DB_ENV = "TOOLWIRE_SUPPORT_DB"
+OrderStatus = Literal["open", "shipped", "delivered", "refunded", "cancelled"]
+
+registry = Registry("toolwire-support")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS orders (
+    id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, item TEXT NOT NULL, unit_price INTEGER NOT NULL,
+    qty INTEGER NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refunds (
+    id TEXT PRIMARY KEY, order_id TEXT NOT NULL REFERENCES orders(id), amount_cents INTEGER NOT NULL,
+    idempotency_key TEXT UNIQUE, created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+"""
+_SEED = [
+    ("A123", "cus_8123", "keyboard", 2500, 2, "delivered", "2026-11-02T10:00:00Z"),
+    ("A124", "cus_8123", "mouse", 900, 1, "shipped", "2026-11-20T09:30:00Z"),
+    ("A125", "cus_8123", "monitor", 14000, 1, "open", "2026-11-28T16:45:00Z"),
+    ("B200", "cus_4410", "headphones", 3200, 1, "delivered", "2026-10-15T12:00:00Z"),
+    ("B201", "cus_4410", "usb cable", 300, 3, "cancelled", "2026-11-25T08:15:00Z"),
+]
+
+
+def db_path() -> Path:
+    return Path(os.environ.get(DB_ENV) or Path(user_data_dir("toolwire")) / "support.sqlite3")
+
+
+@contextmanager
+def _connect() -> Iterator[sqlite3.Connection]:
+    path = db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.executescript(_SCHEMA)
+        if conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
+            conn.executemany("INSERT OR IGNORE INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", _SEED)
+        yield conn
+    finally:
+        conn.close()
+
+
+@registry.tool(
+    description="Look up one order by its id (e.g. A123). Use it before answering any question about an order."
+)
+def get_order(order_id: Annotated[str, Field(description="order id, e.g. A123")]) -> dict[str, Any]:
+    with _connect() as conn:
+        row = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+    if row is None:
+        raise ValueError(f"no order with id {order_id}; ids look like A123")
+    return {
+        "order_id": row["id"],
+        "item": row["item"],
+        "unit_price": row["unit_price"],
+        "qty": row["qty"],
+        "status": row["status"],
+        "customer_id": row["customer_id"],
+    }
+
+
+@registry.tool(
+    description="Find orders belonging to one customer, optionally only those with one status. Returns at most 20 "
+    "orders, newest first. Returns an empty list if the customer has no matching orders."
+)
+def search_orders(
+    customer_id: Annotated[str, Field(description="e.g. cus_8123")], status: OrderStatus | None = None
+) -> list[dict[str, Any]]:
+    query = "SELECT id AS order_id, item, status, created_at FROM orders WHERE customer_id = ?"
+    args: list[Any] = [customer_id]
+    if status is not None:
+        query += " AND status = ?"
+        args.append(status)
+    with _connect() as conn:
+        rows = conn.execute(query + " ORDER BY created_at DESC LIMIT 20", args).fetchall()
+    return [dict(row) for row in rows]
+
+
+_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+
+
+def _evaluate(node: ast.AST) -> float:
+    """Walk the syntax tree; only numbers, + - * / // % ** and parentheses. Never eval()."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value  # type: ignore[no-any-return]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 100:
+            raise ValueError("exponent too large (at most 100)")
+        try:
+            return _OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+        except ZeroDivisionError as exc:
+            raise ValueError("division by zero") from exc
+    raise ValueError("only numbers, parentheses and + - * / // % ** are allowed, e.g. '2500 * 2 * 1.18'")
+
+
+@registry.tool(description="Evaluate arithmetic such as '2500 * 2 * 1.18'. Use it for every calculation.")
+async def calculator(expression: Annotated[str, Field(description="e.g. 2500 * 2 * 1.18")]) -> float:
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not an arithmetic expression: {expression!r}; write e.g. '2500 * 2 * 1.18'") from exc
+    return round(_evaluate(tree.body), 2)
+
+
+@registry.tool(
+    description="Refund an order in whole or in part. Amounts are in cents. Needs a person's approval. "
+    "A repeated idempotency key returns the first receipt and refunds nothing more.",
+    risky=True,
+    idempotent=True,
+)
+def issue_refund(
+    order_id: str, amount_cents: Annotated[int, Field(ge=1)], idempotency_key: str | None = None
+) -> dict[str, Any]:
+    with _connect() as conn:
+        conn.execute("BEGIN IMMEDIATE")  # one writer at a time: the key check and the insert are atomic
+        try:
+            if idempotency_key is not None:
+                done = conn.execute("SELECT * FROM refunds WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
+                if done is not None:
+                    conn.execute("COMMIT")
+                    return _receipt(done, repeated=True)
+            order = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+            if order is None:
+                raise ValueError(f"no order with id {order_id}; ids look like A123")
+            refunded = conn.execute(
+                "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = ?", (order_id,)
+            ).fetchone()[0]
+            left = order["unit_price"] * order["qty"] * 100 - refunded
+            if amount_cents > left:
+                raise ValueError(f"order {order_id} has {left} cents left to refund; asked for {amount_cents}")
+            refund_id = "re_" + uuid.uuid4().hex[:12]
+            conn.execute(
+                "INSERT INTO refunds (id, order_id, amount_cents, idempotency_key) VALUES (?, ?, ?, ?)",
+                (refund_id, order_id, amount_cents, idempotency_key),
+            )
+            if amount_cents == left:
+                conn.execute("UPDATE orders SET status = 'refunded' WHERE id = ?", (order_id,))
+            row = conn.execute("SELECT * FROM refunds WHERE id = ?", (refund_id,)).fetchone()
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return _receipt(row, repeated=False)
+
+
+def _receipt(row: sqlite3.Row, *, repeated: bool) -> dict[str, Any]:
+    return {
+        "refund_id": row["id"],
+        "order_id": row["order_id"],
+        "amount_cents": row["amount_cents"],
+        "repeated": repeated,
+    }
+
+
+def refunds_total(order_id: str) -> int:
+    """For checks: the cents refunded on one order so far."""
+    with _connect() as conn:
+        return int(
+            conn.execute(
+                "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = ?", (order_id,)
+            ).fetchone()[0]
+        )
+
+
+if __name__ == "__main__":
+    print(json.dumps([tool.spec().model_dump() for tool in registry], indent=2))
