@@ -2,10 +2,10 @@
 and nothing at all when nobody asked."""
 
 import json
-from collections.abc import Iterator
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
