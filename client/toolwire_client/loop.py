@@ -264,8 +264,7 @@ class _ToolsOpen:
 
     async def __aexit__(self, *exc: object) -> None:
         if self.owned:
-            with anyio.CancelScope(shield=True):
-                await self.toolbox.aclose()
+            await self.toolbox.aclose()
 
 
 def _decided(p: PendingCall) -> ToolResult | None:
