@@ -30,20 +30,21 @@ class OpenAIChatModel(HttpModel):
         api_key: str | None = None,
         base_url: str | None = None,
         max_tokens: int | None = None,
-        empty_content: str | None = None,
+        send_null_content: bool | None = None,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
     ) -> None:
-        """`empty_content` is what an assistant turn with tool calls and no text carries: None sends `null`
-        (OpenAI's own form). Left unset it is `null` for api.openai.com and `""` for any other base URL, because
-        local servers (llama-cpp-python, some proxies) reject `null` and `""` is accepted everywhere we know of."""
+        """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
+        (OpenAI's own form) or `""`. Unset, it is null for api.openai.com and "" for any other base URL, because
+        local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of."""
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
         super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
         self.max_tokens = max_tokens
-        is_openai = self.base_url == DEFAULT_BASE_URL
-        self.empty_content: str | None = empty_content if empty_content is not None else (None if is_openai else "")
+        if send_null_content is None:
+            send_null_content = self.base_url == DEFAULT_BASE_URL
+        self.empty_content: str | None = None if send_null_content else ""
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json"}

@@ -145,7 +145,8 @@ def give_up_reason(provider: str, failures: list[Failure]) -> str:
     same = sum(1 for f in failures if f.summary == last.summary)
     times = "once" if same == 1 else f"{same} times"
     verb = "returned" if last.status is not None else "hit"
-    return f"{provider} {verb} {last.summary} {times}; gave up after {tries} tries{said}"
+    last_said = f" (last error: {last.detail})" if last.detail else ""
+    return f"{provider} {verb} {last.summary} {times}; gave up after {tries} tries{last_said}"
 
 
 async def send_with_retries(
