@@ -1,0 +1,82 @@
+"""Tools for the server tests (not an example): slow, failing, large and rendezvous tools that record what
+happened to them in files, so a test can see a cancellation in another process."""
+
+import os
+import sys
+from typing import Annotated, Literal
+
+import anyio
+from pydantic import Field
+
+from toolwire_server import Registry, ToolContext
+
+registry = Registry("toolwire-test-tools")
+_arrived: dict[str, int] = {}
+_all_here: dict[str, anyio.Event] = {}
+
+
+@registry.tool(description="Echo the text back.")
+async def echo(text: str) -> str:
+    return text
+
+
+@registry.tool(description="Add two non-negative integers.")
+async def add(a: Annotated[int, Field(ge=0)], b: int, mode: Literal["exact", "rounded"] = "exact") -> int:
+    return a + b
+
+
+@registry.tool(description="Always fails with the given message.")
+async def boom(message: str) -> str:
+    raise RuntimeError(message)
+
+
+@registry.tool(description="Return n characters.")
+async def big_text(n: int) -> str:
+    return "x" * n
+
+
+@registry.tool(description="Sleep, recording start / finish / cancellation next to `marker`.")
+async def slow_sleep(seconds: float, marker: str) -> str:
+    return await _sleep_and_record(seconds, marker)
+
+
+@registry.tool(description="Like slow_sleep but with a 0.5 s timeout.", timeout_s=0.5)
+async def slow_with_timeout(seconds: float, marker: str) -> str:
+    return await _sleep_and_record(seconds, marker)
+
+
+def _touch(path: str) -> None:
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+async def _sleep_and_record(seconds: float, marker: str) -> str:
+    _touch(marker + ".started")
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        _touch(marker + ".cancelled")
+        raise
+    _touch(marker + ".finished")
+    return "slept"
+
+
+@registry.tool(description="Return once `count` calls with this `group` are in flight at the same time.", timeout_s=20)
+async def rendezvous(group: str, count: int, ctx: ToolContext) -> int:
+    event = _all_here.setdefault(group, anyio.Event())
+    _arrived[group] = _arrived.get(group, 0) + 1
+    if _arrived[group] >= count:
+        event.set()
+    await event.wait()  # only returns if all `count` calls really ran concurrently (else the 20 s timeout)
+    return _arrived[group]
+
+
+@registry.tool(description="Write to stdout (must not corrupt the stdio wire) and return ok.")
+def noisy() -> str:
+    print("stray print from a tool")
+    sys.stdout.flush()
+    return "ok"
+
+
+@registry.tool(description="Only some agents may call this.")
+async def admin_only() -> str:
+    return "admin"
