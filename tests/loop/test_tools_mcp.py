@@ -1,0 +1,83 @@
+"""The ToolBox over the real tool server on stdio: concurrency, timeouts that cancel on the server, a killed server."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import anyio
+
+from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.messages import ToolCall
+
+
+async def wait_for(path: Path, deadline_s: float = 10) -> str:
+    """Poll a real condition (a file the server writes) with a bounded deadline."""
+    with anyio.fail_after(deadline_s):
+        while not path.exists():
+            await anyio.sleep(0.02)
+    return path.read_text()
+
+
+async def test_sixteen_calls_of_half_a_second_run_concurrently(loop_source: McpSource) -> None:
+    async with ToolBox([loop_source]) as box:
+        calls = [ToolCall(id=f"c{i}", name="sleepy", arguments={"seconds": 0.5, "tag": str(i)}) for i in range(16)]
+        results: dict[str, str] = {}
+
+        async def one(call: ToolCall) -> None:
+            results[call.id] = (await box.call(call, run_id="r1")).content
+
+        started = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for call in calls:
+                group.start_soon(one, call)
+        elapsed = time.perf_counter() - started
+    assert results == {f"c{i}": f"slept 0.5 {i}" for i in range(16)}
+    assert elapsed < 4, f"16 x 0.5 s took {elapsed:.2f} s: not concurrent"
+
+
+async def test_a_hanging_tool_is_cut_at_its_timeout_and_cancelled_on_the_server(
+    loop_source: McpSource, tmp_path: Path
+) -> None:
+    marker = tmp_path / "cancelled"
+    async with ToolBox([loop_source], timeouts={"hang": 0.5}) as box:
+        result = await box.call(ToolCall(id="h", name="hang", arguments={"marker": str(marker)}), run_id="r")
+        assert result.is_error and result.error_kind == "timeout"
+        assert result.content.startswith("ERROR: hang timed out after 0.5 s and was cancelled")
+        assert await wait_for(marker) == "cancelled"  # the server-side handler really was cancelled
+        after = await box.call(ToolCall(id="e", name="echo", arguments={"text": "still here"}), run_id="r")
+        assert after.content == "still here"
+
+
+async def test_a_killed_server_is_restarted_once_and_the_call_in_flight_gets_a_readable_error(
+    loop_source: McpSource, tmp_path: Path
+) -> None:
+    started = tmp_path / "started"
+    async with ToolBox([loop_source]) as box:
+        first_pid = int((await box.call(ToolCall(id="p1", name="pid"), run_id="r")).content)
+        outcome: dict[str, object] = {}
+
+        async def in_flight() -> None:
+            call = ToolCall(id="f", name="in_flight", arguments={"started": str(started)})
+            outcome["result"] = await box.call(call, run_id="r")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(in_flight)
+            assert int(await wait_for(started)) == first_pid
+            os.kill(first_pid, signal.SIGKILL)
+        result = outcome["result"]
+        assert getattr(result, "error_kind", None) == "transport"
+        assert "the tool server connection failed" in getattr(result, "content", "")
+        assert "not sent again because it is not idempotent" in getattr(result, "content", "")
+        second_pid = int((await box.call(ToolCall(id="p2", name="pid"), run_id="r")).content)
+        assert second_pid != first_pid and loop_source.restarts == 1
+
+
+async def test_tools_are_listed_with_policy_and_allow_list_narrows_them(loop_source: McpSource) -> None:
+    async with ToolBox([loop_source], allow=["sl*", "echo"]) as box:
+        assert sorted(spec.name for spec in box.specs) == ["echo", "sleepy"]
+        assert box.spec("sleepy") is not None and box.spec("sleepy").policy.idempotent  # type: ignore[union-attr]
+        refused = await box.call(ToolCall(id="x", name="pid"), run_id="r")
+        assert refused.error_kind == "unknown_tool"
+        assert refused.content == "ERROR: unknown tool 'pid'. Tools you may call: echo, sleepy."
