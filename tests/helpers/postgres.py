@@ -7,7 +7,6 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 

@@ -9,9 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers.postgres import fresh_database, postgres_url  # noqa: E402
-
-from toolwire_client.store import SqlRunStore, open_store  # noqa: E402
+from helpers.postgres import fresh_database, postgres_url
+from toolwire_client.store import SqlRunStore, open_store
 
 __all__ = ["postgres_url"]
 

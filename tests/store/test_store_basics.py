@@ -99,12 +99,11 @@ async def test_claim_is_exclusive_under_concurrency(store: SqlRunStore, db: str)
 
 async def test_claim_of_a_dead_process_is_taken_over(store: SqlRunStore) -> None:
     import socket
-    import subprocess
     import sys
 
     await store.save(a_run())
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    await store.claim("run_1", f"{socket.gethostname()}:{dead.stdout.strip()}:deadbeef")
+    dead = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+    await store.claim("run_1", f"{socket.gethostname()}:{dead.stdout.decode().strip()}:deadbeef")
     await store.claim("run_1", "me")  # the holder's process is gone: the claim is orphaned
     with pytest.raises(RunAlreadyClaimed):
         await store.claim("run_1", "third")

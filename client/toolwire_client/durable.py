@@ -1,0 +1,86 @@
+"""Runs that outlive their process: the config saved in RunState.config to rebuild a run anywhere, starting a run
+with it, and resuming one under an exclusive claim (two resumers: one proceeds, the other is told so)."""
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolwire_client.exits import Limits
+from toolwire_client.loop import Agent
+from toolwire_client.state import RunState
+from toolwire_client.store.base import RunStore
+from toolwire_client.store.claims import claim_owner
+from toolwire_shared.ids import new_run_id
+from toolwire_shared.messages import Message, SystemMessage, UserMessage
+from toolwire_shared.tools import ToolSpec
+
+
+class RunConfig(BaseModel):
+    """What `toolwire resume` needs to rebuild the run: kept in RunState.config (as JSON)."""
+
+    model: str
+    """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
+    servers: list[str] = Field(default_factory=list)
+    """Tool servers: an http(s) URL, or a stdio command line."""
+    name: str = "agent"
+    system: str | None = None
+    limits: Limits = Field(default_factory=Limits)
+    risky_tools: list[str] = Field(default_factory=list)
+    allow: list[str] | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
+    """The tool definitions the model was offered (filled at start; replay offers the same ones)."""
+
+
+def config_of(state: RunState) -> RunConfig:
+    if not state.config:
+        raise ValueError(
+            f"run {state.run_id} has no saved config (model and tool servers), so it cannot be rebuilt here; "
+            "start runs with `toolwire run` so their config is saved"
+        )
+    return RunConfig.model_validate(state.config)
+
+
+async def start_run(agent: Agent, task: str, config: RunConfig, run_id: str | None = None) -> RunState:
+    """Agent.run with the config saved in the state from the first checkpoint on."""
+    owned = not agent.toolbox.started
+    if owned:
+        await agent.toolbox.start()
+    try:
+        recorded = config.model_copy(update={"tools": list(agent.toolbox.specs)})
+        opening: list[Message] = [SystemMessage(content=agent.system)] if agent.system else []
+        state = RunState(
+            run_id=run_id or new_run_id(),
+            agent_name=agent.name,
+            task=task,
+            model=agent.model.model,
+            messages=[*opening, UserMessage(content=task)],
+            config=recorded.model_dump(mode="json"),
+        )
+        # A run at its first step is a run "left running": the loop's resume path starts it with our state.
+        return await agent.resume(state)
+    finally:
+        if owned:
+            await agent.toolbox.aclose()
+
+
+AgentFactory = Callable[[RunConfig, RunStore], Awaitable[Agent]]
+
+
+async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owner: str | None = None) -> RunState:
+    """Claim the run (RunAlreadyClaimed if another process holds it), rebuild its agent, resume, release."""
+    owner = owner or claim_owner()
+    await store.claim(run_id, owner)
+    try:
+        state = await store.load(run_id)
+        agent = await build(config_of(state), store)
+        try:
+            return await agent.resume(state)
+        finally:
+            await agent.model.aclose()
+    finally:
+        await store.release(run_id, owner)
+
+
+def summary(state: RunState) -> dict[str, Any]:
+    return {"run_id": state.run_id, "status": state.status, "stop_reason": state.stop_reason, "report": state.report}

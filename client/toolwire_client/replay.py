@@ -1,0 +1,187 @@
+"""Replay a saved run with no network, no model and no tool server: the recorded model replies and tool results are
+fed back through the same Agent loop, and the path it takes is compared with the recorded one.
+
+Identical means the same calls, in the same order, with the same arguments and observations, and the same exit.
+Otherwise the report names the first step that differs, what was recorded there and what happened instead.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire_client.durable import RunConfig, config_of
+from toolwire_client.exits import Limits, call_text
+from toolwire_client.loop import Agent
+from toolwire_client.models.base import ModelCallFailed, ModelReply
+from toolwire_client.state import RunState, StepRecord
+from toolwire_client.tools.local_source import InprocInfo
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.messages import Message, ToolCall, UserMessage
+from toolwire_shared.results import ToolResult
+from toolwire_shared.tools import ToolPolicy, ToolSpec
+
+END_OF_RECORD = "replay: the recorded run has no more model replies"
+
+
+class ReplayModel:
+    """Implements Model by handing back the recorded replies in order."""
+
+    provider = "replay"
+    server_address: str | None = None
+    server_port: int | None = None
+
+    def __init__(self, recorded: RunState):
+        self.model = recorded.model
+        missing = [s.index for s in recorded.steps if s.model_reply is None]
+        if missing:
+            raise ValueError(f"run {recorded.run_id} cannot be replayed: steps {missing} have no recorded model reply")
+        self._replies = [ModelReply.model_validate(s.model_reply) for s in recorded.steps]
+        self.calls = 0
+
+    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        if self.calls >= len(self._replies):
+            raise ModelCallFailed(END_OF_RECORD)
+        reply = self._replies[self.calls]
+        self.calls += 1
+        return reply
+
+    async def aclose(self) -> None:
+        return None
+
+
+class ReplaySource:
+    """Implements ToolSource: offers the recorded tool specs and answers each call with its recorded result."""
+
+    name = "replay"
+
+    def __init__(self, specs: list[ToolSpec], results: dict[str, ToolResult]):
+        self._specs = specs
+        self._results = results
+        self.sent: list[ToolCall] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return self._specs
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+    ) -> ToolResult:
+        self.sent.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        recorded = self._results.get(call_id)
+        if recorded is None or recorded.name != name:
+            text = f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
+            return ToolResult(call_id=call_id, name=name, content=text, is_error=True, error_kind="tool_failed")
+        return recorded
+
+    def transport_info(self) -> InprocInfo:
+        return InprocInfo()
+
+
+class _ReplayAgent(Agent):
+    """The same loop; only the calls the recorded run still waits on pause (the others' decisions are recorded)."""
+
+    waiting_ids: set[str]
+
+    def _is_risky(self, call: ToolCall) -> bool:
+        return call.id in self.waiting_ids
+
+
+@dataclass
+class ReplayOutcome:
+    identical: bool
+    difference: str | None
+    replayed: RunState
+    sent: list[ToolCall]
+
+    def describe(self) -> str:
+        if self.identical:
+            return (f"identical: {len(self.replayed.steps)} steps, {len(self.sent)} tool calls, "
+                    f"same exit ({exit_text(self.replayed)})")
+        return f"differs: {self.difference}"
+
+
+async def replay(recorded: RunState, *, limits: Limits | None = None) -> ReplayOutcome:
+    """Run the loop again on the record; `limits` replaces the recorded ones (to see what a change would do)."""
+    config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
+    results = {r.call_id: r for step in recorded.steps for r in step.results}
+    source = ReplaySource(_specs(config, recorded), results)
+    agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), name=recorded.agent_name, system=None,
+                         limits=limits or config.limits)
+    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state == "pending_approval"}
+    fresh = RunState(run_id=recorded.run_id, agent_name=recorded.agent_name, task=recorded.task,
+                     model=recorded.model, messages=_opening(recorded), config=recorded.config)
+    replayed = await agent.resume(fresh)
+    difference = first_difference(recorded, replayed)
+    return ReplayOutcome(difference is None, difference, replayed, source.sent)
+
+
+def _opening(recorded: RunState) -> list[Message]:
+    """The messages before the first model call: the system prompt and the task."""
+    for n, message in enumerate(recorded.messages):
+        if isinstance(message, UserMessage):
+            return [m.model_copy() for m in recorded.messages[: n + 1]]
+    return [UserMessage(content=recorded.task)]
+
+
+def _specs(config: RunConfig, recorded: RunState) -> list[ToolSpec]:
+    """The recorded tool definitions, made not risky (the loop asks _ReplayAgent instead)."""
+    specs = {s.name: s.model_copy(update={"policy": s.policy.model_copy(update={"risky": False})})
+             for s in config.tools}
+    for step in recorded.steps:  # a record without definitions: offer each tool it called, with an open schema
+        for call in step.tool_calls:
+            specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))
+    return list(specs.values())
+
+
+def exit_text(state: RunState) -> str:
+    return f"{state.status}, {state.stop_reason or 'no exit recorded'}"
+
+
+def _step_text(step: StepRecord) -> str:
+    if not step.tool_calls:
+        return f"final answer {step.model_text!r}"
+    return ", ".join(call_text(c) for c in step.tool_calls)
+
+
+def _observations(step: StepRecord) -> list[tuple[str, str, bool]]:
+    return [(r.name, r.content, r.is_error) for r in step.results]
+
+
+def first_difference(recorded: RunState, replayed: RunState) -> str | None:
+    """The first place the replayed path leaves the recorded one, or None when they are the same."""
+    for n in range(max(len(recorded.steps), len(replayed.steps))):
+        label = f"step {n + 1}"
+        if n >= len(replayed.steps):
+            return (f"{label}: expected {_step_text(recorded.steps[n])}, but the replay ended before it "
+                    f"({exit_text(replayed)})")
+        if n >= len(recorded.steps):
+            return f"{label}: expected the run to end ({exit_text(recorded)}), but the replay went on with " + (
+                _step_text(replayed.steps[n]))
+        want, got = recorded.steps[n], replayed.steps[n]
+        if [(c.name, c.arguments) for c in want.tool_calls] != [(c.name, c.arguments) for c in got.tool_calls]:
+            return f"{label}: expected calls {_step_text(want)}, got {_step_text(got)}"
+        for call, w, g in zip(want.tool_calls, _observations(want), _observations(got), strict=False):
+            if w != g:
+                return f"{label}: {call_text(call)} expected observation {w[1]!r}, got {g[1]!r}"
+        if len(got.results) < len(want.results):
+            missing = want.tool_calls[len(got.results)]
+            return (f"{label}: expected {call_text(missing)} to be answered, but the replay stopped here "
+                    f"({exit_text(replayed)}: {replayed.report})")
+    ran_out = END_OF_RECORD in (replayed.report or "")
+    if ran_out and recorded.stop_reason is not None:
+        return (f"step {len(recorded.steps) + 1}: expected the run to end ({exit_text(recorded)}), but the replay "
+                "asked the model for another step")
+    if _same_exit(recorded, replayed):
+        return None
+    return f"exit: expected {exit_text(recorded)}, got {exit_text(replayed)} ({replayed.report})"
+
+
+def _same_exit(recorded: RunState, replayed: RunState) -> bool:
+    if (recorded.status, recorded.stop_reason) == (replayed.status, replayed.stop_reason):
+        return True
+    # A run cut short by a crash has no exit: the replay ends where its record ends.
+    return recorded.stop_reason is None and END_OF_RECORD in (replayed.report or "")
