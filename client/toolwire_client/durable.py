@@ -1,6 +1,7 @@
 """Runs that outlive their process: the config saved in RunState.config to rebuild a run anywhere, starting a run
 with it, and resuming one under an exclusive claim (two resumers: one proceeds, the other is told so)."""
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,13 +17,24 @@ from toolwire_shared.messages import Message, SystemMessage, UserMessage
 from toolwire_shared.tools import ToolSpec
 
 
+class ServerSpec(BaseModel):
+    """One tool server of a run: a stdio command or an HTTP URL. Secrets are never saved, only the env var name."""
+
+    name: str
+    command: list[str] | None = None
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    token_env: str | None = None
+    """Name of the environment variable holding the bearer token, read again in the resuming process."""
+
+
 class RunConfig(BaseModel):
     """What `toolwire resume` needs to rebuild the run: kept in RunState.config (as JSON)."""
 
     model: str
     """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
-    servers: list[str] = Field(default_factory=list)
-    """Tool servers: an http(s) URL, or a stdio command line."""
+    servers: list[ServerSpec] = Field(default_factory=list)
     name: str = "agent"
     system: str | None = None
     limits: Limits = Field(default_factory=Limits)
@@ -65,6 +77,29 @@ async def start_run(agent: Agent, task: str, config: RunConfig, run_id: str | No
 
 
 AgentFactory = Callable[[RunConfig, RunStore], Awaitable[Agent]]
+
+
+async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
+    """The agent of a saved run, rebuilt from its config with the model factory and MCP tool sources."""
+    from toolwire_client.models import make_model
+    from toolwire_client.tools.mcp_source import McpSource
+    from toolwire_client.tools.source import ToolSource
+    from toolwire_client.tools.toolbox import ToolBox
+
+    sources: list[ToolSource] = []
+    for server in config.servers:
+        token = os.environ.get(server.token_env) if server.token_env else None
+        env = {**_passed_env(), **server.env}
+        sources.append(McpSource(server.name, command=server.command, url=server.url, token=token, env=env,
+                                 cwd=server.cwd))
+    return Agent(make_model(config.model), ToolBox(sources, allow=config.allow), name=config.name,
+                 system=config.system, limits=config.limits, store=store, risky_tools=set(config.risky_tools))
+
+
+def _passed_env() -> dict[str, str]:
+    """What a stdio tool server inherits: PATH/HOME and toolwire's own settings, never provider keys."""
+    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
+    return {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TOOLWIRE_", "OTEL_"))}
 
 
 async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owner: str | None = None) -> RunState:

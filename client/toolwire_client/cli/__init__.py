@@ -15,5 +15,15 @@ def _register() -> None:
 
     main.add_command(serve.serve)
 
+    from toolwire_client.cli import approvals, replay, runs, trace
+
+    main.add_command(runs.runs)
+    main.add_command(runs.resume)
+    main.add_command(approvals.approvals)
+    main.add_command(approvals.approve)
+    main.add_command(approvals.reject)
+    main.add_command(trace.trace)
+    main.add_command(replay.replay_command)
+
 
 _register()

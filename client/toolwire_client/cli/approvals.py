@@ -1,0 +1,67 @@
+"""`toolwire approvals` lists calls waiting for a person; `approve` and `reject` record a decision on one."""
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from toolwire_client import approvals as decisions
+from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.state import PendingCall, RunState
+from toolwire_client.store import SqlRunStore
+
+HASH_SHOWN = 12
+
+
+@click.command("approvals")
+@db_option
+def approvals(db: str | None) -> None:
+    """List waiting calls: run, call id, tool, arguments, args hash, since when."""
+
+    async def work(store: SqlRunStore) -> list[RunState]:
+        return await store.waiting()
+
+    table = Table("run", "call id", "tool", "arguments", "hash", "since", "note")
+    for state in with_store(db, work):
+        for p in state.pending:
+            if p.state == "pending_approval":
+                table.add_row(state.run_id, p.call.id, p.call.name, json.dumps(p.call.arguments, sort_keys=True),
+                              p.args_hash[:HASH_SHOWN], p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+                              p.decision_reason or "")
+    Console(width=220).print(table)
+
+
+def _said(verb: str, run_id: str, p: PendingCall) -> str:
+    args = json.dumps(p.call.arguments, sort_keys=True)
+    return (f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; "
+            f"`toolwire resume {run_id}` to go on")
+
+
+@click.command("approve")
+@click.argument("run_id")
+@click.argument("call_id", required=False)
+@click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
+@db_option
+def approve(run_id: str, call_id: str | None, shown_hash: str | None, db: str | None) -> None:
+    """Approve CALL_ID of RUN_ID (or its only waiting call). Used once, for exactly these arguments."""
+
+    async def work(store: SqlRunStore) -> PendingCall:
+        return await decisions.approve(store, run_id, call_id, shown_hash=shown_hash)
+
+    click.echo(_said("approved", run_id, with_store(db, work)))
+
+
+@click.command("reject")
+@click.argument("run_id")
+@click.argument("call_id", required=False)
+@click.option("--reason", required=True, help="Why; the model reads it and picks another path.")
+@click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
+@db_option
+def reject(run_id: str, call_id: str | None, reason: str, shown_hash: str | None, db: str | None) -> None:
+    """Reject CALL_ID of RUN_ID (or its only waiting call) with a reason."""
+
+    async def work(store: SqlRunStore) -> PendingCall:
+        return await decisions.reject(store, run_id, call_id, reason, shown_hash=shown_hash)
+
+    click.echo(_said("rejected", run_id, with_store(db, work)))
