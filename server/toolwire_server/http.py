@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server.access import ALL_TOOLS, Access
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
+from toolwire_server.disconnect import CancelOnDisconnect
 from toolwire_server.limits import Limits
 from toolwire_server.registry import Registry
 
@@ -116,7 +117,8 @@ def http_app(
         host=host,
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
     )
-    app.add_middleware(Gate, access=access, max_body_bytes=limits.max_body_bytes)
+    app.add_middleware(CancelOnDisconnect)
+    app.add_middleware(Gate, access=access, max_body_bytes=limits.max_body_bytes)  # outermost
     return app
 
 

@@ -1,0 +1,125 @@
+"""Cancel a legacy-session tool call when its HTTP client goes away.
+
+On the 2025-11-25 session path the SDK cancels a handler only when the client sends `notifications/cancelled`; a
+client that simply disconnects leaves the tool running to the end. This middleware watches the POST that carried a
+request: if the connection drops before the response is complete, it delivers `notifications/cancelled` for that
+request id into the same session, so the tool is cancelled exactly as if the client had asked."""
+
+import json
+import logging
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("toolwire.server")
+
+SESSION_HEADER = b"mcp-session-id"
+
+
+class CancelOnDisconnect:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not _has_session(scope):
+            await self.app(scope, receive, send)
+            return
+        body, disconnected = await _read_body(receive)
+        if disconnected:
+            return
+        request_ids = _request_ids(body)
+        if not request_ids:
+            await self.app(scope, _replay(body, receive), send)
+            return
+        done = False
+        replayed = False
+
+        async def watched_send(message: Message) -> None:
+            nonlocal done
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                done = True
+            await send(message)
+
+        async def watched_receive() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            message = await receive()
+            if message["type"] == "http.disconnect" and not done:
+                await self._cancel(scope, request_ids)
+            return message
+
+        await self.app(scope, watched_receive, watched_send)
+
+    async def _cancel(self, scope: Scope, request_ids: list[Any]) -> None:
+        for request_id in request_ids:
+            log.info("client went away during request %r: cancelling it", request_id)
+            payload = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": request_id, "reason": "client disconnected"},
+                }
+            ).encode()
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(payload)).encode()))
+            try:
+                await self.app({**scope, "headers": headers}, _one_shot(payload), _discard)
+            except Exception as exc:  # the session may already be gone; nothing left to cancel
+                log.debug("synthetic cancel for %r failed: %s", request_id, exc)
+
+
+async def _discard(message: Message) -> None:
+    return None
+
+
+def _one_shot(payload: bytes) -> Receive:
+    sent = False
+
+    async def once() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": payload, "more_body": False}
+
+    return once
+
+
+def _has_session(scope: Scope) -> bool:
+    return any(key.lower() == SESSION_HEADER for key, _ in scope["headers"])
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"", True
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), False
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _request_ids(body: bytes) -> list[Any]:
+    """Ids of the JSON-RPC requests (not notifications or responses) in the body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return []
+    messages = data if isinstance(data, list) else [data]
+    return [m["id"] for m in messages if isinstance(m, dict) and "method" in m and m.get("id") is not None]
