@@ -1,0 +1,246 @@
+"""The loop's exits and guards with in-process tools (LocalSource): fast, and the same ToolBox path as MCP."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from toolwire_client.exits import Limits
+from toolwire_client.hooks import Block
+from toolwire_client.loop import Agent
+from toolwire_client.models.base import ModelCallFailed, ModelReply
+from toolwire_client.models.scripted import ScriptedModel, make_scripted
+from toolwire_client.models.seed_scripts import last_results
+from toolwire_client.store.sqlite import SqliteRunStore
+from toolwire_client.tools.local_source import LocalSource, LocalTool, local_tool
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared import errors
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall
+from toolwire_shared.results import ToolResult
+from toolwire_shared.tools import ToolSpec
+from toolwire_shared.usage import Usage
+
+ORDERS = {"A123": {"item": "keyboard", "unit_price": 2500, "qty": 2, "customer_id": "cus_8123"}}
+REFUNDS: list[dict[str, Any]] = []
+
+
+def get_order(order_id: str) -> dict[str, Any]:
+    """Look up one order by its id."""
+    if order_id not in ORDERS:
+        raise ValueError(f"no order with id {order_id}; ids look like A123")
+    return ORDERS[order_id]
+
+
+async def issue_refund(order_id: str, amount_cents: int) -> dict[str, Any]:
+    """Refund an order."""
+    REFUNDS.append({"order_id": order_id, "amount_cents": amount_cents})
+    return {"refund_id": f"re_{len(REFUNDS)}", "amount_cents": amount_cents}
+
+
+async def slow(seconds: float) -> str:
+    """Sleep."""
+    await anyio.sleep(seconds)
+    return "slow done"
+
+
+def boom() -> str:
+    """Always fails."""
+    raise RuntimeError("the database is down")
+
+
+class CountingSource(LocalSource):
+    """A LocalSource that records what reached it, to prove what never did."""
+
+    def __init__(self, tools: list[LocalTool], name: str = "local"):
+        super().__init__(tools, name=name)
+        self.received: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float,
+                   idempotency_key: str | None) -> ToolResult:
+        self.received.append((name, arguments, idempotency_key))
+        return await super().call(name, arguments, call_id=call_id, timeout_s=timeout_s,
+                                  idempotency_key=idempotency_key)
+
+
+def source() -> CountingSource:
+    str_arg = {"type": "string"}
+    return CountingSource([
+        local_tool(get_order, {"properties": {"order_id": str_arg}, "required": ["order_id"]}, idempotent=True),
+        local_tool(issue_refund, {"properties": {"order_id": str_arg, "amount_cents": {"type": "integer"}},
+                                  "required": ["order_id", "amount_cents"]}, risky=True),
+        local_tool(slow, {"properties": {"seconds": {"type": "number"}}, "required": ["seconds"]}, timeout_s=0.3),
+        local_tool(boom, {"properties": {}}),
+    ])
+
+
+def turns(*replies: list[ToolCall] | str) -> ScriptedModel:
+    """A model that plays the given turns in order: a list of calls, or a final text."""
+
+    def script(messages: list[Message]) -> AssistantMessage:
+        n = sum(isinstance(m, AssistantMessage) for m in messages)
+        reply = replies[min(n, len(replies) - 1)]
+        return AssistantMessage(text=reply) if isinstance(reply, str) else AssistantMessage(tool_calls=reply)
+
+    return ScriptedModel(script)
+
+
+def call(cid: str, name: str, **args: Any) -> ToolCall:
+    return ToolCall(id=cid, name=name, arguments=args)
+
+
+async def test_unknown_tools_and_unparseable_arguments_never_reach_a_tool() -> None:
+    src = source()
+    bad = ToolCall(id="b", name="get_order", raw_arguments='{"order_id": "A1', parse_error="unterminated string")
+    state = await Agent(turns([call("u", "delete_everything"), bad], "ok"), ToolBox([src])).run("t")
+    assert src.received == []
+    unknown, unparsed = state.steps[0].results
+    assert unknown.content == errors.unknown_tool("delete_everything", ["boom", "get_order", "issue_refund", "slow"])
+    assert unparsed.error_kind == "bad_arguments" and "not a JSON object (unterminated string)" in unparsed.content
+    assert state.status == "done"
+
+
+async def test_a_failing_and_a_hanging_call_do_not_cancel_their_sibling() -> None:
+    calls = [call("h", "slow", seconds=30), call("x", "boom"), call("g", "get_order", order_id="A123")]
+    state = await Agent(turns(calls, "done"), ToolBox([source()])).run("t")
+    hung, failed, ok = state.steps[0].results
+    assert [r.call_id for r in state.steps[0].results] == ["h", "x", "g"]  # the model's order
+    assert hung.error_kind == "timeout" and failed.content == errors.tool_failed("boom", "the database is down")
+    assert json.loads(ok.content)["item"] == "keyboard" and state.status == "done"
+
+
+async def test_hooks_block_and_change_calls() -> None:
+    class Guard:
+        async def before_tool(self, c: ToolCall) -> ToolCall | Block | None:
+            if c.name == "boom":
+                return Block("boom is switched off during the incident")
+            if c.arguments.get("order_id") == "a123":
+                return c.model_copy(update={"arguments": {"order_id": "A123"}})
+            return None
+
+        async def after_tool(self, c: ToolCall, result: ToolResult) -> ToolResult | None:
+            return result.model_copy(update={"content": result.content.replace("cus_8123", "cus_***")})
+
+    src = source()
+    state = await Agent(turns([call("1", "boom"), call("2", "get_order", order_id="a123")], "done"),
+                        ToolBox([src]), hooks=(Guard(),)).run("t")
+    blocked, changed = state.steps[0].results
+    assert blocked.error_kind == "blocked" and "boom is switched off during the incident" in blocked.content
+    assert src.received == [("get_order", {"order_id": "A123"}, src.received[0][2])]
+    assert "cus_***" in changed.content and "cus_8123" not in changed.content
+
+
+async def test_a_risky_call_pauses_the_run_and_runs_once_after_approval(tmp_path: Path) -> None:
+    REFUNDS.clear()
+    src = source()
+    store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
+    first = [call("o", "get_order", order_id="A123"), call("r", "issue_refund", order_id="A123", amount_cents=250000)]
+    model = turns(first, "refunded")
+    agent = Agent(model, ToolBox([src]), store=store)
+    state = await agent.run("refund A123", run_id="run_risky")
+    assert state.status == "waiting_for_approval" and state.stop_reason == "waiting_for_approval"
+    assert [p.state for p in state.pending] == ["pending_approval"] and state.pending[0].call.id == "r"
+    assert [r[0] for r in src.received] == ["get_order"] and REFUNDS == []  # the safe sibling ran, the refund not
+    assert "issue_refund not run yet (waiting for approval)" in (state.report or "")
+
+    saved = await store.load("run_risky")
+    saved.pending[0].state = "approved"
+    done = await agent.resume(saved)
+    assert done.status == "done" and done.final_answer == "refunded"
+    assert REFUNDS == [{"order_id": "A123", "amount_cents": 250000}] and done.pending == []
+    assert [m.call_id for m in done.messages if m.role == "tool"] == ["o", "r"]  # the model's order
+    with pytest.raises(ValueError, match="is done"):
+        await agent.resume(done)  # an approval is used once
+    await store.aclose()
+
+
+async def test_rejected_or_changed_calls_are_answered_not_run() -> None:
+    REFUNDS.clear()
+    agent = Agent(turns([call("r", "issue_refund", order_id="A123", amount_cents=5)], "ok"), ToolBox([source()]))
+    state = await agent.run("t")
+    state.pending[0].state, state.pending[0].decision_reason = "rejected", "refunds over 0 need a manager"
+    rejected = await agent.resume(state)
+    assert rejected.steps[0].results[0].content == errors.rejected("refunds over 0 need a manager")
+
+    state = await agent.run("t")
+    state.pending[0].state = "approved"
+    tampered = state.pending[0].call.model_copy(update={"arguments": {"order_id": "A123", "amount_cents": 999}})
+    state.pending[0].call = tampered
+    resumed = await agent.resume(state)
+    assert resumed.steps[0].results[0].error_kind == "rejected" and REFUNDS == []
+
+
+async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> None:
+    src = source()
+    agent = Agent(turns([call("g", "get_order", order_id="A123"), call("r", "issue_refund", order_id="A1",
+                                                                          amount_cents=1)], "ok"), ToolBox([src]))
+    state = await agent.run("t")
+    state.pending = [agent._pending(c, "sent") for c in state.steps[0].tool_calls]  # as a crash mid-step leaves it
+    src.received.clear()
+    resumed = await agent.resume(state)
+    got, lost = resumed.steps[0].results
+    assert json.loads(got.content)["item"] == "keyboard" and lost.content == errors.outcome_unknown("issue_refund")
+    assert [r[0] for r in src.received] == ["get_order"] and src.received[0][2] is not None  # with its key
+
+
+async def test_wall_clock_limit_stops_the_whole_run() -> None:
+    src = CountingSource([local_tool(slow, {"properties": {"seconds": {"type": "number"}}}, timeout_s=60)])
+    state = await Agent(turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]),
+                        limits=Limits(max_wall_s=0.5)).run("t")
+    assert (state.status, state.stop_reason) == ("stopped", "wall_clock")
+    assert (state.report or "").startswith("stopped by the wall-clock limit of 0.5 s")
+
+
+async def test_repeat_warn_tells_the_model_to_change_approach() -> None:
+    state = await Agent(make_scripted("repeats"), ToolBox([source()]),
+                        limits=Limits(max_steps=4, on_repeat="warn")).run("t")
+    assert state.stop_reason == "step_limit"
+    third = state.steps[2].results[0]
+    assert third.error_kind == "blocked" and "Change your approach" in third.content
+
+
+async def test_a_model_failure_stops_the_run_with_its_reason() -> None:
+    class Down(ScriptedModel):
+        async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+            raise ModelCallFailed("anthropic answered 529 overloaded 5 times; gave up", status=529)
+
+    state = await Agent(Down(lambda m: AssistantMessage(text="x")), ToolBox([source()])).run("t")
+    assert (state.status, state.stop_reason) == ("failed", "model_failed")
+    assert "529 overloaded 5 times" in (state.report or "")
+
+
+async def test_duplicate_names_across_sources_get_a_prefix() -> None:
+    box = ToolBox([source(), CountingSource([local_tool(get_order, {"properties": {}})], name="other")])
+    async with box:
+        names = sorted(s.name for s in box.specs)
+    assert "local__get_order" in names and "other__get_order" in names and "get_order" not in names
+
+
+async def test_budget_from_real_usage_is_never_overspent() -> None:
+    def seed_usage(n: int, messages: list[Message]) -> Usage:  # the seed's cost model: 1600 + 750*(n-1) in
+        return Usage(input_tokens=1600 + 750 * (n - 1), output_tokens=150)
+
+    model = ScriptedModel(make_scripted("wanders").script, usage_fn=seed_usage)
+    state = await Agent(model, ToolBox([source()]), limits=Limits(max_steps=20, max_tokens=8000)).run("t")
+    assert state.stop_reason == "token_budget" and state.usage.total_tokens <= 8000
+    assert state.usage.input_tokens == sum(1600 + 750 * i for i in range(len(state.steps)))
+
+
+async def test_cost_budget_with_a_price_function() -> None:
+    def price(u: Usage) -> float:
+        return (u.input_tokens * 3 + u.output_tokens * 15) / 1_000_000
+
+    state = await Agent(make_scripted("wanders"), ToolBox([source()]), price_fn=price,
+                        limits=Limits(max_steps=50, max_cost_usd=0.01)).run("t")
+    assert state.stop_reason == "cost_budget" and state.cost_usd is not None and state.cost_usd <= 0.01
+
+
+async def test_every_step_is_saved(tmp_path: Path) -> None:
+    store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
+    agent = Agent(make_scripted("recovers"), ToolBox([source()]), store=store)
+    state = await agent.run("What does order A123 cost?", run_id="run_saved")
+    loaded = await store.load("run_saved")
+    assert loaded.final_answer == state.final_answer and len(loaded.steps) == 4
+    assert loaded.version >= 4 and last_results(loaded.messages) == []
+    await store.aclose()

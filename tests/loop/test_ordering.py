@@ -1,0 +1,66 @@
+"""check_order catches each broken rule and names the message index."""
+
+import pytest
+
+from toolwire_client.ordering import (
+    ANSWERED_ONCE,
+    NO_ORPHANS,
+    NOT_EMPTY,
+    RIGHT_AFTER,
+    MessageOrderError,
+    check_order,
+)
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+
+
+def ask(*ids: str) -> AssistantMessage:
+    return AssistantMessage(tool_calls=[ToolCall(id=i, name="get_order", arguments={"order_id": i}) for i in ids])
+
+
+def answer(call_id: str) -> ToolResultMessage:
+    return ToolResultMessage(call_id=call_id, name="get_order", content="{}")
+
+
+def broken(messages: list[Message]) -> MessageOrderError:
+    with pytest.raises(MessageOrderError) as caught:
+        check_order(messages)
+    return caught.value
+
+
+def test_a_well_formed_list_passes() -> None:
+    check_order([UserMessage(content="t"), ask("a", "b"), answer("b"), answer("a"), AssistantMessage(text="done")])
+
+
+def test_an_unanswered_call_names_the_turn_that_asked() -> None:
+    error = broken([UserMessage(content="t"), ask("a", "b"), answer("a")])
+    assert (error.index, error.rule) == (1, ANSWERED_ONCE) and "get_order (b)" in str(error)
+
+
+def test_a_call_answered_twice() -> None:
+    error = broken([UserMessage(content="t"), ask("a"), answer("a"), answer("a")])
+    assert (error.index, error.rule) == (3, ANSWERED_ONCE)
+
+
+def test_a_result_that_does_not_follow_its_turn() -> None:
+    error = broken([UserMessage(content="t"), ask("a"), UserMessage(content="hurry"), answer("a")])
+    assert (error.index, error.rule) == (2, RIGHT_AFTER)
+
+
+def test_results_of_one_turn_must_be_contiguous() -> None:
+    error = broken([UserMessage(content="t"), ask("a", "b"), answer("a"), AssistantMessage(text="x"), answer("b")])
+    assert (error.index, error.rule) == (3, RIGHT_AFTER)
+
+
+def test_an_orphan_result() -> None:
+    error = broken([UserMessage(content="t"), ask("a"), answer("a"), answer("zzz")])
+    assert (error.index, error.rule) == (3, NO_ORPHANS)
+
+
+def test_a_result_with_no_turn_before_it() -> None:
+    error = broken([UserMessage(content="t"), answer("a")])
+    assert (error.index, error.rule) == (1, RIGHT_AFTER)
+
+
+def test_an_empty_assistant_turn() -> None:
+    error = broken([UserMessage(content="t"), AssistantMessage()])
+    assert (error.index, error.rule) == (1, NOT_EMPTY) and "message 1" in str(error)
