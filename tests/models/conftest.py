@@ -8,9 +8,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from helpers.fake_providers import FakeProvider  # noqa: E402
-
-from toolwire_client.models.retry import RetryPolicy  # noqa: E402
+from helpers.fake_providers import FakeProvider
+from toolwire_client.models.retry import RetryPolicy
 
 
 class RecordingSleep:

@@ -4,7 +4,6 @@ import copy
 from typing import Any
 
 from helpers.fake_providers import FakeProvider, Reply, anthropic_message, fixture_reply, load_fixture
-
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_shared.messages import (
@@ -25,7 +24,8 @@ THINKING = {"type": "thinking", "thinking": "Two independent lookups; call both.
 
 def fixture_tools() -> list[ToolSpec]:
     body = load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
-    return [ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"]) for t in body["tools"]]
+    return [ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"])
+            for t in body["tools"]]
 
 
 def start_messages() -> list[Message]:
@@ -161,7 +161,7 @@ async def test_spend_limit_429_is_a_billing_stop(fake: FakeProvider, sleep: Any,
 
 async def test_thinking_echo_survives_copying(fake: FakeProvider, policy: RetryPolicy) -> None:
     """The echo is the stored provider_content itself, not a re-serialisation that could reorder or drop keys."""
-    blocks = [copy.deepcopy(THINKING), {"type": "redacted_thinking", "data": "EmwKAhgB"},
+    blocks: list[dict[str, Any]] = [copy.deepcopy(THINKING), {"type": "redacted_thinking", "data": "EmwKAhgB"},
               {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}}]
     fake.push(anthropic_message("", extra_blocks=blocks), anthropic_message("done"))
     model = model_for(fake, policy)

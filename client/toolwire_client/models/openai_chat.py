@@ -67,8 +67,9 @@ class OpenAIChatModel(HttpModel):
                 }
                 for t in tools
             ]
-            body["tool_choice"] = "auto"
-            body["parallel_tool_calls"] = True  # llama.cpp turns parallel calls off unless asked
+            # tool_choice is left out: "auto" is the default, and vLLM answers an explicit "auto" with a 400
+            # unless started with --enable-auto-tool-choice. llama.cpp turns parallel calls off unless asked.
+            body["parallel_tool_calls"] = True
         if self.max_tokens is not None:
             body["max_completion_tokens"] = self.max_tokens
         return body
