@@ -1,7 +1,7 @@
-"""Tools for the loop tests, served by the real server (`python -m toolwire_server tests/loop/loop_tools.py:registry`)."""
+"""Tools for the loop tests, served by the real server
+(`python -m toolwire_server tests/loop/loop_tools.py:registry`)."""
 
 import os
-from pathlib import Path
 
 import anyio
 
@@ -21,7 +21,7 @@ async def hang(marker: str) -> str:
     try:
         await anyio.sleep_forever()
     finally:
-        Path(marker).write_text("cancelled")
+        await anyio.Path(marker).write_text("cancelled")
     return "unreachable"
 
 
@@ -32,7 +32,7 @@ async def pid() -> int:
 
 @registry.tool(description="Write `started`, then wait forever (a call in flight while the server is killed).")
 async def in_flight(started: str) -> str:
-    Path(started).write_text(str(os.getpid()))
+    await anyio.Path(started).write_text(str(os.getpid()))
     await anyio.sleep_forever()
     return "unreachable"
 

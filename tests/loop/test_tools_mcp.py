@@ -14,10 +14,11 @@ from toolwire_shared.messages import ToolCall
 
 async def wait_for(path: Path, deadline_s: float = 10) -> str:
     """Poll a real condition (a file the server writes) with a bounded deadline."""
+    target = anyio.Path(path)
     with anyio.fail_after(deadline_s):
-        while not path.exists():
+        while not await target.exists():  # noqa: ASYNC110 - the server is another process: no event to wait on
             await anyio.sleep(0.02)
-    return path.read_text()
+    return await target.read_text()
 
 
 async def test_sixteen_calls_of_half_a_second_run_concurrently(loop_source: McpSource) -> None:
