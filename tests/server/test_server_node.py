@@ -1,0 +1,118 @@
+"""Clients nobody here wrote: the official MCP conformance suite (server mode) and the MCP Inspector CLI.
+
+Needs Node 22 with @modelcontextprotocol/conformance@0.1.16 and @modelcontextprotocol/inspector@2.12.0 installed in
+$TOOLWIRE_NODE_DIR (CI: ./node22 at the repo root)."""
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers.servers import CONFORMANCE_TOOLS, REPO, TEST_TOOLS, HttpServer, http_client, serve_argv
+
+NODE_DIR = Path(os.environ.get("TOOLWIRE_NODE_DIR") or REPO / "node22")
+BIN = NODE_DIR / "node_modules" / ".bin"
+BASELINE = Path(__file__).with_name("conformance-baseline.yml")
+FIXTURE_TOOLS = {
+    "test_simple_text",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_error_handling",
+    "test_tool_with_progress",
+    "test_tool_with_logging",
+    "test_sampling",
+    "test_elicitation",
+}
+
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(
+        not (BIN / "node").exists(),
+        reason=f"Node 22 not found at {BIN} (set TOOLWIRE_NODE_DIR; see .ci/run for the npm install line)",
+    ),
+]
+
+
+def _node_env(home: Path) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(home)}
+
+
+@pytest.fixture(scope="module")
+def conformance_server() -> Iterator[HttpServer]:
+    with HttpServer(CONFORMANCE_TOOLS) as running:
+        yield running
+
+
+async def test_conformance_fixture_tools_exist(conformance_server: HttpServer) -> None:
+    # Some conformance checks pass even when a fixture is missing, so check the names ourselves.
+    async with http_client(conformance_server.url) as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} == FIXTURE_TOOLS
+
+
+def test_conformance_suite_passes(conformance_server: HttpServer, tmp_path: Path) -> None:
+    url = f"http://localhost:{conformance_server.port}/mcp"  # the suite's DNS-rebinding scenario needs localhost
+    proc = subprocess.run(
+        [str(BIN / "conformance"), "server", "--url", url, "--expected-failures", str(BASELINE), "-o", str(tmp_path)],
+        env=_node_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    for scenario in (
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "tools-call-with-logging",
+        "dns-rebinding-protection",
+    ):
+        assert f"✓ {scenario}:" in proc.stdout, proc.stdout[-4000:]
+
+
+def _inspector(args: list[str], home: Path) -> tuple[int, dict[str, object]]:
+    proc = subprocess.run(
+        [str(BIN / "mcp-inspector"), "--cli", *args, "--format", "json", "-q"],
+        env=_node_env(home),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=REPO,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"rc={proc.returncode} stdout={proc.stdout[-2000:]} stderr={proc.stderr[-2000:]}"
+    return proc.returncode, json.loads(lines[-1])
+
+
+def test_inspector_over_stdio(tmp_path: Path) -> None:
+    server = serve_argv(TEST_TOOLS, "--stdio")
+    rc, listed = _inspector([*server, "--method", "tools/list"], tmp_path)
+    assert rc == 0
+    names = {tool["name"] for tool in listed["result"]["tools"]}  # type: ignore[index]
+    assert {"echo", "add", "boom"} <= names
+    rc, called = _inspector(
+        [*server, "--method", "tools/call", "--tool-name", "echo", "--tool-args-json", '{"text": "hello"}'], tmp_path
+    )
+    assert rc == 0 and called["result"]["content"] == [{"type": "text", "text": "hello"}]  # type: ignore[index]
+    rc, failed = _inspector(
+        [*server, "--method", "tools/call", "--tool-name", "boom", "--tool-args-json", '{"message": "no"}'], tmp_path
+    )
+    assert rc == 5 and failed["result"]["isError"] is True  # type: ignore[index]
+
+
+def test_inspector_over_http(tmp_path: Path) -> None:
+    with HttpServer(TEST_TOOLS) as server:
+        rc, listed = _inspector([server.url, "--method", "tools/list"], tmp_path)
+        assert rc == 0 and "rendezvous" in {t["name"] for t in listed["result"]["tools"]}  # type: ignore[index]
+        rc, called = _inspector(
+            [server.url, "--method", "tools/call", "--tool-name", "add", "--tool-args-json", '{"a": 2, "b": 40}'],
+            tmp_path,
+        )
+        assert rc == 0 and called["result"]["content"] == [{"type": "text", "text": "42"}]  # type: ignore[index]
