@@ -142,7 +142,14 @@ def configure_server_tracing(service_name: str | None = None) -> TracingHandle:
     return _configure(None, service_name, default_service="toolwire-server")
 
 
+_installed: TracingHandle | None = None
+"""The global providers can be set once per process; a second call returns the first handle."""
+
+
 def _configure(trace_option: str | None, service_name: str | None, *, default_service: str) -> TracingHandle:
+    global _installed
+    if _installed is not None:
+        return _installed
     exporter_name = resolve_exporter(trace_option)
     metric_exporter = _metric_exporter()
     handle = TracingHandle(exporter=exporter_name)
@@ -160,6 +167,7 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
         metrics.set_meter_provider(meter_provider)
         tw_metrics.enable()
         handle.meter_provider = meter_provider
+    _installed = handle
     atexit.register(handle.shutdown)  # also covers sys.exit and uncaught errors; shutdown is idempotent
     return handle
 

@@ -202,7 +202,12 @@ def record_mcp(
     server_address: str | None = None,
     server_port: int | None = None,
 ) -> None:
-    """MCP attributes on the execute_tool span (the SDK's own client span does not carry them)."""
+    """MCP attributes on the execute_tool span (the SDK's own client span does not carry them).
+
+    An in-process source (transport 'inproc') is not MCP and not a network transport: nothing is set.
+    """
+    if transport == "inproc":
+        return
     span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
     span.set_attribute(A.NETWORK_TRANSPORT, transport)
     if protocol_version:
