@@ -1,0 +1,78 @@
+"""`toolwire eval FILE`: run an eval set, show progress, print the table, gate CI on the success rate."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+class BadInput(click.ClickException):
+    """Exit status 2, so CI can tell a broken eval file from a success rate below --min-success (status 1)."""
+
+    exit_code = 2
+
+
+@click.command(name="eval")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1), help="Run every task N times.")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
+              help="How many runs at once.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every figure and every attempt as JSON to this file ('-' for stdout).")
+@click.option("--min-success", type=click.FloatRange(0.0, 1.0),
+              help="Exit with status 1 when the overall success rate is below this (e.g. 0.9).")
+@click.option("--store", "store_db", metavar="DB",
+              help="Where failed runs are saved for `toolwire replay`: SQLite path or postgresql:// URL "
+                   "(default: the default run store).")
+@click.option("--no-save", is_flag=True, help="Do not save failed runs.")
+@click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
+              help="TOML price file overriding the shipped table (also $TOOLWIRE_PRICES).")
+def eval_command(file: Path, repeat: int, concurrency: int, json_out: Path | None, min_success: float | None,
+                 store_db: str | None, no_save: bool, prices_file: str | None) -> None:
+    """Run the tasks in FILE (TOML or JSON) and judge the answers and the paths."""
+    import anyio
+    from rich.console import Console
+
+    from toolwire_client.evals import report
+    from toolwire_client.evals.progress import LiveProgress
+    from toolwire_client.evals.runner import Attempt, EvalRunner
+    from toolwire_client.evals.spec import EvalFileError, load_eval_file
+    from toolwire_client.pricing import PriceFileError, load_prices
+
+    try:
+        evals = load_eval_file(file)
+        prices = load_prices(prices_file)
+    except (EvalFileError, PriceFileError) as exc:
+        raise BadInput(str(exc)) from exc
+    console = Console(stderr=True)
+    total = len(evals.tasks) * repeat
+
+    async def main() -> list[Attempt]:
+        from toolwire_client.store import open_store
+
+        store = None if no_save else await open_store(store_db)
+        try:
+            with LiveProgress(console, total) as progress:
+                runner = EvalRunner(evals, store=store, prices=prices, on_attempt=progress.add)
+                return await runner.run(repeat=repeat, concurrency=concurrency)
+        finally:
+            if store is not None:
+                await store.aclose()
+
+    attempts = anyio.run(main)
+    out = Console()
+    out.print(report.table(attempts))
+    for line in report.failures(attempts):
+        out.print(f"[red]✗[/red] {line}", highlight=False)
+    data = report.as_json(attempts, threshold=min_success)
+    if json_out is not None:
+        text = json.dumps(data, indent=2, default=str)
+        if str(json_out) == "-":
+            sys.stdout.write(text + "\n")
+        else:
+            json_out.write_text(text + "\n", encoding="utf-8")
+    rate = data["total"]["success_rate"]
+    if min_success is not None and rate < min_success:
+        console.print(f"[red]success rate {rate:.0%} is below --min-success {min_success:.0%}[/red]")
+        sys.exit(1)

@@ -1,0 +1,145 @@
+"""The eval file: tasks, the model each runs on, the tool servers, how the answer is checked, the expected path."""
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
+
+EXAMPLE = f'''[[servers]]
+command = ["python", "examples/support_tools.py"]
+
+[[tasks]]
+name = "gst-total"
+task = "What does order A123 cost in total with 18% GST?"
+model = "scripted:recovers"
+{CHECK_EXAMPLE}
+expect = {{ tools = ["get_order", "calculator"], max_steps = 6, max_cost_usd = 0.05 }}'''
+
+
+class EvalFileError(ValueError):
+    """The eval file is unreadable or malformed; the message says where and shows a correct file."""
+
+
+class ServerSpec(BaseModel):
+    """One tool server: a command started over stdio, or the URL of a Streamable HTTP server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: list[str] | None = None
+    url: str | None = None
+    name: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    token: str | None = None
+    """Bearer token for an HTTP server that checks access."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> "ServerSpec":
+        if (self.command is None) == (self.url is None):
+            raise ValueError('a server needs exactly one of command = ["python", "server.py"] or url = "http://..."')
+        if self.command is not None and not self.command:
+            raise ValueError("a server's command is empty")
+        return self
+
+    def expand(self, values: dict[str, str]) -> "ServerSpec":
+        """Fill {python} (this interpreter), {here} (the eval file's folder), {attempt_dir} (a fresh folder per run)."""
+
+        def fill(text: str) -> str:
+            for key, value in values.items():
+                text = text.replace("{" + key + "}", value)
+            return text
+
+        return self.model_copy(update={
+            "command": [fill(part) for part in self.command] if self.command else None,
+            "url": fill(self.url) if self.url else None,
+            "env": {key: fill(value) for key, value in self.env.items()},
+        })
+
+
+class EvalTask(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    task: str
+    model: str | None = None
+    """A model spec as `toolwire run --model` takes it: 'scripted:recovers', 'anthropic:claude-sonnet-4-5', ..."""
+    check: AnswerCheck
+    expect: PathExpectation | None = None
+    system: str | None = None
+    max_steps: int | None = None
+    risky_tools: list[str] | None = None
+    approve: bool = False
+    """Approve every risky call it pauses for (as a person saying yes), then resume; else pausing fails the task."""
+    usage: str | None = None
+    """Optional 'module:function' usage_fn for scripted models (a seed's token arithmetic)."""
+
+
+class EvalFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    """The default model for tasks that name none."""
+    servers: list[ServerSpec] = Field(default_factory=list)
+    max_steps: int = 12
+    system: str | None = None
+    tasks: list[EvalTask]
+
+    @model_validator(mode="after")
+    def _complete(self) -> "EvalFile":
+        if not self.tasks:
+            raise ValueError("the file lists no [[tasks]]")
+        names = [t.name for t in self.tasks]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"task names must be unique; repeated: {duplicates}")
+        missing = [t.name for t in self.tasks if (t.model or self.model) is None]
+        if missing:
+            raise ValueError(f"tasks {missing} name no model and the file sets no default model = \"...\"")
+        return self
+
+    def model_for(self, task: EvalTask) -> str:
+        spec = task.model or self.model
+        assert spec is not None
+        return spec
+
+
+def load_eval_file(path: str | Path) -> EvalFile:
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise EvalFileError(f"cannot read eval file {file}: {exc.strerror or exc}") from exc
+    data = _parse(file, text)
+    try:
+        evals = EvalFile.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_problem(err) for err in exc.errors())
+        raise EvalFileError(f"{file}: {problems}.\nA correct eval file looks like:\n{EXAMPLE}") from exc
+    here = str(file.resolve().parent)
+    values = {"python": sys.executable, "here": here}
+    evals.servers = [
+        server.model_copy(update={"cwd": str(Path(here, server.cwd)) if server.cwd else here}).expand(values)
+        for server in evals.servers
+    ]
+    return evals
+
+
+def _parse(file: Path, text: str) -> Any:
+    try:
+        if file.suffix.lower() == ".json":
+            return json.loads(text)
+        return tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        kind = "JSON" if file.suffix.lower() == ".json" else "TOML"
+        raise EvalFileError(f"{file} is not valid {kind} ({exc}).\nA correct eval file looks like:\n{EXAMPLE}") from exc
+
+
+def _problem(err: Any) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ())) or "file"
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{where}: {msg}"

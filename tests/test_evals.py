@@ -1,0 +1,171 @@
+"""`toolwire eval` against the real stdio tool server: the seed set passes, failures gate CI and are saved."""
+
+import json
+from pathlib import Path
+
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import anyio
+import pytest
+
+from toolwire_client.evals.checks import AnswerCheck, right_order, right_tools
+from toolwire_client.evals.spec import EvalFileError, load_eval_file
+from toolwire_client.store import open_store
+
+TOOLWIRE = str(Path(sys.executable).parent / "toolwire")
+
+
+@dataclass
+class Done:
+    exit_code: int
+    output: str
+
+
+def toolwire(*args: str) -> Done:
+    """The real command in its own process, as CI runs it."""
+    done = subprocess.run([TOOLWIRE, *args], capture_output=True, text=True, timeout=90)
+    return Done(done.returncode, done.stdout + done.stderr)
+
+
+REPO = Path(__file__).resolve().parent.parent
+SEEDS = REPO / "examples" / "evals" / "seeds.toml"
+SERVER = f'''[[servers]]
+command = ["{{python}}", "-m", "toolwire_server", "{REPO}/examples/support_tools.py:registry", "--stdio"]
+env = {{ TOOLWIRE_SUPPORT_DB = "{{attempt_dir}}/support.sqlite3" }}
+'''
+
+
+def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = toolwire(*["eval", str(SEEDS), "--repeat", "2", "--concurrency", "6", "--json", str(out),
+                                       "--min-success", "1.0", "--no-save"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert len(data["attempts"]) == 6
+    assert data["total"]["success_rate"] == 1.0 and data["passed"] is True
+    by_task = {t["name"]: t for t in data["tasks"]}
+    assert set(by_task) == {"gst-total", "gst-total-exact", "refund-approved"}
+    assert by_task["gst-total"]["right_tools"] == 1.0 and by_task["gst-total"]["right_order"] == 1.0
+    gst = next(a for a in data["attempts"] if a["task"] == "gst-total")
+    # the repaired bad call is in the path: get_order (bad), get_order (fixed), calculator
+    assert gst["called"] == ["get_order", "get_order", "calculator"]
+    assert "5900" in gst["answer"] and gst["tokens"] > 0 and gst["cost_usd"] is None  # scripted: no price
+    refund = next(a for a in data["attempts"] if a["task"] == "refund-approved")
+    assert refund["called"][:2] == ["get_order", "search_orders"] and refund["called"][-1] == "issue_refund"
+    assert "gst-total" in result.output and "total" in result.output
+
+
+def test_failures_fail_the_gate_and_are_saved_for_replay(tmp_path: Path) -> None:
+    evals = tmp_path / "evals.toml"
+    evals.write_text("max_steps = 6\n" + SERVER + '''
+
+[[tasks]]
+name = "stuck"
+task = "What does order A123 cost?"
+model = "scripted:repeats"
+check = { contains = "costs" }
+
+[[tasks]]
+name = "wrong-path"
+task = "What does order A123 cost in total with 18% GST?"
+model = "scripted:recovers"
+check = { contains = "5900" }
+expect = { tools = ["calculator", "get_order"], max_steps = 2 }
+
+[[tasks]]
+name = "fine"
+task = "What does order A123 cost in total with 18% GST?"
+model = "scripted:recovers"
+check = { exact = "Order A123 costs 5900.0 rupees with 18% GST." }
+''')
+    db = tmp_path / "runs.sqlite3"
+    out = tmp_path / "report.json"
+    result = toolwire(*["eval", str(evals), "--json", str(out), "--min-success", "0.9",
+                                       "--store", str(db), "--concurrency", "3"])
+    assert result.exit_code == 1, result.output
+    assert out.exists(), result.output
+    data = json.loads(out.read_text())
+    assert data["total"]["successes"] == 1 and data["passed"] is False
+    attempts = {a["task"]: a for a in data["attempts"]}
+    assert attempts["stuck"]["stop_reason"] == "repeated_call"
+    assert attempts["wrong-path"]["answer_ok"] is True
+    assert attempts["wrong-path"]["right_order"] is False and attempts["wrong-path"]["within_steps"] is False
+    assert attempts["fine"]["saved"] is False
+    assert "toolwire replay" in result.output
+
+    async def load_saved() -> None:
+        store = await open_store(str(db))
+        try:
+            for name in ("stuck", "wrong-path"):
+                assert attempts[name]["saved"] is True
+                state = await store.load(attempts[name]["run_id"])
+                assert state.steps and state.run_id == attempts[name]["run_id"]
+                assert state.config["eval_task"] == name
+                assert all(step.model_reply is not None for step in state.steps)  # what replay feeds back
+        finally:
+            await store.aclose()
+
+    anyio.run(load_saved)
+
+
+def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."recovers"]\ninput = 3.0\noutput = 15.0\n')
+    evals = tmp_path / "evals.json"
+    evals.write_text(json.dumps({
+        "servers": [{"command": ["{python}", "-m", "toolwire_server", f"{REPO}/examples/support_tools.py:registry",
+                                 "--stdio"], "env": {"TOOLWIRE_SUPPORT_DB": "{attempt_dir}/s.sqlite3"}}],
+        "tasks": [
+            {"name": "cheap", "task": "What does order A123 cost in total with 18% GST?", "model": "scripted:recovers",
+             "check": {"contains": "5900"}, "expect": {"max_cost_usd": 1.0}},
+            {"name": "too-dear", "task": "What does order A123 cost in total with 18% GST?",
+             "model": "scripted:recovers", "check": {"contains": "5900"}, "expect": {"max_cost_usd": 0.000001}},
+        ],
+    }))
+    out = tmp_path / "r.json"
+    result = toolwire(*["eval", str(evals), "--prices", str(prices), "--json", str(out), "--no-save"])
+    assert result.exit_code == 0, result.output  # no --min-success: no gate
+    attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
+    cheap = attempts["cheap"]
+    assert cheap["success"] is True
+    assert cheap["cost_usd"] == pytest.approx((cheap["input_tokens"] * 3 + cheap["output_tokens"] * 15) / 1e6)
+    # the cost budget stops the run before it overspends, and the task fails
+    assert attempts["too-dear"]["success"] is False and attempts["too-dear"]["stop_reason"] == "cost_budget"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('[[tasks]]\nname = "a"\ntask = "t"\nmodel = "scripted:recovers"\n', "tasks.0.check: Field required"),
+        ('[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { exact = "x", regex = "y" }\n', "exactly one of"),
+        ('[[tasks]]\nname = "a"\ntask = "t"\ncheck = { exact = "x" }\n', "name no model"),
+        ('[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { callable = "nope" }\n', "module:function"),
+        ('[[servers]]\nurl = "http://x"\ncommand = ["y"]\n', "exactly one of command"),
+        ("tasks = [", "not valid TOML"),
+    ],
+)
+def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) -> None:
+    file = tmp_path / "bad.toml"
+    file.write_text(text)
+    with pytest.raises(EvalFileError) as info:
+        load_eval_file(file)
+    assert says in str(info.value) and "[[tasks]]" in str(info.value)
+    if "TOML" not in says:
+        return
+    result = toolwire(*["eval", str(file)])
+    assert result.exit_code == 2 and says in result.output  # 2: bad input, distinct from 1: below the gate
+
+
+def test_path_and_answer_checks() -> None:
+    assert right_order(["get_order", "calculator"], ["get_order", "get_order", "calculator"])
+    assert not right_order(["calculator", "get_order"], ["get_order", "calculator"])
+    assert right_tools(["get_order", "calculator"], ["get_order", "get_order", "calculator"])
+    assert not right_tools(["get_order"], ["get_order", "issue_refund"])
+    from toolwire_client.state import RunState
+
+    state = RunState(run_id="r", agent_name="a", task="t", model="m")
+    assert AnswerCheck(contains="GST", ignore_case=True).passes("with 18% gst", state)
+    assert not AnswerCheck(exact="5900").passes(None, state)
+    assert AnswerCheck(regex=r"\b5900(\.0)?\b").passes("costs 5900.0", state)
