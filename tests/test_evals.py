@@ -1,11 +1,10 @@
 """`toolwire eval` against the real stdio tool server: the seed set passes, failures gate CI and are saved."""
 
 import json
-from pathlib import Path
-
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio
 import pytest
