@@ -27,5 +27,10 @@ def _register() -> None:
     main.add_command(trace.trace)
     main.add_command(replay.replay_command)
 
+    from toolwire_client.cli import demo, run
+
+    main.add_command(run.run)
+    main.add_command(demo.demo)
+
 
 _register()

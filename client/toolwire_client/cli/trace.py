@@ -7,36 +7,40 @@ import click
 
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.exits import call_text
-from toolwire_client.state import RunState
+from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 
 OBSERVATION_WIDTH = 200
 
 
-def trace_lines(state: RunState, wide: bool = False) -> list[str]:
-    """One line per tool call (or per final answer), as the seed prints them, then how the run ended."""
+def _cut(text: str, wide: bool) -> str:
+    flat = " ".join(text.split())
+    return flat if wide or len(flat) <= OBSERVATION_WIDTH else flat[: OBSERVATION_WIDTH - 3] + "..."
 
-    def cut(text: str) -> str:
-        flat = " ".join(text.split())
-        return flat if wide or len(flat) <= OBSERVATION_WIDTH else flat[: OBSERVATION_WIDTH - 3] + "..."
 
+def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[str]:
+    """One line per tool call of the step (or one for its final answer), as the seed prints them."""
+    tokens = f"tokens so far {step.usage_so_far.total_tokens}"
+    if not step.tool_calls:
+        return [f"step {step.index} | final: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id for p in state.pending if p.state == "pending_approval"}
+    results = {r.call_id: r for r in step.results}
     lines = []
-    for step in state.steps:
-        tokens = f"tokens so far {step.usage_so_far.total_tokens}"
-        if not step.tool_calls:
-            lines.append(f"step {step.index} | final: {cut(step.model_text)} | {tokens}")
-            continue
-        results = {r.call_id: r for r in step.results}
-        for call in step.tool_calls:
-            result = results.get(call.id)
-            if result is not None:
-                observation = cut(result.content)
-            elif call.id in waiting:
-                observation = "not run: waiting for approval"
-            else:
-                observation = "not run"
-            lines.append(f"step {step.index} | {call_text(call)} | {observation} | {tokens}")
+    for call in step.tool_calls:
+        result = results.get(call.id)
+        if result is not None:
+            observation = _cut(result.content, wide)
+        elif call.id in waiting:
+            observation = "not run: waiting for approval"
+        else:
+            observation = "not run"
+        lines.append(f"step {step.index} | {call_text(call)} | {observation} | {tokens}")
+    return lines
+
+
+def trace_lines(state: RunState, wide: bool = False) -> list[str]:
+    """The seed's table for the whole run, then how the run ended."""
+    lines = [line for step in state.steps for line in step_lines(state, step, wide)]
     lines.append(f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
                  f"{': ' + state.report if state.report else ''}")
     return lines

@@ -1,0 +1,109 @@
+"""`toolwire demo` (what `make demo` runs): the support agent from the seeds, end to end, with no API key and
+nothing started by hand. The tool server runs in its own process over stdio on a fresh SQLite file; the model asks
+for two tools in parallel, repairs a bad call from the readable error, and the refund pauses for a person's approval,
+which the demo then gives before resuming the saved run."""
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import anyio
+import click
+from rich.console import Console
+
+from toolwire_client.approvals import approve
+from toolwire_client.cli.run import print_outcome, with_prices_and_printing
+from toolwire_client.durable import RunConfig, ServerSpec, resume_claimed, start_run
+from toolwire_client.exits import Limits
+from toolwire_client.pricing import default_prices
+from toolwire_client.state import RunState
+from toolwire_client.store import SqlRunStore, open_store
+
+TASK = "Customer cus_8123 says the keyboards in order A123 arrived broken. Check the order and refund one keyboard."
+SYSTEM = ("You are a support agent for an online store. Use the tools to look up real data; never state an order "
+          "status you have not read from a tool. Refunds need a person's approval.")
+SUPPORT_TOOLS = "examples.support_tools:registry"
+REFERENCE_MODEL = "claude-sonnet-4-5"
+
+
+def _examples_root() -> Path:
+    """The folder holding examples/ (the repo root): the tool server imports the example tools from there."""
+    for folder in (Path.cwd(), *Path(__file__).resolve().parents):
+        if (folder / "examples" / "support_tools.py").is_file():
+            return folder
+    raise click.ClickException("cannot find examples/support_tools.py: run the demo from the toolwire checkout")
+
+
+def _model_spec(model: str | None) -> str:
+    if model:
+        return model
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic:claude-sonnet-4-5"
+    if os.environ.get("OPENAI_API_KEY"):
+        return "openai:gpt-4.1-mini"
+    return "scripted:support_demo"
+
+
+@click.command("demo")
+@click.option("--model", help="Run on this model instead (default: scripted, or the provider whose API key is set).")
+@click.option("--trace", "trace_file", default="toolwire-demo-trace.jsonl", show_default=True,
+              help="Where the run's spans go (a JSON-lines file, or otlp / console).")
+@click.option("--db", help="Run store (default: a fresh SQLite file in a temporary folder).")
+def demo(model: str | None, trace_file: str, db: str | None) -> None:
+    """Run the support agent end to end: parallel calls, a repaired call, an approval, a resume."""
+    from toolwire_otel.setup import child_process_env, configure_tracing
+
+    console = Console(soft_wrap=True)
+    work = Path(tempfile.mkdtemp(prefix="toolwire-demo-"))
+    db = db or str(work / "runs.db")
+    server = ServerSpec(
+        name="support",
+        command=[sys.executable, "-m", "toolwire_client.cli", "serve", SUPPORT_TOOLS, "--stdio"],
+        cwd=str(_examples_root()),
+        env={"TOOLWIRE_SUPPORT_DB": str(work / "support.db"), **child_process_env()},
+    )
+    config = RunConfig(model=_model_spec(model), servers=[server], name="support-agent", system=SYSTEM,
+                       limits=Limits(max_steps=8, max_wall_s=120))
+    console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {db}")
+    console.print(f"task: {TASK}\n", markup=False, highlight=False)
+    with configure_tracing(trace_file):
+        state = anyio.run(_demo, config, db, console)
+    print_outcome(console, state)
+    if config.model.startswith("scripted:"):
+        reference = default_prices().cost(REFERENCE_MODEL, state.usage)
+        if reference is not None:
+            console.print(f"(a scripted model costs nothing; the same tokens on {REFERENCE_MODEL} would cost "
+                          f"{reference:.4f} USD)", markup=False, highlight=False)
+    console.print(f"trace written to {trace_file}; replay the saved run with "
+                  f"`toolwire trace show {state.run_id} --db {db}`", markup=False, highlight=False)
+    sys.exit(0 if state.status == "done" else 1)
+
+
+async def _demo(config: RunConfig, db: str, console: Console) -> RunState:
+    store = await open_store(db)
+    build = with_prices_and_printing(console)
+    try:
+        agent = await build(config, store)
+        try:
+            state = await start_run(agent, TASK, config)
+        finally:
+            await agent.model.aclose()
+        while state.status == "waiting_for_approval":
+            await _approve_all(store, state, console)
+            console.print("resuming the saved run ...", markup=False, highlight=False)
+            state = await resume_claimed(store, state.run_id, build)
+        return state
+    finally:
+        await store.aclose()
+
+
+async def _approve_all(store: SqlRunStore, state: RunState, console: Console) -> None:
+    """Stands in for the person who would run `toolwire approve RUN CALL` hours later."""
+    for pending in state.pending:
+        if pending.state != "pending_approval":
+            continue
+        call = pending.call
+        console.print(f"\n[yellow]waiting for approval[/]: {call.name}({call.arguments}) - "
+                      f"a person approves it (`toolwire approve {state.run_id} {call.id}`)")
+        await approve(store, state.run_id, call.id, shown_hash=pending.args_hash)
