@@ -5,6 +5,7 @@ from typing import Any
 
 import httpx2
 
+from toolwire_client.models.anthropic_stream import read_message_stream
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.http import HttpModel, resolve_key
 from toolwire_client.models.retry import RetryPolicy
@@ -29,6 +30,7 @@ class AnthropicModel(HttpModel):
         version: str = DEFAULT_VERSION,
         max_tokens: int = 4096,
         cache_system: bool = True,
+        stream: bool = False,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
@@ -39,6 +41,7 @@ class AnthropicModel(HttpModel):
         self.version = version
         self.max_tokens = max_tokens
         self.cache_system = cache_system
+        self.stream = stream
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": self.version, "content-type": "application/json"}
@@ -60,10 +63,13 @@ class AnthropicModel(HttpModel):
             ]
             body["tool_choice"] = {"type": "auto"}
         body["messages"] = wire_messages(messages)
+        if self.stream:
+            body["stream"] = True
         return body
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        data, latency = await self._post("/v1/messages", self.request_body(messages, tools))
+        reader = read_message_stream if self.stream else None
+        data, latency = await self._post("/v1/messages", self.request_body(messages, tools), reader)
         content = data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")
@@ -149,6 +155,8 @@ def parse_tool_use(block: dict[str, Any]) -> ToolCall:
     call_id, name = str(block.get("id", "")), str(block.get("name", ""))
     if isinstance(call_input, dict):
         return ToolCall(id=call_id, name=name, arguments=call_input)
+    if isinstance(call_input, str):  # a streamed input whose JSON did not parse
+        return ToolCall(id=call_id, name=name, raw_arguments=call_input, parse_error="input is not valid JSON")
     problem = f"input is a {type(call_input).__name__}"
     return ToolCall(id=call_id, name=name, raw_arguments=json.dumps(call_input), parse_error=problem)
 

@@ -2,6 +2,7 @@
 
 import os
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,6 +10,8 @@ import httpx2
 
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
+
+StreamReader = Callable[[httpx2.Response], Awaitable[dict[str, Any]]]
 
 
 class MissingApiKey(ValueError):
@@ -58,15 +61,26 @@ class HttpModel:
     def _headers(self) -> dict[str, str]:
         raise NotImplementedError
 
-    async def _post(self, path: str, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        """POST with retries; the parsed JSON body and the latency of the successful attempt."""
+    async def _post(
+        self, path: str, body: dict[str, Any], stream_reader: StreamReader | None = None
+    ) -> tuple[dict[str, Any], float]:
+        """POST with retries; the parsed JSON body and the latency of the successful attempt.
+
+        With a stream_reader the reply is read as a stream and folded into one body before anything is returned,
+        so a stream that breaks half-way is retried whole."""
         url = self.base_url + path
         started = time.perf_counter()
 
         async def send() -> httpx2.Response:
             nonlocal started
             started = time.perf_counter()
-            return await self._client.post(url, json=body, headers=self._headers())
+            if stream_reader is None:
+                return await self._client.post(url, json=body, headers=self._headers())
+            async with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
+                if not response.is_success:
+                    await response.aread()
+                    return response
+                return httpx2.Response(200, json=await stream_reader(response))
 
         response = await send_with_retries(self.provider, send, self.retry, [self._api_key])
         latency = time.perf_counter() - started

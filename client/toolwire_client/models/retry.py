@@ -81,6 +81,14 @@ class Failure:
     headers: httpx2.Headers | None = None
 
 
+class AttemptFailed(Exception):
+    """An attempt failed after its 200 began (an `error` event mid-stream, a stream cut short)."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.summary)
+        self.failure = failure
+
+
 def error_fields(body: Any) -> tuple[str | None, str | None, str | None]:
     """(type, message, code) from either provider's error body; code is OpenAI's `code` or Anthropic's
     `details.error_code`."""
@@ -163,6 +171,8 @@ async def send_with_retries(
             response = await send()
         except httpx2.TransportError as exc:
             failure = classify_transport(exc)
+        except AttemptFailed as exc:
+            failure = exc.failure
         else:
             if response.is_success:
                 return response
