@@ -1,0 +1,209 @@
+"""Tool-server benchmark: toolwire vs a plain `mcp` MCPServer vs a hand-written NDJSON pipe (the floor).
+
+Per configuration: sequential latency (median, p99) and calls/s, then throughput with 16 and 64 calls in flight on
+one connection, plus the server process's CPU per call during the sequential phase. Client: `mcp.Client` (auto mode:
+2026-07-28) for toolwire and MCPServer; a hand-written asyncio client for the pipe.
+
+    .venv/bin/python -m bench.server_bench [--calls N]      (or: make bench)
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client, StdioServerParameters
+
+REPO = Path(__file__).resolve().parents[1]
+ECHO = "bench/echo_servers.py"
+CallFn = Callable[[str], Awaitable[str]]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children() -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        text = (task / "children").read_text().split()
+        found.update(int(pid) for pid in text)
+    return found
+
+
+async def _measure(call: CallFn, server_pid: int | None, calls: int) -> dict[str, float]:
+    for i in range(min(100, calls)):  # warm-up
+        await call(f"w{i}")
+    latencies = []
+    cpu0 = _cpu_seconds(server_pid) if server_pid else 0.0
+    start = time.perf_counter()
+    for i in range(calls):
+        t0 = time.perf_counter()
+        assert await call(f"s{i}") == f"s{i}"
+        latencies.append(time.perf_counter() - t0)
+    seq_wall = time.perf_counter() - start
+    cpu1 = _cpu_seconds(server_pid) if server_pid else 0.0
+    latencies.sort()
+    out = {
+        "seq_median_us": statistics.median(latencies) * 1e6,
+        "seq_p99_us": latencies[int(len(latencies) * 0.99) - 1] * 1e6,
+        "seq_calls_s": calls / seq_wall,
+        "server_cpu_us_per_call": (cpu1 - cpu0) / calls * 1e6 if server_pid else float("nan"),
+    }
+    for in_flight in (16, 64):
+        counter = iter(range(calls * 2))
+
+        start = time.perf_counter()
+        await asyncio.gather(*(_worker(call, counter) for _ in range(in_flight)))
+        out[f"c{in_flight}_calls_s"] = calls * 2 / (time.perf_counter() - start)
+    return out
+
+
+async def _worker(call: CallFn, counter: Iterator[int]) -> None:
+    """Pull the next call number from the shared counter until it runs out: N workers = N calls in flight."""
+    for i in counter:
+        assert await call(f"c{i}") == f"c{i}"
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+async def _bench_mcp_stdio(argv: list[str], calls: int) -> dict[str, float]:
+    before = _children()
+    params = StdioServerParameters(command=argv[0], args=argv[1:], cwd=str(REPO))
+    async with Client(params) as client:
+        pid = next(iter(_children() - before), None)
+
+        async def call(text: str) -> str:
+            return _text(await client.call_tool("echo", {"text": text}))
+
+        return await _measure(call, pid, calls)
+
+
+async def _bench_mcp_http(argv: list[str], port: int, calls: int) -> dict[str, float]:
+    proc = _spawn(argv)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.05)
+        async with httpx2.AsyncClient(timeout=60) as http:
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+
+                async def call(text: str) -> str:
+                    return _text(await client.call_tool("echo", {"text": text}))
+
+                return await _measure(call, proc.pid, calls)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def _bench_raw(calls: int) -> dict[str, float]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, ECHO, "raw-stdio", cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 24
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+    pending: dict[int, asyncio.Future[str]] = {}
+    ids = iter(range(1 << 62))
+
+    async def read_loop() -> None:
+        while line := await stdout.readline():
+            message = json.loads(line)
+            pending.pop(message["id"]).set_result(message["result"]["content"][0]["text"])
+
+    reader = asyncio.create_task(read_loop())
+
+    async def call(text: str) -> str:
+        request_id = next(ids)
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        pending[request_id] = future
+        request = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}},
+        }
+        stdin.write(json.dumps(request).encode() + b"\n")
+        await stdin.drain()
+        return await future
+
+    try:
+        return await _measure(call, proc.pid, calls)
+    finally:
+        stdin.close()
+        await proc.wait()
+        reader.cancel()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _run(calls: int) -> dict[str, Any]:
+    toolwire = [sys.executable, "-m", "toolwire_server", f"{ECHO}:registry"]
+    mcpserver = [sys.executable, ECHO]
+    results: dict[str, dict[str, float]] = {}
+    results["stdio/raw-pipe"] = await _bench_raw(calls)
+    results["stdio/mcpserver"] = await _bench_mcp_stdio([*mcpserver, "mcpserver-stdio"], calls)
+    results["stdio/toolwire"] = await _bench_mcp_stdio([*toolwire, "--stdio"], calls)
+    port = _free_port()
+    results["http/mcpserver"] = await _bench_mcp_http([*mcpserver, "mcpserver-http", str(port)], port, calls)
+    port = _free_port()
+    results["http/toolwire"] = await _bench_mcp_http([*toolwire, "--http", "--port", str(port)], port, calls)
+    ratios = {
+        transport: {
+            key: results[f"{transport}/toolwire"][key] / results[f"{transport}/mcpserver"][key]
+            for key in ("seq_median_us", "seq_calls_s", "c16_calls_s", "c64_calls_s", "server_cpu_us_per_call")
+        }
+        for transport in ("stdio", "http")
+    }
+    return {"calls": calls, "results": results, "toolwire_vs_mcpserver": ratios}
+
+
+def run(calls: int = 1000) -> dict[str, Any]:
+    """`calls` sequential calls (after 100 warm-up), then 2×`calls` at 16 and at 64 in flight, per configuration."""
+    return asyncio.run(_run(calls))
+
+
+def _table(report: dict[str, Any]) -> str:
+    cols = ["seq_median_us", "seq_p99_us", "seq_calls_s", "c16_calls_s", "c64_calls_s", "server_cpu_us_per_call"]
+    lines = ["| config | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in report["results"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{row[c]:.0f}" for c in cols) + " |")
+    lines += ["", "| toolwire / mcpserver | " + " | ".join(c for c in cols if c != "seq_p99_us") + " |"]
+    lines.append("|---" * 6 + "|")
+    for transport, ratio in report["toolwire_vs_mcpserver"].items():
+        lines.append(f"| {transport} | " + " | ".join(f"{v:.2f}" for v in ratio.values()) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--json", action="store_true")
+    options = parser.parse_args()
+    report = run(options.calls)
+    print(json.dumps(report, indent=2) if options.json else _table(report))
