@@ -63,8 +63,8 @@ async def test_make_model_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-a")
     assert default_spec() == f"anthropic:{DEFAULT_MODELS['anthropic']}"
 
-    claude = make_model("anthropic:claude-opus-4-1", anthropic_version="2023-06-01")
-    assert isinstance(claude, AnthropicModel)
+    claude = make_model("anthropic:claude-opus-4-1", anthropic_version="2023-06-01", stream=True)
+    assert isinstance(claude, AnthropicModel) and claude.stream
     assert (claude.model, claude.version, claude.server_address, claude.server_port) == (
         "claude-opus-4-1", "2023-06-01", "api.anthropic.com", 443)
     local = make_model("openai:llama3", base_url="http://127.0.0.1:8080/v1")

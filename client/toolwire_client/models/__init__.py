@@ -26,6 +26,7 @@ def make_model(
     api_key: str | None = None,
     anthropic_version: str | None = None,
     max_tokens: int | None = None,
+    stream: bool = False,
     retry: RetryPolicy | None = None,
 ) -> Model:
     """Build a model from 'provider:name'. Base URLs also come from ANTHROPIC_BASE_URL / OPENAI_BASE_URL."""
@@ -44,6 +45,7 @@ def make_model(
             base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
             version=anthropic_version or DEFAULT_VERSION,
             max_tokens=max_tokens or 4096,
+            stream=stream,
             retry=retry,
         )
     if provider == "openai":
