@@ -174,6 +174,7 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
 
 def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The OTEL_* variables a spawned tool server needs to export to the same place (the MCP stdio client passes
-    the child only a handful of variables, so a stdio source must add these to its `env`)."""
+    the child only a handful of variables, so a stdio source must add these to its `env`). OTEL_SERVICE_NAME is
+    left out: the server names itself toolwire-server rather than taking the agent's name."""
     env = os.environ if env is None else env
-    return {key: value for key, value in env.items() if key.startswith("OTEL_")}
+    return {key: value for key, value in env.items() if key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME"}

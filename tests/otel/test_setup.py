@@ -141,4 +141,4 @@ def test_content_capture_is_off_by_default_and_on_when_opted_in(tmp_path: Path) 
 
 def test_child_process_env_passes_only_otel_variables() -> None:
     env = {"OTEL_SERVICE_NAME": "a", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OPENAI_API_KEY": "sk-x"}
-    assert child_process_env(env) == {"OTEL_SERVICE_NAME": "a", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
+    assert child_process_env(env) == {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}

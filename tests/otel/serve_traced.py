@@ -1,0 +1,12 @@
+"""`toolwire serve ...` with configure_server_tracing() called first: the one line the serve command needs.
+
+Used by the two-process tests until `toolwire serve` makes the call itself (then this stays harmless: the second
+call returns the first handle).
+"""
+
+from toolwire_client.cli.serve import serve
+from toolwire_otel.setup import configure_server_tracing
+
+if __name__ == "__main__":
+    configure_server_tracing()
+    serve(prog_name="toolwire serve")
