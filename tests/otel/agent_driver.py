@@ -39,7 +39,8 @@ async def main(argv: list[str]) -> None:
             "What does order A123 cost with GST?"
         )
         print(json.dumps({"status": state.status, "trace_id": state.trace_id, "answer": state.final_answer,
-                          "run_id": state.run_id, "report": state.report}))
+                          "run_id": state.run_id, "report": state.report,
+                          "usage": [[s.usage.input_tokens, s.usage.output_tokens] for s in state.steps]}))
     finally:
         handle.shutdown()
 
