@@ -82,7 +82,7 @@ check = { exact = "Order A123 costs 5900.0 rupees with 18% GST." }
     db = tmp_path / "runs.sqlite3"
     out = tmp_path / "report.json"
     result = toolwire(*["eval", str(evals), "--json", str(out), "--min-success", "0.9",
-                                       "--store", str(db), "--concurrency", "3"])
+                                       "--db", str(db), "--concurrency", "3"])
     assert result.exit_code == 1, result.output
     assert out.exists(), result.output
     data = json.loads(out.read_text())
@@ -155,6 +155,35 @@ def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) 
         return
     result = toolwire(*["eval", str(file)])
     assert result.exit_code == 2 and says in result.output  # 2: bad input, distinct from 1: below the gate
+
+
+def test_waterfall_of_a_saved_failed_run(tmp_path: Path) -> None:
+    """A real run with two parallel calls (one bad), paused for approval, drawn from the store by the CLI."""
+    evals = tmp_path / "evals.toml"
+    evals.write_text(SERVER + '''
+[[tasks]]
+name = "refund-not-approved"
+task = "The keyboard in order A123 arrived broken. Please refund one keyboard."
+model = "scripted:support_demo"
+check = { contains = "Refunded" }
+''')
+    db, out = tmp_path / "runs.sqlite3", tmp_path / "r.json"
+    assert toolwire("eval", str(evals), "--db", str(db), "--json", str(out)).exit_code == 0
+    attempt = json.loads(out.read_text())["attempts"][0]
+    assert attempt["status"] == "waiting_for_approval" and attempt["saved"] is True
+    shown = toolwire("trace", "show", attempt["run_id"], "--waterfall", "--db", str(db))
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    get_line = next(line for line in lines if "1 ├ get_order" in line)
+    search_line = next(line for line in lines if "1 └ search_orders" in line)
+    assert "✗ bad_arguments" in search_line
+    # sent together: the two bars overlap on the time axis
+    def cells(line: str) -> set[int]:
+        return {i for i, ch in enumerate(line) if ch in "▆▒"}
+
+    assert cells(get_line) & cells(search_line)
+    assert "↻ retry after error" in next(line for line in lines if "2 └ search_orders" in line)
+    assert "⏸ pending approval" in next(line for line in lines if "issue_refund" in line)
 
 
 def test_path_and_answer_checks() -> None:

@@ -38,7 +38,7 @@ def run_with_parallel_calls_error_retry_and_approval() -> RunState:
     return RunState(
         run_id="run_x", agent_name="support", task="refund A123", model="scripted", status="waiting_for_approval",
         started_at=T0, steps=[step1, step2, step3],
-        pending=[PendingCall(call=refund, state="pending_approval", args_hash=args_hash(refund))],
+        pending=[PendingCall(call=refund, state="pending_approval", args_hash=args_hash(refund.arguments))],
     )
 
 

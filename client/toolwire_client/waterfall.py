@@ -8,7 +8,7 @@ import io
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -117,9 +117,26 @@ def _seconds(value: float) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
-def waterfall(state: RunState, width: int = 60) -> RenderableType:
-    """The timeline as a rich renderable: one row per model call and per tool call."""
-    rows = bars(state)
+class Waterfall:
+    """Renders at the console's width: labels and marks keep their room, the time axis takes the rest."""
+
+    def __init__(self, state: RunState, width: int | None = None):
+        self.state, self.width = state, width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rows = bars(self.state)
+        label_w = max([len("step / call"), *(len(b.label) for b in rows)])
+        mark_w = max([0, *(len(b.mark) for b in rows)])
+        width = self.width or max(20, options.max_width - label_w - mark_w - 14)
+        yield _drawing(self.state, rows, width)
+
+
+def waterfall(state: RunState, width: int | None = None) -> RenderableType:
+    """The timeline as a rich renderable: one row per model call and per tool call (width: the axis, in cells)."""
+    return Waterfall(state, width)
+
+
+def _drawing(state: RunState, rows: list[Bar], width: int) -> RenderableType:
     total = _run_end_s(state, rows)
     axis = Text(f"0{_seconds(total).rjust(width - 1)}" if width > 8 else "")
     table = Table(box=None, show_header=True, pad_edge=False, padding=(0, 1))
@@ -141,6 +158,6 @@ def waterfall(state: RunState, width: int = 60) -> RenderableType:
 def waterfall_text(state: RunState, width: int = 60) -> str:
     """The same timeline as plain text (no colour), for logs and tests."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width + 80, color_system=None, force_terminal=False)
+    console = Console(file=buffer, width=width + 120, color_system=None, force_terminal=False)
     console.print(waterfall(state, width))
     return buffer.getvalue()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from toolwire_client.cli._store import db_option
+
 
 class BadInput(click.ClickException):
     """Exit status 2, so CI can tell a broken eval file from a success rate below --min-success (status 1)."""
@@ -22,15 +24,16 @@ class BadInput(click.ClickException):
               help="Write every figure and every attempt as JSON to this file ('-' for stdout).")
 @click.option("--min-success", type=click.FloatRange(0.0, 1.0),
               help="Exit with status 1 when the overall success rate is below this (e.g. 0.9).")
-@click.option("--store", "store_db", metavar="DB",
-              help="Where failed runs are saved for `toolwire replay`: SQLite path or postgresql:// URL "
-                   "(default: the default run store).")
+@db_option
 @click.option("--no-save", is_flag=True, help="Do not save failed runs.")
 @click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML price file overriding the shipped table (also $TOOLWIRE_PRICES).")
 def eval_command(file: Path, repeat: int, concurrency: int, json_out: Path | None, min_success: float | None,
-                 store_db: str | None, no_save: bool, prices_file: str | None) -> None:
-    """Run the tasks in FILE (TOML or JSON) and judge the answers and the paths."""
+                 db: str | None, no_save: bool, prices_file: str | None) -> None:
+    """Run the tasks in FILE (TOML or JSON) and judge the answers and the paths.
+
+    Failed runs are saved in the run store (--db) so `toolwire replay RUN` reproduces them.
+    """
     import anyio
     from rich.console import Console
 
@@ -51,7 +54,7 @@ def eval_command(file: Path, repeat: int, concurrency: int, json_out: Path | Non
     async def main() -> list[Attempt]:
         from toolwire_client.store import open_store
 
-        store = None if no_save else await open_store(store_db)
+        store = None if no_save else await open_store(db)
         try:
             with LiveProgress(console, total) as progress:
                 runner = EvalRunner(evals, store=store, prices=prices, on_attempt=progress.add)

@@ -61,9 +61,17 @@ def trace() -> None:
 @trace.command("show")
 @click.argument("run_id")
 @click.option("--wide", is_flag=True, help="Do not shorten long observations.")
+@click.option("--waterfall", is_flag=True, help="Draw the timeline: model and tool calls as bars on a time axis.")
 @db_option
-def show(run_id: str, wide: bool, db: str | None) -> None:
+def show(run_id: str, wide: bool, waterfall: bool, db: str | None) -> None:
     """The seed's table for RUN_ID: step | call | observation | tokens so far, then the stop reason."""
+    if waterfall:
+        from rich.console import Console
+
+        from toolwire_client.waterfall import waterfall as draw
+
+        Console().print(draw(_load(db, run_id)))
+        return
     for line in trace_lines(_load(db, run_id), wide):
         click.echo(line)
 
