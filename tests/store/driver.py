@@ -1,0 +1,68 @@
+"""A separate agent process for the durable-run tests, with the test's scripted model registered.
+
+`driver.py run DB RUN_ID TOOLS_DB GATE_DIR [--risky NAME]` starts a run on the durable tools (stdio server);
+`driver.py cli ARGS...` runs the real `toolwire` CLI (resume, approve, ...) in this process.
+The model hangs (blocking, as a stuck provider would) at step $DURABLE_HANG_STEP until GATE_DIR/release exists.
+"""
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+from toolwire_client.models.seed_scripts import SCRIPTS, last_results
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = "tests/store/durable_tools.py:registry"
+
+
+def durable(messages: list[Message]) -> AssistantMessage:
+    """Step 1: a note and a refund in parallel; step 2: the answer, quoting what came back."""
+    step = 1 + sum(isinstance(m, AssistantMessage) for m in messages)
+    gate = os.environ.get("DURABLE_GATE_DIR")
+    if gate and os.environ.get("DURABLE_HANG_STEP") == str(step):
+        Path(gate, "model_started").write_text(str(os.getpid()))
+        while not Path(gate, "release").exists():
+            time.sleep(0.02)
+    results = last_results(messages)
+    if not results:
+        return AssistantMessage(tool_calls=[
+            ToolCall(id="call_note", name="send_note", arguments={"text": "refund on its way"}),
+            ToolCall(id="call_refund", name="refund", arguments={"order_id": "A123", "amount_cents": 500}),
+        ])
+    return AssistantMessage(text=" / ".join(r.content for r in results))
+
+
+SCRIPTS["durable"] = durable
+
+
+async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) -> None:
+    from toolwire_client.durable import RunConfig, ServerSpec, build_agent, start_run
+    from toolwire_client.exits import Limits
+    from toolwire_client.store import open_store
+
+    server = ServerSpec(name="durable", command=[sys.executable, "-m", "toolwire_server", TOOLS, "--stdio"],
+                        env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate}, cwd=str(REPO))
+    config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=risky)
+    store = await open_store(db)
+    agent = await build_agent(config, store)
+    state = await start_run(agent, "Refund 5 USD on order A123 and leave a note", config, run_id=run_id)
+    print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)
+    await store.aclose()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        db, run_id, tools_db, gate, *rest = sys.argv[2:]
+        anyio.run(run, db, run_id, tools_db, gate, rest[1:] if rest[:1] == ["--risky"] else [])
+        if os.environ.get("DURABLE_STAY"):  # a process that lives on while the run waits, to be killed
+            Path(gate, "stayed").write_text(str(os.getpid()))
+            signal.pause()
+    else:
+        from toolwire_client.cli import main
+
+        main(sys.argv[2:], prog_name="toolwire")

@@ -1,0 +1,142 @@
+"""Separate processes for the durable-run tests: the driver (a run), the CLI (approve, reject, resume), kill -9,
+and bounded waits on real conditions (a marker file appearing, a process ending)."""
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolwire_client.state import RunState
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DRIVER = str(HERE / "driver.py")
+TOOLWIRE = str(Path(sys.executable).with_name("toolwire"))
+DEADLINE_S = 60.0
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DURABLE_", "TOOLWIRE_DB"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(HERE), env.get("PYTHONPATH", "")])
+    return {**env, **(extra or {})}
+
+
+def spawn_run(db: str, run_id: str, tools_db: Path, gate: Path, *, env: dict[str, str] | None = None,
+              risky: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    argv = [sys.executable, DRIVER, "run", db, run_id, str(tools_db), str(gate)]
+    if risky:
+        argv += ["--risky", *risky]
+    full_env = _env({"DURABLE_GATE_DIR": str(gate), **(env or {})})
+    return subprocess.Popen(argv, cwd=REPO, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def cli(db: str, *args: str, env: dict[str, str] | None = None, real: bool = False) -> subprocess.CompletedProcess[str]:
+    """`toolwire ARGS --db DB` in its own process: the installed entry point, or the driver (test script known)."""
+    head = [TOOLWIRE] if real else [sys.executable, DRIVER, "cli"]
+    return subprocess.run([*head, *args, "--db", db], cwd=REPO, env=_env(env), capture_output=True, text=True,
+                          timeout=DEADLINE_S)
+
+
+def cli_popen(db: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, DRIVER, "cli", *args, "--db", db], cwd=REPO, env=_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str] | None = None, what: str = "") -> None:
+    """Poll a real condition with a bounded deadline; fail early with the process's output if it died."""
+    end = time.monotonic() + DEADLINE_S
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"process ended ({proc.returncode}) before {what}:\n{out}\n{err}")
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(0.02)
+
+
+def kill9(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=DEADLINE_S)
+
+
+def kill_pid_in(marker: Path) -> None:
+    """Kill the process whose pid a marker holds (an orphaned stdio tool server), if it still runs."""
+    with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+
+
+def rows(tools_db: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(tools_db)
+    try:
+        return conn.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []  # the table does not exist yet: nothing written
+    finally:
+        conn.close()
+
+
+def tamper(db: str, run_id: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit a saved state behind the store's back, as an attacker with database access would."""
+    if db.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as conn:
+            row = conn.execute("SELECT state FROM runs WHERE run_id = %s", (run_id,)).fetchone()
+            assert row is not None
+            state = row[0]
+            change(state)
+            conn.execute("UPDATE runs SET state = %s::jsonb WHERE run_id = %s", (json.dumps(state), run_id))
+        return
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        state = json.loads(conn.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+        change(state)
+        conn.execute("UPDATE runs SET state = ? WHERE run_id = ?", (json.dumps(state), run_id))
+    finally:
+        conn.close()
+
+
+async def load(db: str, run_id: str) -> "RunState":
+    from toolwire_client.store import open_store
+
+    store = await open_store(db)
+    try:
+        return await store.load(run_id)
+    finally:
+        await store.aclose()
+
+
+def setup_dirs(tmp_path: Path) -> tuple[Path, Path]:
+    """The tools' side-effect database and the gate directory of one test."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    return tmp_path / "tools.sqlite3", gate
+
+
+async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunState":
+    """A run on the durable tools that asked for approval of its refund (started in this process)."""
+    import driver  # registers the test's scripted model
+
+    from toolwire_client.durable import RunConfig, ServerSpec, build_agent, start_run
+    from toolwire_client.exits import Limits
+    from toolwire_client.store import open_store
+
+    server = ServerSpec(name="durable", command=[sys.executable, "-m", "toolwire_server", driver.TOOLS, "--stdio"],
+                        env={"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)}, cwd=str(REPO))
+    config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=["refund"])
+    store = await open_store(db)
+    try:
+        state = await start_run(await build_agent(config, store), "Refund 5 USD on A123, leave a note", config,
+                                run_id=run_id)
+    finally:
+        await store.aclose()
+    assert state.status == "waiting_for_approval", state.report
+    return state

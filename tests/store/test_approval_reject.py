@@ -1,0 +1,28 @@
+"""Reject from one process, resume from another: the model reads the person's reason and the refund never runs."""
+
+from pathlib import Path
+
+import anyio
+from procs import cli, load, rows, setup_dirs, waiting_run
+
+from toolwire_shared import errors
+
+REFUNDS = "SELECT COUNT(*) FROM refunds"
+
+
+def run_cli(db: str, *args: str):  # type: ignore[no-untyped-def]
+    return anyio.to_thread.run_sync(lambda: cli(db, *args))
+
+
+async def test_reject_then_resume_in_other_processes(db: str, tmp_path: Path) -> None:
+    tools_db, gate = setup_dirs(tmp_path)
+    await waiting_run(db, "run_reject", tools_db, gate)
+    said = await run_cli(db, "reject", "run_reject", "call_refund", "--reason", "refunds need a manager")
+    assert said.returncode == 0 and "rejected call_refund" in said.stdout, said.stderr
+    done = await run_cli(db, "resume", "run_reject")
+    assert done.returncode == 0, done.stderr
+    final = await load(db, "run_reject")
+    refund = final.steps[0].results[1]
+    assert (refund.error_kind, refund.content) == ("rejected", errors.rejected("refunds need a manager"))
+    assert final.final_answer is not None and "a person rejected this action" in final.final_answer
+    assert rows(tools_db, REFUNDS) in ([], [(0,)])
