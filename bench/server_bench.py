@@ -162,17 +162,24 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _run(calls: int) -> dict[str, Any]:
+async def _run(calls: int, rounds: int) -> dict[str, Any]:
     toolwire = [sys.executable, "-m", "toolwire_server", f"{ECHO}:registry"]
     mcpserver = [sys.executable, ECHO]
-    results: dict[str, dict[str, float]] = {}
-    results["stdio/raw-pipe"] = await _bench_raw(calls)
-    results["stdio/mcpserver"] = await _bench_mcp_stdio([*mcpserver, "mcpserver-stdio"], calls)
-    results["stdio/toolwire"] = await _bench_mcp_stdio([*toolwire, "--stdio"], calls)
-    port = _free_port()
-    results["http/mcpserver"] = await _bench_mcp_http([*mcpserver, "mcpserver-http", str(port)], port, calls)
-    port = _free_port()
-    results["http/toolwire"] = await _bench_mcp_http([*toolwire, "--http", "--port", str(port)], port, calls)
+    configs: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
+        "stdio/raw-pipe": lambda: _bench_raw(calls),
+        "stdio/mcpserver": lambda: _bench_mcp_stdio([*mcpserver, "mcpserver-stdio"], calls),
+        "stdio/toolwire": lambda: _bench_mcp_stdio([*toolwire, "--stdio"], calls),
+        "http/mcpserver": lambda: _http(mcpserver, ["mcpserver-http", "{port}"], calls),
+        "http/toolwire": lambda: _http(toolwire, ["--http", "--port", "{port}"], calls),
+    }
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
+    for _ in range(rounds):  # interleaved rounds, so a burst of load on the shared machine hits every config
+        for name, bench in configs.items():
+            runs[name].append(await bench())
+    results = {
+        name: {key: statistics.median(run[key] for run in per_round) for key in per_round[0]}
+        for name, per_round in runs.items()
+    }
     ratios = {
         transport: {
             key: results[f"{transport}/toolwire"][key] / results[f"{transport}/mcpserver"][key]
@@ -180,12 +187,18 @@ async def _run(calls: int) -> dict[str, Any]:
         }
         for transport in ("stdio", "http")
     }
-    return {"calls": calls, "results": results, "toolwire_vs_mcpserver": ratios}
+    return {"calls": calls, "rounds": rounds, "results": results, "toolwire_vs_mcpserver": ratios}
 
 
-def run(calls: int = 1000) -> dict[str, Any]:
-    """`calls` sequential calls (after 100 warm-up), then 2×`calls` at 16 and at 64 in flight, per configuration."""
-    return asyncio.run(_run(calls))
+async def _http(base: list[str], args: list[str], calls: int) -> dict[str, float]:
+    port = _free_port()
+    return await _bench_mcp_http([*base, *(a.format(port=port) for a in args)], port, calls)
+
+
+def run(calls: int = 300, rounds: int = 3) -> dict[str, Any]:
+    """Per configuration and round: `calls` sequential calls (after up to 100 warm-up), then 2x`calls` at 16 and at
+    64 in flight. Reported values are the median over the interleaved rounds."""
+    return asyncio.run(_run(calls, rounds))
 
 
 def _table(report: dict[str, Any]) -> str:
@@ -202,8 +215,9 @@ def _table(report: dict[str, Any]) -> str:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
-    report = run(options.calls)
+    report = run(options.calls, options.rounds)
     print(json.dumps(report, indent=2) if options.json else _table(report))
