@@ -17,15 +17,19 @@ SESSION_HEADER = b"mcp-session-id"
 
 
 class CancelOnDisconnect:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
         self.app = app
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or not _has_session(scope):
             await self.app(scope, receive, send)
             return
-        body, disconnected = await _read_body(receive)
+        body, disconnected = await _read_body(receive, self.max_body_bytes)
         if disconnected:
+            return
+        if len(body) > self.max_body_bytes:  # chunked body without content-length: let the SDK's limit answer 413
+            await self.app(scope, _replay(body, receive), send)
             return
         request_ids = _request_ids(body)
         if not request_ids:
@@ -91,14 +95,18 @@ def _has_session(scope: Scope) -> bool:
     return any(key.lower() == SESSION_HEADER for key, _ in scope["headers"])
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The whole body, or its first bytes past `limit` (enough to know it is too large)."""
     chunks = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             return b"", True
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if not message.get("more_body", False) or size > limit:
             return b"".join(chunks), False
 
 

@@ -117,7 +117,7 @@ def http_app(
         host=host,
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
     )
-    app.add_middleware(CancelOnDisconnect)
+    app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(Gate, access=access, max_body_bytes=limits.max_body_bytes)  # outermost
     return app
 
