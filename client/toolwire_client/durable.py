@@ -3,8 +3,6 @@ with it, and resuming one under an exclusive claim (two resumers: one proceeds, 
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from toolwire_client.exits import Limits
@@ -116,6 +114,3 @@ async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owne
     finally:
         await store.release(run_id, owner)
 
-
-def summary(state: RunState) -> dict[str, Any]:
-    return {"run_id": state.run_id, "status": state.status, "stop_reason": state.stop_reason, "report": state.report}

@@ -18,11 +18,13 @@ __all__ = [
 
 
 async def open_store(db: str | None = None) -> SqlRunStore:
-    """Open (and migrate) a store: None for the default SQLite file, a path, or a `postgresql://` URL."""
+    """Open (and migrate) a store: None for the default SQLite file, a path (or sqlite:///path), or a
+    `postgresql://` URL."""
     if db and db.startswith(("postgresql://", "postgres://")):
         from toolwire_client.store.postgres import PostgresRunStore
 
         return await PostgresRunStore(db).open()
     from toolwire_client.store.sqlite import SqliteRunStore, default_sqlite_path
 
-    return await SqliteRunStore(db or default_sqlite_path()).open()
+    path = db.removeprefix("sqlite:///") if db else None
+    return await SqliteRunStore(path or default_sqlite_path()).open()
