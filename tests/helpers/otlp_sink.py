@@ -75,7 +75,10 @@ def _span(span: Span, resource: dict[str, Any], scope: str) -> dict[str, Any]:
 class OtlpSink:
     """The receiver; thread-safe. `requests` counts the export POSTs it accepted, `metric_points` the data points."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, *, decode: bool = True) -> None:
+        self.decode = decode
+        """False: accept and count bytes only (a benchmark's receiver should not eat the CPU it measures)."""
+        self.bytes_received = 0
         self._spans: Spans = []
         self._changed = threading.Condition()
         self.requests = 0
@@ -156,7 +159,10 @@ class OtlpSink:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.headers.get("Content-Encoding", "") == "gzip":
                     body = gzip.decompress(body)
-                if self.path == "/v1/traces":
+                sink.bytes_received += len(body)
+                if not sink.decode and self.path in ("/v1/traces", "/v1/metrics"):
+                    sink.requests += 1
+                elif self.path == "/v1/traces":
                     request = ExportTraceServiceRequest()
                     request.ParseFromString(body)
                     sink._add(flatten(request))

@@ -1,0 +1,136 @@
+"""What tracing costs a run: a 10-step scripted run (9 tool steps + a final answer) with tracing on (OTLP/HTTP to a
+local receiver, batch export) against tracing off (no provider: the API's no-op), in the same bench run.
+
+The OpenTelemetry API allows one global provider per process, so each configuration runs in its own child
+process; the parent alternates off/on children for several rounds so machine noise hits both alike.
+`python -m bench.tracing_bench` prints the figures; `run()` returns them.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+STEPS = 10
+TARGET_OVERHEAD_PCT = 10.0
+MODES = ("off", "sdk", "on")
+"""off: no provider. sdk: spans made and batched, exporter drops them (agent only). on: OTLP/HTTP export from the
+agent and, over stdio, from the tool server too (the full two-process trace)."""
+
+
+# ---- the child: one configuration, many runs ---------------------------------------------------------------------
+def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
+    import anyio
+
+    from toolwire_client.loop import Agent
+    from toolwire_client.models.scripted import ScriptedModel
+    from toolwire_client.tools.local_source import LocalSource, local_tool
+    from toolwire_client.tools.mcp_source import McpSource
+    from toolwire_client.tools.toolbox import ToolBox
+    from toolwire_otel.setup import child_process_env, configure_tracing
+    from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
+
+    handle = configure_tracing("otlp" if mode == "on" else None)
+    assert handle.enabled == (mode == "on")
+    if mode == "sdk":  # spans made and batched, export dropped: separates creation cost from encoding+sending
+        from opentelemetry import trace as otel_trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+        class Drop(SpanExporter):
+            def export(self, spans: Any) -> SpanExportResult:
+                return SpanExportResult.SUCCESS
+
+        provider = TracerProvider()
+        provider.add_span_processor(BatchSpanProcessor(Drop()))
+        otel_trace.set_tracer_provider(provider)
+
+    def script(messages: list[Message]) -> AssistantMessage:
+        done = sum(isinstance(m, ToolResultMessage) for m in messages)
+        if done >= STEPS - 1:
+            return AssistantMessage(text=f"done after {done} calls")
+        return AssistantMessage(tool_calls=[ToolCall(id=f"call_{done}", name="calculator",
+                                                     arguments={"expression": f"{done} * 2"})])
+
+    def calculator(expression: str) -> str:
+        left, _, right = expression.partition("*")
+        return str(float(left) * float(right))
+
+    async def main() -> list[float]:
+        if transport == "stdio":
+            argv = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
+            source: Any = McpSource("support", command=argv, env=child_process_env(), cwd=str(REPO))
+        else:
+            source = LocalSource([local_tool(calculator, {"properties": {"expression": {"type": "string"}},
+                                                          "required": ["expression"]})])
+        toolbox = ToolBox([source])
+        await toolbox.start()
+        times: list[float] = []
+        try:
+            for i in range(warmup + runs):
+                agent = Agent(ScriptedModel(script, name="bench-model"), toolbox, name="bench")
+                started = time.perf_counter()
+                state = await agent.run("count")
+                took = time.perf_counter() - started
+                assert state.status == "done" and len(state.steps) == STEPS, state.report
+                if i >= warmup:
+                    times.append(took)
+        finally:
+            await toolbox.aclose()
+        return times
+
+    times = anyio.run(main)
+    handle.shutdown()
+    print(json.dumps(times))
+
+
+# ---- the parent: alternate children, collect ---------------------------------------------------------------------
+def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str) -> list[float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
+    if mode != "on":
+        env.pop("OTEL_EXPORTER_OTLP_ENDPOINT")
+    argv = [sys.executable, "-m", "bench.tracing_bench", "--child", mode, transport, str(runs), str(warmup)]
+    done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"bench child {mode}/{transport} failed: {done.stderr[-2000:]}")
+    times: list[float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return times
+
+
+def run(rounds: int = 4, runs: int = 150, warmup: int = 30, transports: tuple[str, ...] = ("inproc", "stdio"),
+        stdio_runs: int = 40) -> dict[str, Any]:
+    sys.path.insert(0, str(REPO / "tests"))
+    from helpers.otlp_sink import OtlpSink
+
+    results: dict[str, Any] = {"steps_per_run": STEPS, "rounds": rounds, "target_overhead_pct": TARGET_OVERHEAD_PCT}
+    with OtlpSink(decode=False) as sink:
+        for transport in transports:
+            n = runs if transport == "inproc" else stdio_runs
+            samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+            for _ in range(rounds):
+                for mode in MODES:
+                    samples[mode] += _spawn(mode, transport, n, warmup if transport == "inproc" else 5, sink.endpoint)
+            off = statistics.median(samples["off"])
+            figures: dict[str, Any] = {"runs_per_mode": len(samples["off"]), "off_median_ms": round(off * 1000, 3)}
+            for mode in MODES[1:]:
+                med = statistics.median(samples[mode])
+                figures[f"{mode}_median_ms"] = round(med * 1000, 3)
+                figures[f"{mode}_overhead_pct"] = round((med - off) / off * 100, 2)
+                figures[f"{mode}_per_step_overhead_us"] = round((med - off) / STEPS * 1e6, 1)
+            results[transport] = figures
+        results["export_requests"] = sink.requests
+        results["export_bytes"] = sink.bytes_received
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    else:
+        print(json.dumps(run(), indent=2))
