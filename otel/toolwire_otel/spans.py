@@ -31,6 +31,7 @@ __all__ = [
     "record_tool_content",
     "record_tool_result",
     "record_usage",
+    "span_ref",
     "tool_span",
     "trace_id_hex",
 ]
@@ -60,8 +61,31 @@ def trace_id_hex(span: Span) -> str | None:
     return f"{ctx.trace_id:032x}" if ctx.is_valid else None
 
 
+def span_ref(span: Span) -> str | None:
+    """'<trace id>-<span id>' of a recording span: store it with a run so a later resume can link back to it."""
+    ctx = span.get_span_context()
+    return f"{ctx.trace_id:032x}-{ctx.span_id:016x}" if ctx.is_valid else None
+
+
+def _link(ref: str | None) -> list[trace.Link]:
+    """A link to an earlier invoke_agent span from span_ref(); a bare 32-hex trace id links to that trace."""
+    if not ref:
+        return []
+    trace_hex, _, span_hex = ref.partition("-")
+    try:
+        trace_id, span_id = int(trace_hex, 16), int(span_hex or "1", 16)
+    except ValueError:
+        return []
+    ctx = trace.SpanContext(trace_id, span_id, is_remote=True, trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+    return [trace.Link(ctx, {"toolwire.link": "resumed_from"})] if ctx.is_valid else []
+
+
 @contextmanager
-def agent_span(agent_name: str, run_id: str, model: str | None = None) -> Iterator[Span]:
+def agent_span(
+    agent_name: str, run_id: str, model: str | None = None, *, resumed_from: str | None = None
+) -> Iterator[Span]:
+    """The root of a run. `resumed_from` (span_ref() of the earlier invoke_agent span, or its trace id) links a
+    resumed run to the trace where it paused."""
     attrs: dict[str, str] = {
         A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
         A.GEN_AI_AGENT_NAME: agent_name,
@@ -73,7 +97,7 @@ def agent_span(agent_name: str, run_id: str, model: str | None = None) -> Iterat
     started = time.perf_counter()
     error: str | None = None
     with _tracer.start_as_current_span(
-        f"{A.OP_INVOKE_AGENT} {agent_name}", kind=SpanKind.INTERNAL, attributes=attrs
+        f"{A.OP_INVOKE_AGENT} {agent_name}", kind=SpanKind.INTERNAL, attributes=attrs, links=_link(resumed_from)
     ) as span:
         try:
             yield span

@@ -251,3 +251,20 @@ def test_captured_content_never_carries_a_key(telemetry: Telemetry, monkeypatch:
     }]
     (user,) = json.loads(str(attrs["gen_ai.input.messages"]))
     assert user["role"] == "user" and user["parts"][0]["content"].count("[REDACTED]") == 3
+
+
+def test_a_resumed_run_links_to_the_span_where_it_paused(telemetry: Telemetry) -> None:
+    from toolwire_otel import spans
+
+    with spans.agent_span("support", "run_x") as first:
+        ref = spans.span_ref(first)
+    with spans.agent_span("support", "run_x", resumed_from=ref):
+        pass
+    with spans.agent_span("support", "run_x", resumed_from=ref.split("-")[0] if ref else None):
+        pass
+    paused, resumed, by_trace_only = telemetry.spans.get_finished_spans()
+    assert [(link.context.trace_id, link.context.span_id) for link in resumed.links] == [
+        (paused.context.trace_id, paused.context.span_id)
+    ]
+    assert [link.context.trace_id for link in by_trace_only.links] == [paused.context.trace_id]
+    assert resumed.parent is None and resumed.context.trace_id != paused.context.trace_id
