@@ -3,6 +3,7 @@ with it, and resuming one under an exclusive claim (two resumers: one proceeds, 
 
 import os
 from collections.abc import Awaitable, Callable
+
 from pydantic import BaseModel, Field
 
 from toolwire_client.exits import Limits
