@@ -6,7 +6,14 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, SqlRunStore, open_store
+from toolwire_client.store import (
+    ApprovalRefused,
+    RunAlreadyClaimed,
+    RunNotFound,
+    SqlRunStore,
+    StaleRunState,
+    open_store,
+)
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,5 +43,7 @@ def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T
         return anyio.run(main)
     except RunAlreadyClaimed as exc:
         raise AlreadyClaimed(f"{exc}; try again when it is done (`toolwire runs` shows its status)") from exc
+    except StaleRunState as exc:
+        raise click.ClickException(f"{exc}; nothing of ours was saved over it") from exc
     except (RunNotFound, ApprovalRefused, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
