@@ -6,7 +6,9 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -42,21 +44,18 @@ def _run(argv: list[str]) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """Base URL of a fresh server (database `postgres`); tests make their own databases with `fresh_database`."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
     if not initdb or not pg_ctl:
         pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin)")
-    root = tmp_path_factory.mktemp("postgres")
+    # Not under pytest's basetemp: other pytest sessions reset its parent to 0700, locking the server user out.
+    root = Path(tempfile.mkdtemp(prefix="toolwire-pg-"))
     data, sockets = root / "data", root / "sock"
     sockets.mkdir()
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
-        root.chmod(0o755)
-        for parent in root.parents:  # the server user must be able to reach its directory
-            if str(parent).startswith(("/tmp", str(tmp_path_factory.getbasetemp()))):
-                parent.chmod(parent.stat().st_mode | 0o011)
     _run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
     port = _free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=100"
@@ -65,6 +64,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def fresh_database(base_url: str, name: str) -> str:
