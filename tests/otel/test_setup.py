@@ -142,3 +142,14 @@ def test_content_capture_is_off_by_default_and_on_when_opted_in(tmp_path: Path) 
 def test_child_process_env_passes_only_otel_variables() -> None:
     env = {"OTEL_SERVICE_NAME": "a", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OPENAI_API_KEY": "sk-x"}
     assert child_process_env(env) == {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
+
+
+def test_metrics_exported_only_when_asked(sink: OtlpSink) -> None:
+    base = clean_env(OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint)
+    assert run_driver("-", "shutdown", base).returncode == 0
+    sink.wait_for(lambda s: any(x["name"] == "invoke_agent driver" for x in s), 20)
+    assert sink.metric_names == set()  # traces asked for, metrics not
+    done = run_driver("-", "shutdown", {**base, "OTEL_METRICS_EXPORTER": "otlp"})
+    assert done.returncode == 0, done.stderr
+    assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage",
+            "toolwire.tool.call.duration"} <= sink.metric_names
