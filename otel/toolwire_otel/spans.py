@@ -51,6 +51,20 @@ class _ChatCall:
 _current_chat: ContextVar[_ChatCall | None] = ContextVar("toolwire_chat", default=None)
 
 
+def _off() -> bool:
+    """No SDK provider installed and no metrics: the helpers skip the API's no-op machinery entirely (which
+    alone costs tens of µs per span through its nested context managers)."""
+    global _provider_seen
+    if _provider_seen:
+        return False
+    _provider_seen = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return not _provider_seen and not M.enabled()
+
+
+_provider_seen = False
+"""Once an SDK provider is installed it stays (the API allows one per process), so the check stops then."""
+
+
 def _error_type(exc: BaseException) -> str:
     return type(exc).__name__
 
@@ -86,6 +100,9 @@ def agent_span(
 ) -> Iterator[Span]:
     """The root of a run. `resumed_from` (span_ref() of the earlier invoke_agent span, or its trace id) links a
     resumed run to the trace where it paused."""
+    if _off():
+        yield trace.INVALID_SPAN
+        return
     attrs: dict[str, str] = {
         A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
         A.GEN_AI_AGENT_NAME: agent_name,
@@ -124,6 +141,9 @@ def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | Non
 def chat_span(
     provider: str, model: str, run_id: str, server_address: str | None = None, server_port: int | None = None
 ) -> Iterator[Span]:
+    if _off():
+        yield trace.INVALID_SPAN
+        return
     attrs: dict[str, str | int] = {
         A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
         A.GEN_AI_PROVIDER_NAME: provider,
@@ -169,6 +189,9 @@ def record_usage(span: Span, usage: Usage) -> None:
 def record_chat_response(
     span: Span, usage: Usage, response_model: str | None, response_id: str | None, finish_reason: str | None
 ) -> None:
+    if not span.is_recording():
+        _chat_metrics(usage, response_model)
+        return
     record_usage(span, usage)
     if response_model:
         span.set_attribute(A.GEN_AI_RESPONSE_MODEL, response_model)
@@ -176,6 +199,10 @@ def record_chat_response(
         span.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
     if finish_reason:
         span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, [finish_reason])
+    _chat_metrics(usage, response_model)
+
+
+def _chat_metrics(usage: Usage, response_model: str | None) -> None:
     call = _current_chat.get()
     if call is not None:
         call.response_model = response_model
@@ -192,6 +219,9 @@ def record_retry(attempt: int, reason: str, wait_s: float) -> None:
 
 @contextmanager
 def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
+    if _off():
+        yield trace.INVALID_SPAN
+        return
     attrs = {
         A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
         A.GEN_AI_TOOL_NAME: tool_name,
@@ -208,7 +238,7 @@ def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
 def record_tool_result(span: Span, result: ToolResult) -> None:
     """error.type=timeout for a timeout, tool_error for any other error result (isError); also the tool metric."""
     outcome = "ok"
-    if result.is_error:
+    if result.is_error and span.is_recording():
         outcome = A.ERROR_TIMEOUT if result.error_kind == "timeout" else A.ERROR_TOOL
         span.set_attribute(A.ERROR_TYPE, outcome)
         if result.error_kind:
@@ -230,7 +260,7 @@ def record_mcp(
 
     An in-process source (transport 'inproc') is not MCP and not a network transport: nothing is set.
     """
-    if transport == "inproc":
+    if transport == "inproc" or not span.is_recording():
         return
     span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
     span.set_attribute(A.NETWORK_TRANSPORT, transport)
