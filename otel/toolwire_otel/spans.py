@@ -179,11 +179,17 @@ def chat_span(
         )
 
 
+def _usage_attributes(usage: Usage) -> dict[str, int]:
+    return {
+        A.GEN_AI_USAGE_INPUT_TOKENS: usage.input_tokens,
+        A.GEN_AI_USAGE_OUTPUT_TOKENS: usage.output_tokens,
+        A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: usage.cache_read_tokens,
+        A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: usage.cache_write_tokens,
+    }
+
+
 def record_usage(span: Span, usage: Usage) -> None:
-    span.set_attribute(A.GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens)
-    span.set_attribute(A.GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens)
-    span.set_attribute(A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens)
-    span.set_attribute(A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens)
+    span.set_attributes(_usage_attributes(usage))
 
 
 def record_chat_response(
@@ -192,13 +198,14 @@ def record_chat_response(
     if not span.is_recording():
         _chat_metrics(usage, response_model)
         return
-    record_usage(span, usage)
+    attrs: dict[str, int | str | list[str]] = dict(_usage_attributes(usage))
     if response_model:
-        span.set_attribute(A.GEN_AI_RESPONSE_MODEL, response_model)
+        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
     if response_id:
-        span.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
+        attrs[A.GEN_AI_RESPONSE_ID] = response_id
     if finish_reason:
-        span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, [finish_reason])
+        attrs[A.GEN_AI_RESPONSE_FINISH_REASONS] = [finish_reason]
+    span.set_attributes(attrs)  # one call: the SDK takes its attribute lock once
     _chat_metrics(usage, response_model)
 
 
@@ -262,13 +269,13 @@ def record_mcp(
     """
     if transport == "inproc" or not span.is_recording():
         return
-    span.set_attribute(A.MCP_METHOD_NAME, "tools/call")
-    span.set_attribute(A.NETWORK_TRANSPORT, transport)
+    attrs: dict[str, str | int] = {A.MCP_METHOD_NAME: "tools/call", A.NETWORK_TRANSPORT: transport}
     if protocol_version:
-        span.set_attribute(A.MCP_PROTOCOL_VERSION, protocol_version)
+        attrs[A.MCP_PROTOCOL_VERSION] = protocol_version
     if session_id:
-        span.set_attribute(A.MCP_SESSION_ID, session_id)
+        attrs[A.MCP_SESSION_ID] = session_id
     if server_address:
-        span.set_attribute(A.SERVER_ADDRESS, server_address)
+        attrs[A.SERVER_ADDRESS] = server_address
     if server_port:
-        span.set_attribute(A.SERVER_PORT, server_port)
+        attrs[A.SERVER_PORT] = server_port
+    span.set_attributes(attrs)
