@@ -6,7 +6,9 @@ throughput, and peak memory of the client process and of the server process.
 
 Reference: the same scripted run alone against the same idle server, measured in the same process just before the
 load. The ratio `loaded / alone` is what 1,000-way concurrency costs each step, which is what a user of one run
-feels; comparing with a plain MCPServer instead would measure the server, which bench/server_bench.py already does.
+feels (on 2 cores, mostly queueing behind the other 999); throughput against the lone run back to back says how much
+the concurrency buys. Comparing with a plain MCPServer instead would measure the server, which
+bench/server_bench.py already does.
 Memory is compared with the same processes before the load (client after imports, server after start-up).
 
 `python -m bench.scale_bench [RUNS]` prints the figures as JSON; `run()` returns them for bench/run.py.
@@ -105,7 +107,9 @@ def _p(values: list[float], q: float) -> float:
 async def _measure(runs: int, proc: subprocess.Popen[bytes], url: str) -> dict[str, Any]:
     await _wait_ready(url, proc)
     await one_run(url)  # warm-up: imports, first session
+    alone_started = time.perf_counter()
     alone = [await one_run(url) for _ in range(20)]
+    alone_wall = time.perf_counter() - alone_started
     alone_steps = _step_latencies(alone)
     server_before = _rss_kib(proc.pid, "VmRSS")
     client_before = _rss_kib("self", "VmRSS")
@@ -151,6 +155,9 @@ async def _measure(runs: int, proc: subprocess.Popen[bytes], url: str) -> dict[s
             _figure("step latency, median", median_loaded * 1000, "ms", "one run alone, median",
                     median_alone * 1000),
             _figure("step latency, p99", p99_loaded * 1000, "ms", "one run alone, p99", p99_alone * 1000),
+            # both include each run's MCP session set-up (initialize, tools/list), so the work per run is the same
+            _figure("throughput under load", len(loaded_steps) / wall, "steps/s", "one run at a time, back to back",
+                    len(alone_steps) / alone_wall),
             _figure("client peak RSS", client_peak / 1024, "MiB", "client before the load", client_before / 1024),
             _figure("server peak RSS", server_peak / 1024, "MiB", "server before the load", server_before / 1024),
         ],
