@@ -153,3 +153,19 @@ def test_metrics_exported_only_when_asked(sink: OtlpSink) -> None:
     assert done.returncode == 0, done.stderr
     assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage",
             "toolwire.tool.call.duration"} <= sink.metric_names
+
+
+def test_tracing_off_is_the_api_no_op_with_no_provider() -> None:
+    code = (
+        "from opentelemetry import trace\n"
+        "from toolwire_otel import spans\n"
+        "from toolwire_otel.setup import configure_tracing\n"
+        "h = configure_tracing()\n"
+        "assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)\n"
+        "with spans.agent_span('a', 'run_1') as a, spans.chat_span('p', 'm', 'run_1') as c:\n"
+        "    assert not a.is_recording() and not c.is_recording()\n"
+        "    assert spans.trace_id_hex(a) is None and spans.span_ref(c) is None\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
