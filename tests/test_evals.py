@@ -107,6 +107,9 @@ check = { exact = "Order A123 costs 5900.0 rupees with 18% GST." }
             await store.aclose()
 
     anyio.run(load_saved)
+    # the saved failure reproduces offline, step for step
+    replayed = toolwire("replay", attempts["stuck"]["run_id"], "--db", str(db))
+    assert replayed.exit_code == 0 and "identical" in replayed.output, replayed.output
 
 
 def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> None:

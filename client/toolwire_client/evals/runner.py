@@ -1,5 +1,6 @@
 """Run every task of an eval file (repeated, concurrently where asked) through the real loop and judge each run."""
 
+import os
 import shutil
 import tempfile
 import time
@@ -68,7 +69,8 @@ def mcp_sources(servers: list[ServerSpec]) -> list[ToolSource]:
     from toolwire_client.tools.mcp_source import McpSource
 
     return [
-        McpSource(server.name or f"server{i + 1}", command=server.command, url=server.url, token=server.token,
+        McpSource(server.name or f"server{i + 1}", command=server.command, url=server.url,
+                  token=os.environ.get(server.token_env) if server.token_env else None,
                   env=server.env or None, cwd=server.cwd)
         for i, server in enumerate(servers)
     ]
@@ -170,7 +172,7 @@ class EvalRunner:
         try:
             async with toolbox:
                 state = await agent.run(task.task)
-                state.config = {**state.config, **_config(spec, self.evals, task)}
+                state.config = {**_config(spec, agent, servers), "eval_task": task.name, **state.config}
                 rounds = 0
                 while task.approve and state.status == "waiting_for_approval" and rounds < MAX_APPROVAL_ROUNDS:
                     rounds += 1
@@ -193,10 +195,15 @@ class EvalRunner:
         return True
 
 
-def _config(spec: str, evals: EvalFile, task: EvalTask) -> dict[str, Any]:
-    """How to rebuild this run elsewhere (`toolwire replay` / `resume`)."""
-    return {
-        "model": spec,
-        "servers": [s.model_dump(exclude_none=True) for s in evals.servers],
-        "eval_task": task.name,
-    }
+def _config(spec: str, agent: Agent, servers: list[ServerSpec]) -> dict[str, Any]:
+    """The run's RunConfig, as `toolwire run` saves it, so `toolwire replay` / `resume` can rebuild the run."""
+    from toolwire_client.durable import RunConfig
+    from toolwire_client.durable import ServerSpec as RunServer
+
+    config = RunConfig(
+        model=spec, name=agent.name, system=agent.system, limits=agent.limits,
+        risky_tools=sorted(agent.risky_tools), tools=list(agent.toolbox.specs),
+        servers=[RunServer(name=s.name or f"server{i + 1}", command=s.command, url=s.url, env=s.env, cwd=s.cwd,
+                           token_env=s.token_env) for i, s in enumerate(servers)],
+    )
+    return config.model_dump(mode="json")

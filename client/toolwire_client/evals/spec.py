@@ -35,8 +35,8 @@ class ServerSpec(BaseModel):
     name: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
-    token: str | None = None
-    """Bearer token for an HTTP server that checks access."""
+    token_env: str | None = None
+    """Name of the environment variable holding the bearer token for an HTTP server (never the token itself)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":
