@@ -18,7 +18,8 @@ from toolwire_client.store.base import RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes as A
-from toolwire_otel.spans import agent_span, chat_span, record_chat_response
+from toolwire_otel.content import record_agent_content, record_chat_content
+from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult
@@ -62,7 +63,8 @@ class Agent:
 
     # ---- the core -------------------------------------------------------------------------------------------
     async def _drive(self, state: RunState, resuming: bool = False) -> RunState:
-        with agent_span(self.name, state.run_id, self.model.model) as span:
+        resumed_from = state.trace_id if resuming else None
+        with agent_span(self.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
             started = time.perf_counter()
@@ -81,7 +83,8 @@ class Agent:
                                             f"after {took:.1f} s and {len(state.steps)} steps"))
             except MessageOrderError as exc:
                 X.finish(state, X.HarnessFailed(f"stopped before sending a malformed request: {exc}"))
-            span.set_attribute(A.TOOLWIRE_STOP_REASON, state.stop_reason or "")
+            record_run_end(span, state.usage, state.status, state.stop_reason)
+            record_agent_content(span, state.messages, state.final_answer)
             await self._save(state)
         return state
 
@@ -125,6 +128,7 @@ class Agent:
             except ModelCallFailed as exc:
                 raise X.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
             record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
+            record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
         state.messages.append(reply.message)
         state.usage = state.usage + reply.usage
         cost = self.price_fn(reply.usage) if self.price_fn else None
@@ -142,7 +146,11 @@ class Agent:
         repeats = self._repeats(state, step.tool_calls)
         if repeats and self.limits.on_repeat == "stop":
             call, times = repeats[0]
-            raise X.RepeatedCall(f"stopped by a repeated call: {X.call_text(call)} asked for the {_nth(times)} time")
+            why = f"stopped by a repeated call: {X.call_text(call)} asked for the {_nth(times)} time"
+            # Answer every call of the turn (none ran), so the saved message list stays a valid request.
+            self._append_results(state, step, {c.id: _not_run(c, why) for c in step.tool_calls})
+            self._end_step(state, step)
+            raise X.RepeatedCall(why)
         results = {call.id: _repeat_result(call, times) for call, times in repeats}
         risky = [c for c in step.tool_calls if c.id not in results and self._is_risky(c)]
         safe = [c for c in step.tool_calls if c.id not in results and c not in risky]
@@ -282,6 +290,11 @@ def _decided(p: PendingCall) -> ToolResult | None:
         text = errors.outcome_unknown(call.name)
         return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="outcome_unknown")
     return None
+
+
+def _not_run(call: ToolCall, why: str) -> ToolResult:
+    return ToolResult(call_id=call.id, name=call.name, content=f"ERROR: not run: {why}", is_error=True,
+                      error_kind="blocked")
 
 
 def _repeat_result(call: ToolCall, times: int) -> ToolResult:

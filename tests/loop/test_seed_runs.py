@@ -1,8 +1,10 @@
+
 """The seed's four scripted runs, against the real support tool server over stdio, end exactly as the seed says."""
 
 from toolwire_client.exits import Limits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import make_scripted
+from toolwire_client.ordering import check_order
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 
@@ -26,7 +28,10 @@ async def test_recovers_from_a_bad_call(support_source: McpSource) -> None:
 async def test_repeats_itself_stops_at_the_third_identical_call(support_source: McpSource) -> None:
     state = await run(support_source, "repeats", Limits(max_steps=6, max_tokens=3000))
     assert (state.status, state.stop_reason) == ("stopped", "repeated_call")
-    assert len(state.steps) == 3 and len(state.steps[2].results) == 0  # the third call was not run
+    assert len(state.steps) == 3
+    (third,) = state.steps[2].results  # the third call was not run, only answered so the list stays valid
+    assert third.error_kind == "blocked" and third.content.startswith("ERROR: not run: stopped by a repeated call")
+    check_order(state.messages)
     assert state.report is not None and "third time" in state.report and "no final answer" in state.report
 
 

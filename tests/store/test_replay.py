@@ -48,7 +48,8 @@ async def test_changed_repeat_limit_is_reported_at_the_first_difference(store: S
     outcome = await replay(recorded, limits=Limits(max_steps=6, repeat_limit=2))
     assert not outcome.identical
     assert outcome.difference is not None and outcome.difference.startswith("step 2:"), outcome.difference
-    assert "stopped, repeated_call" in outcome.difference
+    # the replayed run stops at the second identical call: its observation is the "not run" answer, not the tool's
+    assert "not run: stopped by a repeated call" in outcome.difference
 
 
 async def test_looser_budget_goes_past_the_record(store: SqlRunStore) -> None:

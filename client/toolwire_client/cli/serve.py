@@ -55,6 +55,9 @@ def serve(
         access = ts.load_access(tokens_file) if tokens_file else ts.access_from_env()
     except (ts.AccessConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
+    from toolwire_otel.setup import configure_server_tracing
+
+    configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
     limits = ts.Limits(
         max_result_chars=max_result_chars or DEFAULT_MAX_RESULT_CHARS,
         max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,

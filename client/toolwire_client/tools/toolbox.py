@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from toolwire_client.tools.source import ToolSource, ToolTransportError
+from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
@@ -97,6 +98,7 @@ class ToolBox:
                            server_port=info.server_port)
             result = await self._call(call, route, run_id, timeout_s)
             record_tool_result(span, result)
+            record_tool_content(span, call, result)
             return result
 
     async def _call(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None) -> ToolResult:
