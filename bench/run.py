@@ -70,10 +70,12 @@ def loop_figures(data: dict[str, Any]) -> list[Figure]:
 
 def tracing_figures(data: dict[str, Any]) -> list[Figure]:
     out: list[Figure] = []
-    for transport in ("inproc", "stdio"):
+    for transport in ("inproc", "provider", "stdio"):
         row = data.get(transport)
         if isinstance(row, dict) and "on_median_ms" in row:
-            out.append(figure(f"run with tracing on, {transport} tools, median", row["on_median_ms"], "ms",
+            what = {"inproc": "scripted model, in-process tool", "provider": "OpenAI adapter to a loopback provider",
+                    "stdio": "scripted model, stdio tool server"}[transport]
+            out.append(figure(f"10-step run with tracing on ({what}), median", row["on_median_ms"], "ms",
                               "same run, tracing off", row["off_median_ms"]))
     return out
 

@@ -61,6 +61,13 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
         left, _, right = expression.partition("*")
         return str(float(left) * float(right))
 
+    def make_agent_model() -> Any:
+        if transport != "provider":
+            return ScriptedModel(script, name="bench-model")
+        from toolwire_client.models import make_model
+
+        return make_model("openai:gpt-4.1-mini", base_url=os.environ["BENCH_PROVIDER_URL"], api_key="sk-bench")
+
     async def main() -> list[float]:
         if transport == "stdio":
             argv = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
@@ -73,10 +80,12 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
         times: list[float] = []
         try:
             for i in range(warmup + runs):
-                agent = Agent(ScriptedModel(script, name="bench-model"), toolbox, name="bench")
+                model = make_agent_model()
+                agent = Agent(model, toolbox, name="bench")
                 started = time.perf_counter()
                 state = await agent.run("count")
                 took = time.perf_counter() - started
+                await model.aclose()
                 assert state.status == "done" and len(state.steps) == STEPS, state.report
                 if i >= warmup:
                     times.append(took)
@@ -90,8 +99,20 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 
 
 # ---- the parent: alternate children, collect ---------------------------------------------------------------------
-def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str) -> list[float]:
+def _provider_reply(request: Any) -> Any:
+    """The loopback OpenAI-compatible provider: a calculator call per step until STEPS - 1 results, then text."""
+    from helpers.fake_providers import openai_call, openai_completion
+
+    done = sum(m.get("role") == "tool" for m in request.body["messages"])
+    if done >= STEPS - 1:
+        return openai_completion(f"done after {done} calls")
+    arguments = json.dumps({"expression": f"{done} * 2"})
+    return openai_completion(None, [openai_call(f"call_{done}", "calculator", arguments)])
+
+
+def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str, provider_url: str) -> list[float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["BENCH_PROVIDER_URL"] = provider_url
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
     if mode != "on":
         env.pop("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -103,19 +124,23 @@ def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str) -> 
     return times
 
 
-def run(rounds: int = 4, runs: int = 150, warmup: int = 30, transports: tuple[str, ...] = ("inproc", "stdio"),
-        stdio_runs: int = 40) -> dict[str, Any]:
+def run(rounds: int = 4, runs: int = 150, warmup: int = 30,
+        transports: tuple[str, ...] = ("inproc", "provider", "stdio"), stdio_runs: int = 40) -> dict[str, Any]:
+    """inproc: scripted model, in-process tool. provider: the OpenAI adapter over HTTP to a loopback provider (in
+    this parent process), in-process tool. stdio: scripted model, the real tool server over stdio."""
     sys.path.insert(0, str(REPO / "tests"))
+    from helpers.fake_providers import FakeProvider
     from helpers.otlp_sink import OtlpSink
 
     results: dict[str, Any] = {"steps_per_run": STEPS, "rounds": rounds, "target_overhead_pct": TARGET_OVERHEAD_PCT}
-    with OtlpSink(decode=False) as sink:
+    with OtlpSink(decode=False) as sink, FakeProvider(_provider_reply) as provider:
         for transport in transports:
             n = runs if transport == "inproc" else stdio_runs
             samples: dict[str, list[float]] = {mode: [] for mode in MODES}
             for _ in range(rounds):
                 for mode in MODES:
-                    samples[mode] += _spawn(mode, transport, n, warmup if transport == "inproc" else 5, sink.endpoint)
+                    samples[mode] += _spawn(mode, transport, n, warmup if transport == "inproc" else 5, sink.endpoint,
+                                           provider.openai_url)
             off = statistics.median(samples["off"])
             figures: dict[str, Any] = {"runs_per_mode": len(samples["off"]), "off_median_ms": round(off * 1000, 3)}
             for mode in MODES[1:]:

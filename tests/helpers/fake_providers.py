@@ -12,6 +12,7 @@ Replies come from copies of the provider fixtures in tests/fixtures/providers/ o
 """
 
 import json
+import socket
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -185,6 +186,11 @@ class FakeProvider:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # headers and body go out as two writes: without this, Nagle + delayed ACK add ~40 ms per reply
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet test output
                 pass
