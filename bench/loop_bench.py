@@ -77,6 +77,24 @@ async def loop_overhead(steps: int = 100) -> dict[str, float]:
             "median_us_last_half": statistics.median(tail) * 1e6}
 
 
+async def bare_loop(steps: int = 100) -> dict[str, float]:
+    """The reference: the seed's loop with nothing around it (same script, same tool, same message types) and no
+    checks, limits, records, spans or error handling; what a step costs at the very least."""
+    from toolwire_shared.messages import ToolResultMessage, UserMessage
+
+    messages: list[Message] = [UserMessage(content="bench")]
+    durations: list[float] = []
+    for _ in range(steps):
+        started = time.perf_counter()
+        reply = echo_forever(messages)
+        messages.append(reply)
+        for call in reply.tool_calls:
+            messages.append(ToolResultMessage(call_id=call.id, name=call.name, content=await echo(**call.arguments)))
+        durations.append(time.perf_counter() - started)
+    return {"steps": steps, "median_us": statistics.median(durations) * 1e6,
+            "median_us_last_half": statistics.median(durations[steps // 2:]) * 1e6}
+
+
 async def parallel(source: ToolSource, n: int) -> dict[str, float]:
     """One turn of n calls of a tool that sleeps 200 ms: ideal is 200 ms; the ratio is actual / ideal."""
     calls = [ToolCall(id=f"p{i}", name="sleepy", arguments={"seconds": SLEEP_S, "tag": str(i)}) for i in range(n)]
@@ -98,7 +116,7 @@ async def parallel(source: ToolSource, n: int) -> dict[str, float]:
 
 
 async def _all() -> dict[str, Any]:
-    out: dict[str, Any] = {"loop_overhead": await loop_overhead()}
+    out: dict[str, Any] = {"loop_overhead": await loop_overhead(), "bare_loop": await bare_loop()}
     for name, make in (("inproc", local), ("stdio", stdio)):
         src = make()
         async with ToolBox([src]):  # warm: spawn and first call outside the measurement

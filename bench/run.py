@@ -57,9 +57,15 @@ def server_figures(data: dict[str, Any]) -> list[Figure]:
 
 
 def loop_figures(data: dict[str, Any]) -> list[Figure]:
-    overhead = data["loop_overhead"]
-    out = [figure("loop step, in-process tool, median over the last half", overhead["median_us_last_half"], "µs",
-                  "same, median over the whole run", overhead["median_us"])]
+    overhead, bare = data["loop_overhead"], data.get("bare_loop")
+    if bare:
+        out = [figure("loop step, scripted model and in-process tool, median", overhead["median_us"], "µs",
+                      "the seed's bare loop, same script and tool", bare["median_us"]),
+               figure("same, median over the last half (longer message list)", overhead["median_us_last_half"], "µs",
+                      "the seed's bare loop, last half", bare["median_us_last_half"])]
+    else:
+        out = [figure("loop step, in-process tool, median over the last half", overhead["median_us_last_half"], "µs",
+                      "same, median over the whole run", overhead["median_us"])]
     for transport in ("inproc", "stdio"):
         for row in data.get(f"parallel_{transport}", []):
             sleep_ms = row["step_s"] / row["ratio"] * 1000

@@ -37,6 +37,7 @@ class Agent:
         self.limits = limits or X.Limits()
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
         self.risky_tools = risky_tools or set()
+        self._seen: dict[str, Counter[str]] = {}  # run id -> how often each call was asked for (repeat guard)
 
     async def run(self, task: str, run_id: str | None = None) -> RunState:
         opening: list[Message] = [SystemMessage(content=self.system)] if self.system else []
@@ -83,6 +84,7 @@ class Agent:
                                             f"after {took:.1f} s and {len(state.steps)} steps"))
             except MessageOrderError as exc:
                 X.finish(state, X.HarnessFailed(f"stopped before sending a malformed request: {exc}"))
+            self._seen.pop(state.run_id, None)
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
             await self._save(state)
@@ -164,10 +166,11 @@ class Agent:
         return results
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
-        seen: Counter[str] = Counter()
-        for message in state.messages[:-1]:
-            if isinstance(message, AssistantMessage):
-                seen.update(X.call_text(c) for c in message.tool_calls)
+        """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
+        seen = self._seen.get(state.run_id)
+        if seen is None:  # first step of this process: count the history once, then keep counting as we go
+            seen = self._seen[state.run_id] = Counter(
+                X.call_text(c) for m in state.messages[:-1] if isinstance(m, AssistantMessage) for c in m.tool_calls)
         found = []
         for call in calls:
             seen[X.call_text(call)] += 1
