@@ -4,10 +4,11 @@ The shape matches what the test OTLP sink returns (flat attributes, hex ids), so
 """
 
 import json
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -50,12 +51,16 @@ def _plain(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 class JsonLinesSpanExporter(SpanExporter):
-    """Appends spans to `path` as JSON lines; the file is opened once, at set-up, so a bad path fails early."""
+    """Appends spans to `path` as JSON lines; the file is opened once, at set-up, so a bad path fails early.
+
+    The agent and its stdio tool servers may share one file: it is opened O_APPEND and each batch goes out in
+    one write(), so lines from the two processes never interleave mid-line.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         try:
-            self._file: TextIO | None = self.path.open("a", encoding="utf-8")
+            self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise ValueError(
                 f"cannot write the trace file '{self.path}': {exc.strerror or exc}. "
@@ -64,22 +69,20 @@ class JsonLinesSpanExporter(SpanExporter):
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        lines = "".join(json.dumps(span_to_dict(span), default=str) + "\n" for span in spans)
+        data = "".join(json.dumps(span_to_dict(span), default=str) + "\n" for span in spans).encode()
         with self._lock:
-            if self._file is None:
+            if self._fd is None:
                 return SpanExportResult.FAILURE
-            self._file.write(lines)
-            self._file.flush()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        with self._lock:
-            if self._file is not None:
-                self._file.flush()
-        return True
+        return True  # nothing is buffered: every export is written through
 
     def shutdown(self) -> None:
         with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None

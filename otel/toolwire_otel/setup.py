@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -22,6 +23,8 @@ from toolwire_otel import metrics as tw_metrics
 from toolwire_otel.jsonl import JsonLinesSpanExporter
 
 TRACES_EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
+TRACE_FILE_ENV = "TOOLWIRE_TRACE_FILE"
+"""Set by `--trace FILE` for the tool servers the run spawns, so their spans land in the same file."""
 METRICS_EXPORTER_ENV = "OTEL_METRICS_EXPORTER"
 ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 PROJECT_ATTRIBUTE = "openinference.project.name"
@@ -139,7 +142,7 @@ def configure_tracing(trace: str | None = None, service_name: str | None = None)
 def configure_server_tracing(service_name: str | None = None) -> TracingHandle:
     """The tool-server process: same variables; the SDK's OpenTelemetryMiddleware then emits `tools/call {tool}`
     SERVER spans parented through `params._meta.traceparent`."""
-    return _configure(None, service_name, default_service="toolwire-server")
+    return _configure(os.environ.get(TRACE_FILE_ENV) or None, service_name, default_service="toolwire-server")
 
 
 _installed: TracingHandle | None = None
@@ -156,6 +159,8 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
     if exporter_name == "none" and metric_exporter is None:
         return handle
     resource = build_resource(service_name, default_service)
+    if exporter_name.startswith("file:"):  # stdio tool servers started by this run append to the same file
+        os.environ[TRACE_FILE_ENV] = str(Path(exporter_name.removeprefix("file:")).resolve())
     if exporter_name != "none":
         provider = TracerProvider(resource=resource)
         provider.add_span_processor(BatchSpanProcessor(_span_exporter(exporter_name)))
@@ -174,7 +179,9 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
 
 def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The OTEL_* variables a spawned tool server needs to export to the same place (the MCP stdio client passes
-    the child only a handful of variables, so a stdio source must add these to its `env`). OTEL_SERVICE_NAME is
+    the child only a handful of variables, so a stdio source must add these to its `env`), and the trace file of
+    `--trace FILE`. OTEL_SERVICE_NAME is
     left out: the server names itself toolwire-server rather than taking the agent's name."""
     env = os.environ if env is None else env
-    return {key: value for key, value in env.items() if key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME"}
+    return {key: value for key, value in env.items()
+            if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV}
