@@ -97,8 +97,11 @@ async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
 
 def _passed_env() -> dict[str, str]:
     """What a stdio tool server inherits: PATH/HOME and toolwire's own settings, never provider keys."""
+    from toolwire_otel.setup import child_process_env
+
     keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
-    return {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TOOLWIRE_", "OTEL_"))}
+    passed = {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TOOLWIRE_", "OTEL_"))}
+    return passed | child_process_env()  # and the trace file of this process's `--trace FILE`, if any
 
 
 async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owner: str | None = None) -> RunState:

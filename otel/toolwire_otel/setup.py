@@ -5,6 +5,7 @@ variable): the OpenTelemetry API then stays its no-op self and every span helper
 """
 
 import atexit
+import logging
 import os
 import sys
 import threading
@@ -142,7 +143,12 @@ def configure_tracing(trace: str | None = None, service_name: str | None = None)
 def configure_server_tracing(service_name: str | None = None) -> TracingHandle:
     """The tool-server process: same variables; the SDK's OpenTelemetryMiddleware then emits `tools/call {tool}`
     SERVER spans parented through `params._meta.traceparent`."""
-    return _configure(os.environ.get(TRACE_FILE_ENV) or None, service_name, default_service="toolwire-server")
+    trace_file = os.environ.get(TRACE_FILE_ENV) or None
+    try:
+        return _configure(trace_file, service_name, default_service="toolwire-server")
+    except ValueError as exc:  # a tool server keeps serving without its spans rather than not starting
+        logging.getLogger("toolwire.otel").warning("tracing off in this tool server: %s", exc)
+        return TracingHandle(exporter="none")
 
 
 _installed: TracingHandle | None = None
@@ -159,8 +165,6 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
     if exporter_name == "none" and metric_exporter is None:
         return handle
     resource = build_resource(service_name, default_service)
-    if exporter_name.startswith("file:"):  # stdio tool servers started by this run append to the same file
-        os.environ[TRACE_FILE_ENV] = str(Path(exporter_name.removeprefix("file:")).resolve())
     if exporter_name != "none":
         provider = TracerProvider(resource=resource)
         provider.add_span_processor(BatchSpanProcessor(_span_exporter(exporter_name)))
@@ -182,6 +186,8 @@ def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     the child only a handful of variables, so a stdio source must add these to its `env`), and the trace file of
     `--trace FILE`. OTEL_SERVICE_NAME is
     left out: the server names itself toolwire-server rather than taking the agent's name."""
-    env = os.environ if env is None else env
-    return {key: value for key, value in env.items()
-            if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV}
+    passed = {key: value for key, value in (os.environ if env is None else env).items()
+              if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV}
+    if env is None and _installed is not None and _installed.exporter.startswith("file:"):
+        passed[TRACE_FILE_ENV] = str(Path(_installed.exporter.removeprefix("file:")).resolve())
+    return passed

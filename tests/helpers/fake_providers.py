@@ -17,9 +17,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from helpers.loopback import LoopbackServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 
@@ -127,7 +129,7 @@ def openai_call(call_id: str | None, name: str, arguments: Any) -> dict[str, Any
     return call
 
 
-class FakeProvider:
+class FakeProvider(LoopbackServer):
     """The server. Replies queued with push() are used first, in order; then the responder, if any; with neither
     it answers 400 so a test that asks more than it scripted fails loudly instead of retrying."""
 
@@ -136,13 +138,7 @@ class FakeProvider:
         self.responder = responder
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        super().__init__(self._handler_class(), name="fake-provider")
 
     @property
     def anthropic_url(self) -> str:
@@ -155,21 +151,6 @@ class FakeProvider:
     def push(self, *replies: Reply) -> None:
         with self._lock:
             self._queue.extend(replies)
-
-    def start(self) -> "FakeProvider":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> "FakeProvider":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _answer(self, request: RecordedRequest) -> Reply:
         with self._lock:

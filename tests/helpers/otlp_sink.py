@@ -11,13 +11,15 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from helpers.loopback import LoopbackServer
 
 Spans = list[dict[str, Any]]
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
@@ -72,7 +74,7 @@ def _span(span: Span, resource: dict[str, Any], scope: str) -> dict[str, Any]:
     }
 
 
-class OtlpSink:
+class OtlpSink(LoopbackServer):
     """The receiver; thread-safe. `requests` counts the export POSTs it accepted, `metric_points` the data points."""
 
     def __init__(self, port: int = 0, *, decode: bool = True) -> None:
@@ -83,13 +85,7 @@ class OtlpSink:
         self._changed = threading.Condition()
         self.requests = 0
         self.metric_names: set[str] = set()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-sink", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        super().__init__(self._handler_class(), port, name="otlp-sink")
 
     @property
     def endpoint(self) -> str:
@@ -99,21 +95,6 @@ class OtlpSink:
     @property
     def traces_url(self) -> str:
         return f"{self.endpoint}/v1/traces"
-
-    def start(self) -> "OtlpSink":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> "OtlpSink":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def spans(self) -> Spans:
         with self._changed:
