@@ -126,7 +126,7 @@ async def test_529_then_success_retries_with_jittered_backoff(fake: FakeProvider
     model = model_for(fake, RetryPolicy(max_tries=4, base_s=0.5, cap_s=8.0, sleep=sleep))
     reply = await model.complete([UserMessage(content="hi")], [])
     assert reply.message.text == "recovered"
-    assert len(fake.requests) == 3
+    assert len(fake.requests) == 3 and reply.attempts == 3
     assert len(sleep.waits) == 2 and 0 <= sleep.waits[0] <= 0.5 and 0 <= sleep.waits[1] <= 1.0
     await model.aclose()
 

@@ -69,7 +69,7 @@ class AnthropicModel(HttpModel):
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
         reader = read_message_stream if self.stream else None
-        data, latency = await self._post("/v1/messages", self.request_body(messages, tools), reader)
+        data, latency, attempts = await self._post("/v1/messages", self.request_body(messages, tools), reader)
         content = data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")
@@ -80,6 +80,7 @@ class AnthropicModel(HttpModel):
             response_id=data.get("id"),
             response_model=data.get("model"),
             latency_s=latency,
+            attempts=attempts,
         )
 
 

@@ -16,6 +16,8 @@ class ModelReply(BaseModel):
     response_id: str | None = None
     response_model: str | None = None
     latency_s: float = 0.0
+    attempts: int = 1
+    """How many HTTP attempts the call took (retries + 1); the waterfall marks model calls that were retried."""
 
 
 class ModelCallFailed(Exception):

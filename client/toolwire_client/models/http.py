@@ -63,17 +63,19 @@ class HttpModel:
 
     async def _post(
         self, path: str, body: dict[str, Any], stream_reader: StreamReader | None = None
-    ) -> tuple[dict[str, Any], float]:
-        """POST with retries; the parsed JSON body and the latency of the successful attempt.
+    ) -> tuple[dict[str, Any], float, int]:
+        """POST with retries; the parsed JSON body, the latency of the successful attempt and how many were made.
 
         With a stream_reader the reply is read as a stream and folded into one body before anything is returned,
         so a stream that breaks half-way is retried whole."""
         url = self.base_url + path
         started = time.perf_counter()
+        attempts = 0
 
         async def send() -> httpx2.Response:
-            nonlocal started
+            nonlocal started, attempts
             started = time.perf_counter()
+            attempts += 1
             if stream_reader is None:
                 return await self._client.post(url, json=body, headers=self._headers())
             async with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
@@ -90,7 +92,7 @@ class HttpModel:
             raise self._unreadable(f"not JSON ({exc})") from None
         if not isinstance(data, dict):
             raise self._unreadable(f"a JSON {type(data).__name__}, not an object")
-        return data, latency
+        return data, latency, attempts
 
     def _unreadable(self, problem: str) -> ModelCallFailed:
         reason = redact(f"{self.provider} sent a reply toolwire could not read: {problem}", [self._api_key])

@@ -103,7 +103,7 @@ class OpenAIChatModel(HttpModel):
         return echo
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        data, latency = await self._post("/chat/completions", self.request_body(messages, tools))
+        data, latency, attempts = await self._post("/chat/completions", self.request_body(messages, tools))
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
@@ -118,6 +118,7 @@ class OpenAIChatModel(HttpModel):
             response_id=data.get("id"),
             response_model=data.get("model"),
             latency_s=latency,
+            attempts=attempts,
         )
 
 
