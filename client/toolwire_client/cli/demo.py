@@ -73,10 +73,11 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
     if config.model.startswith("scripted:"):
         reference = default_prices().cost(REFERENCE_MODEL, state.usage)
         if reference is not None:
-            console.print(f"(a scripted model costs nothing; the same tokens on {REFERENCE_MODEL} would cost "
+            console.print(f"(the same tokens on {REFERENCE_MODEL} would cost "
                           f"{reference:.4f} USD)", markup=False, highlight=False)
-    console.print(f"trace written to {trace_file}; replay the saved run with "
-                  f"`toolwire trace show {state.run_id} --db {db}`", markup=False, highlight=False)
+    console.print(f"trace written to {trace_file}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
+                  f"(add --waterfall for its timeline), `toolwire replay {state.run_id} --db {db}`",
+                  markup=False, highlight=False)
     sys.exit(0 if state.status == "done" else 1)
 
 

@@ -43,11 +43,20 @@ def with_prices_and_printing(console: Console) -> AgentFactory:
     return build
 
 
+def _scripted(state: RunState) -> bool:
+    return bool(state.config) and str(state.config.get("model", "")).startswith("scripted:")
+
+
 def print_outcome(console: Console, state: RunState) -> None:
     console.print(f"-> {state.status}: {state.report or state.stop_reason}", markup=False, highlight=False)
     if state.final_answer:
         console.print(f"answer: {state.final_answer}", markup=False, highlight=False)
-    cost = f"{state.cost_usd:.4f} USD" if state.cost_usd is not None else "cost unknown (model not in the price table)"
+    if state.cost_usd is not None:
+        cost = f"{state.cost_usd:.4f} USD"
+    elif _scripted(state):
+        cost = "no charge (scripted model)"
+    else:
+        cost = "cost unknown (model not in the price table)"
     console.print(
         f"tokens: {state.usage.input_tokens} in, {state.usage.output_tokens} out "
         f"({state.usage.cache_read_tokens} cache read); {cost}",
