@@ -75,7 +75,8 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
         if reference is not None:
             console.print(f"(the same tokens on {REFERENCE_MODEL} would cost "
                           f"{reference:.4f} USD)", markup=False, highlight=False)
-    console.print(f"trace written to {trace_file}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
+    where = f"spans exported ({trace_file})" if trace_file in ("otlp", "console") else f"trace written to {trace_file}"
+    console.print(f"{where}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
                   f"(add --waterfall for its timeline), `toolwire replay {state.run_id} --db {db}`",
                   markup=False, highlight=False)
     sys.exit(0 if state.status == "done" else 1)
