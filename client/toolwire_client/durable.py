@@ -11,8 +11,6 @@ from toolwire_client.loop import Agent
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.claims import claim_owner
-from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import Message, SystemMessage, UserMessage
 from toolwire_shared.tools import ToolSpec
 
 
@@ -53,23 +51,13 @@ def config_of(state: RunState) -> RunConfig:
 
 
 async def start_run(agent: Agent, task: str, config: RunConfig, run_id: str | None = None) -> RunState:
-    """Agent.run with the config saved in the state from the first checkpoint on."""
+    """Agent.run with the config (and the tool definitions offered, for replay) saved from the first checkpoint on."""
     owned = not agent.toolbox.started
     if owned:
         await agent.toolbox.start()
     try:
         recorded = config.model_copy(update={"tools": list(agent.toolbox.specs)})
-        opening: list[Message] = [SystemMessage(content=agent.system)] if agent.system else []
-        state = RunState(
-            run_id=run_id or new_run_id(),
-            agent_name=agent.name,
-            task=task,
-            model=agent.model.model,
-            messages=[*opening, UserMessage(content=task)],
-            config=recorded.model_dump(mode="json"),
-        )
-        # A run at its first step is a run "left running": the loop's resume path starts it with our state.
-        return await agent.resume(state)
+        return await agent.run(task, run_id, config=recorded.model_dump(mode="json"))
     finally:
         if owned:
             await agent.toolbox.aclose()

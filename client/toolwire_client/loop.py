@@ -6,6 +6,7 @@ The core is `_drive` and `_step`; each limit, the concurrent calls and the check
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 
@@ -39,10 +40,11 @@ class Agent:
         self.risky_tools = risky_tools or set()
         self._seen: dict[str, Counter[str]] = {}  # run id -> how often each call was asked for (repeat guard)
 
-    async def run(self, task: str, run_id: str | None = None) -> RunState:
+    async def run(self, task: str, run_id: str | None = None, config: dict[str, Any] | None = None) -> RunState:
+        """A new run of `task`; `config` (how to rebuild this agent elsewhere) is saved with every checkpoint."""
         opening: list[Message] = [SystemMessage(content=self.system)] if self.system else []
         state = RunState(run_id=run_id or new_run_id(), agent_name=self.name, task=task, model=self.model.model,
-                         messages=[*opening, UserMessage(content=task)])
+                         messages=[*opening, UserMessage(content=task)], config=config or {})
         return await self._drive(state)
 
     async def resume(self, state_or_run_id: RunState | str) -> RunState:
@@ -70,6 +72,7 @@ class Agent:
             state.status = "running"
             started = time.perf_counter()
             try:
+                await self._save(state)  # the run is on record before its first model call
                 async with self._tools_open():
                     with anyio.fail_after(self.limits.max_wall_s):
                         if resuming:

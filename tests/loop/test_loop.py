@@ -244,3 +244,25 @@ async def test_every_step_is_saved(tmp_path: Path) -> None:
     assert loaded.final_answer == state.final_answer and len(loaded.steps) == 4
     assert loaded.version >= 4 and last_results(loaded.messages) == []
     await store.aclose()
+
+
+async def test_a_run_is_on_record_before_its_first_model_call(tmp_path: Path) -> None:
+    """So a process killed during the first model call leaves a run that `toolwire runs` shows and resume can take."""
+    store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
+    seen: list[str] = []
+
+    class RecordCheckingModel:
+        provider, model, server_address, server_port = "scripted", "checker", None, None
+
+        async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+            saved = await store.load("run_early")
+            seen.append(saved.status)
+            return ModelReply(message=AssistantMessage(text="done"), usage=Usage(input_tokens=1, output_tokens=1))
+
+        async def aclose(self) -> None:
+            pass
+
+    state = await Agent(RecordCheckingModel(), ToolBox([source()]), store=store).run("hi", run_id="run_early")
+    assert seen == ["running"] and state.status == "done"
+    assert (await store.load("run_early")).status == "done"
+    await store.aclose()
