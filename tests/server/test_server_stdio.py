@@ -127,6 +127,24 @@ async def test_fifty_concurrent_calls_on_one_connection() -> None:
     assert len(results) == 50 and all(r == "50" for r in results), results[:3]
 
 
+async def test_max_concurrency_caps_the_calls_of_one_tool_running_at_once() -> None:
+    peaks: list[int] = []
+    async with Client(stdio_params(TEST_TOOLS)) as client:
+        spec = next(t for t in (await client.list_tools()).tools if t.name == "limited")
+        assert (spec.meta or {}).get("io.toolwire/max_concurrency") == 2
+
+        async def one() -> None:
+            result = await client.call_tool("limited", {})
+            assert not result.is_error, text_of(result)
+            peaks.append(int(text_of(result)))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(one)
+    # 8 calls in flight on the connection, never more than 2 inside the tool; the first two met inside it
+    assert len(peaks) == 8 and max(peaks) == 2, peaks
+
+
 async def test_agent_option_limits_stdio_tools(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text('[agents.reader]\ntoken = "t1"\ntools = ["echo", "add"]\n')

@@ -6,6 +6,7 @@ import sys
 from typing import Annotated, Literal
 
 import anyio
+import anyio.lowlevel
 from pydantic import Field
 
 from toolwire_server import Registry, ToolContext
@@ -68,6 +69,29 @@ async def rendezvous(group: str, count: int, ctx: ToolContext) -> int:
         event.set()
     await event.wait()  # only returns if all `count` calls really ran concurrently (else the 20 s timeout)
     return _arrived[group]
+
+
+_limited = {"in_flight": 0, "peak": 0}
+_pair_here = anyio.Event()
+_third_here = anyio.Event()
+
+
+@registry.tool(description="Report the most calls of this tool ever running at once (its limit is 2).",
+               max_concurrency=2)
+async def limited() -> int:
+    _limited["in_flight"] += 1
+    _limited["peak"] = max(_limited["peak"], _limited["in_flight"])
+    if _limited["in_flight"] >= 2:
+        _pair_here.set()
+    if _limited["in_flight"] >= 3:
+        _third_here.set()  # only possible if the limit is broken
+    try:
+        await _pair_here.wait()  # the first two calls always meet inside the tool
+        with anyio.move_on_after(0.3):  # give a third call every chance to get in, were it allowed
+            await _third_here.wait()
+        return _limited["peak"]
+    finally:
+        _limited["in_flight"] -= 1
 
 
 @registry.tool(description="Write to stdout (must not corrupt the stdio wire) and return ok.")
