@@ -181,3 +181,14 @@ async def test_bad_request_is_not_retried(fake: FakeProvider, sleep: Any, policy
         raise AssertionError("a 400 must fail")
     assert len(fake.requests) == 1 and sleep.waits == []
     await model.aclose()
+
+
+async def test_tool_choice_is_sent_only_when_set(fake: FakeProvider, policy: RetryPolicy) -> None:
+    forced = {"type": "function", "function": {"name": "get_weather"}}
+    fake.push(openai_completion("a"), openai_completion("b"))
+    for choice in (None, forced):
+        model = model_for(fake, policy, tool_choice=choice)
+        await model.complete(ask(), fixture_tools())
+        await model.aclose()
+    unset, sent = (request.body for request in fake.requests)
+    assert "tool_choice" not in unset and sent["tool_choice"] == forced

@@ -1,6 +1,7 @@
 """Model adapters: each turns the neutral message list into one provider's wire format and back."""
 
 import os
+from typing import Any
 
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
@@ -27,6 +28,7 @@ def make_model(
     anthropic_version: str | None = None,
     max_tokens: int | None = None,
     stream: bool = False,
+    tool_choice: str | dict[str, Any] | None = None,
     retry: RetryPolicy | None = None,
 ) -> Model:
     """Build a model from 'provider:name'. Base URLs also come from ANTHROPIC_BASE_URL / OPENAI_BASE_URL."""
@@ -56,6 +58,7 @@ def make_model(
             api_key=api_key,
             base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
             max_tokens=max_tokens,
+            tool_choice=tool_choice,
             retry=retry,
         )
     if provider == "scripted" and name:

@@ -31,17 +31,21 @@ class OpenAIChatModel(HttpModel):
         base_url: str | None = None,
         max_tokens: int | None = None,
         send_null_content: bool | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
     ) -> None:
         """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
         (OpenAI's own form) or `""`. Unset, it is null for api.openai.com and "" for any other base URL, because
-        local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of."""
+        local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of.
+        `tool_choice`: sent as given when tools are offered ("required", or {"type": "function", "function":
+        {"name": ...}} to force one tool); unset, the server's default ("auto") applies."""
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
         super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
         self.max_tokens = max_tokens
+        self.tool_choice = tool_choice
         if send_null_content is None:
             send_null_content = self.base_url == DEFAULT_BASE_URL
         self.empty_content: str | None = None if send_null_content else ""
@@ -70,6 +74,8 @@ class OpenAIChatModel(HttpModel):
             # tool_choice is left out: "auto" is the default, and vLLM answers an explicit "auto" with a 400
             # unless started with --enable-auto-tool-choice. llama.cpp turns parallel calls off unless asked.
             body["parallel_tool_calls"] = True
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
         if self.max_tokens is not None:
             body["max_completion_tokens"] = self.max_tokens
         return body
