@@ -31,6 +31,8 @@ class RunConfig(BaseModel):
 
     model: str
     """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
+    base_url: str | None = None
+    """The provider's base URL when it is not the default (an OpenAI-compatible local server, a proxy)."""
     servers: list[ServerSpec] = Field(default_factory=list)
     name: str = "agent"
     system: str | None = None
@@ -79,8 +81,9 @@ async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
         env = {**_passed_env(), **server.env}
         sources.append(McpSource(server.name, command=server.command, url=server.url, token=token, env=env,
                                  cwd=server.cwd))
-    return Agent(make_model(config.model), ToolBox(sources, allow=config.allow), name=config.name,
-                 system=config.system, limits=config.limits, store=store, risky_tools=set(config.risky_tools))
+    model = make_model(config.model, base_url=config.base_url)
+    return Agent(model, ToolBox(sources, allow=config.allow), name=config.name, system=config.system,
+                 limits=config.limits, store=store, risky_tools=set(config.risky_tools))
 
 
 def _passed_env() -> dict[str, str]:
