@@ -83,6 +83,9 @@ def tracing_figures(data: dict[str, Any]) -> list[Figure]:
                     "stdio": "scripted model, stdio tool server"}[transport]
             out.append(figure(f"10-step run with tracing on ({what}), median", row["on_median_ms"], "ms",
                               "same run, tracing off", row["off_median_ms"]))
+            if "spans_median_ms" in row:
+                out.append(figure(f"same, spans made but not processed ({what})", row["spans_median_ms"], "ms",
+                                  "same run, tracing off", row["off_median_ms"]))
     return out
 
 

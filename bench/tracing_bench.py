@@ -18,9 +18,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 10
 TARGET_OVERHEAD_PCT = 10.0
-MODES = ("off", "sdk", "on")
-"""off: no provider. sdk: spans made and batched, exporter drops them (agent only). on: OTLP/HTTP export from the
-agent and, over stdio, from the tool server too (the full two-process trace)."""
+MODES = ("off", "spans", "sdk", "on")
+"""off: no provider. spans: an SDK provider with no processor (the cost of making spans and their attributes).
+sdk: spans made and batched, exporter drops them (agent only). on: OTLP/HTTP export from the agent and, over stdio,
+from the tool server too (the full two-process trace)."""
 
 
 # ---- the child: one configuration, many runs ---------------------------------------------------------------------
@@ -37,7 +38,7 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 
     handle = configure_tracing("otlp" if mode == "on" else None)
     assert handle.enabled == (mode == "on")
-    if mode == "sdk":  # spans made and batched, export dropped: separates creation cost from encoding+sending
+    if mode in ("spans", "sdk"):  # separates making spans, batching them, and encoding + sending them
         from opentelemetry import trace as otel_trace
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -47,7 +48,8 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
                 return SpanExportResult.SUCCESS
 
         provider = TracerProvider()
-        provider.add_span_processor(BatchSpanProcessor(Drop()))
+        if mode == "sdk":
+            provider.add_span_processor(BatchSpanProcessor(Drop()))
         otel_trace.set_tracer_provider(provider)
 
     def script(messages: list[Message]) -> AssistantMessage:
