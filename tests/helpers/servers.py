@@ -42,6 +42,46 @@ def free_port() -> int:
         return port
 
 
+def wait_until_ok(url: str, proc: "subprocess.Popen[Any]", log: Path, deadline_s: float, what: str) -> None:
+    """Poll GET `url` until it answers 200 while `proc` lives (a real condition with a bounded deadline); on
+    failure say why, with the end of the process's log."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}: {log.read_text(errors='replace')[-3000:]}")
+        try:
+            if httpx2.get(url, timeout=2).status_code == 200:
+                return
+        except httpx2.TransportError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} not ready after {deadline_s:g} s: {log.read_text(errors='replace')[-3000:]}")
+
+
+def stop_process(proc: "subprocess.Popen[Any]", timeout_s: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not ended after `timeout_s`."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+async def check_client_cancel_stops_the_tool(client: Client, tmp_path: Path) -> None:
+    """Cancel a running slow_sleep call: the tool records its cancellation and the connection stays usable."""
+    marker = tmp_path / "cancel"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(client.call_tool, "slow_sleep", {"seconds": 60, "marker": str(marker)})
+        assert await wait_for_file(tmp_path / "cancel.started")
+        tg.cancel_scope.cancel()
+    assert await wait_for_file(tmp_path / "cancel.cancelled")
+    assert text_of(await client.call_tool("echo", {"text": "usable"})) == "usable"
+    assert not (tmp_path / "cancel.finished").exists()
+
+
 class HttpServer:
     """`toolwire serve TARGET --http` on a free 127.0.0.1 port; ready once GET /healthz answers."""
 
@@ -59,27 +99,16 @@ class HttpServer:
         stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen(self.argv, cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=stderr)
         stderr.close()
-        deadline = time.monotonic() + self.ready_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited with {self.proc.returncode}: {self.stderr()}")
-            try:
-                if httpx2.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx2.TransportError:
-                pass
-            time.sleep(0.05)  # polling a real condition with a bounded deadline
-        self.__exit__(None, None, None)
-        raise RuntimeError(f"server not healthy after {self.ready_timeout_s}s: {self.stderr()}")
+        try:
+            wait_until_ok(self.base + "/healthz", self.proc, self.stderr_path, self.ready_timeout_s, "tool server")
+        except RuntimeError:
+            self.__exit__(None, None, None)
+            raise
+        return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")

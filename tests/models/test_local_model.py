@@ -7,14 +7,12 @@ llama-cpp-python's server dependencies stay out of toolwire's environment."""
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 
-from helpers.servers import REPO, SUPPORT_TOOLS, free_port, serve_argv
+from helpers.servers import REPO, SUPPORT_TOOLS, free_port, serve_argv, stop_process, wait_until_ok
 from toolwire_client.exits import Limits
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
@@ -45,26 +43,11 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with log.open("w") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
     try:
-        while True:  # polling a real condition with a bounded deadline
-            if proc.poll() is not None:
-                raise AssertionError(f"llama_cpp.server exited ({proc.returncode}): {log.read_text()[-2000:]}")
-            try:
-                if httpx2.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"llama_cpp.server did not come up within 120 s: {log.read_text()[-2000:]}")
-            time.sleep(0.2)
+        wait_until_ok(f"{url}/models", proc, log, 120, "llama_cpp.server")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
 
 
 async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llama_url: str, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from helpers.servers import REPO, SUPPORT_TOOLS, free_port
+from helpers.servers import REPO, SUPPORT_TOOLS, free_port, stop_process, wait_until_ok
 
 pytestmark = [
     pytest.mark.phoenix,
@@ -54,29 +54,10 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
                                 env=phoenix_env(workdir, port, grpc_port), stdout=out, stderr=subprocess.STDOUT)
     running = Phoenix(f"http://127.0.0.1:{port}", proc, log)
     try:
-        wait_healthy(running)
+        wait_until_ok(running.base + "/healthz", proc, log, READY_TIMEOUT_S, "phoenix")
         yield running
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-def wait_healthy(px: Phoenix) -> None:
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if px.proc.poll() is not None:
-            raise RuntimeError(f"phoenix exited with {px.proc.returncode}: {px.log.read_text()[-3000:]}")
-        try:
-            if httpx2.get(px.base + "/healthz", timeout=2).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        time.sleep(0.25)  # polling a real condition with a bounded deadline
-    raise RuntimeError(f"phoenix not healthy after {READY_TIMEOUT_S:g} s: {px.log.read_text()[-3000:]}")
+        stop_process(proc, timeout_s=30)
 
 
 def run_agent(px: Phoenix, tmp_path: Path) -> dict[str, Any]:

@@ -8,7 +8,14 @@ import anyio
 import httpx2
 import pytest
 
-from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of, wait_for_file
+from helpers.servers import (
+    TEST_TOOLS,
+    HttpServer,
+    check_client_cancel_stops_the_tool,
+    http_client,
+    text_of,
+    wait_for_file,
+)
 
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
 READER, ADMIN = "tok-reader-7f3a", "tok-admin-91c2"
@@ -113,15 +120,8 @@ async def test_fifty_concurrent_calls_on_one_connection(server: HttpServer, mode
 async def test_client_cancel_stops_the_tool(
     server: HttpServer, mode: Literal["auto", "legacy"], tmp_path: Path
 ) -> None:
-    marker = tmp_path / "cancel"
     async with http_client(server.url, token=READER, mode=mode) as client:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(client.call_tool, "slow_sleep", {"seconds": 60, "marker": str(marker)})
-            assert await wait_for_file(tmp_path / "cancel.started")
-            tg.cancel_scope.cancel()
-        assert await wait_for_file(tmp_path / "cancel.cancelled")
-        assert text_of(await client.call_tool("echo", {"text": "usable"})) == "usable"
-    assert not (tmp_path / "cancel.finished").exists()
+        await check_client_cancel_stops_the_tool(client, tmp_path)
 
 
 @pytest.mark.parametrize("mode", MODES)

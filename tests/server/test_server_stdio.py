@@ -7,7 +7,14 @@ import anyio
 import pytest
 from mcp import Client
 
-from helpers.servers import REPO, SUPPORT_TOOLS, TEST_TOOLS, stdio_params, text_of, wait_for_file
+from helpers.servers import (
+    REPO,
+    SUPPORT_TOOLS,
+    TEST_TOOLS,
+    check_client_cancel_stops_the_tool,
+    stdio_params,
+    text_of,
+)
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, META_RISKY
 
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
@@ -101,15 +108,8 @@ async def test_timeout_says_seconds_and_cancels_the_tool(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_client_cancel_stops_the_tool(mode: Literal["auto", "legacy"], tmp_path: Path) -> None:
-    marker = tmp_path / "cancel"
     async with Client(stdio_params(TEST_TOOLS), mode=mode) as client:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(client.call_tool, "slow_sleep", {"seconds": 60, "marker": str(marker)})
-            assert await wait_for_file(tmp_path / "cancel.started")
-            tg.cancel_scope.cancel()
-        assert await wait_for_file(tmp_path / "cancel.cancelled")
-        assert text_of(await client.call_tool("echo", {"text": "usable"})) == "usable"
-    assert not (tmp_path / "cancel.finished").exists()
+        await check_client_cancel_stops_the_tool(client, tmp_path)
 
 
 async def test_fifty_concurrent_calls_on_one_connection() -> None:
