@@ -38,15 +38,24 @@ async def sleepy(seconds: float, tag: str = "") -> str:
 
 
 def local() -> LocalSource:
-    return LocalSource([
-        local_tool(echo, {"properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        local_tool(sleepy, {"properties": {"seconds": {"type": "number"}, "tag": {"type": "string"}}}),
-    ])
+    return LocalSource(
+        [
+            local_tool(echo, {"properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            local_tool(sleepy, {"properties": {"seconds": {"type": "number"}, "tag": {"type": "string"}}}),
+        ]
+    )
 
 
 def stdio() -> McpSource:
-    argv = [sys.executable, "-m", "toolwire_server", "tests/loop/loop_tools.py:registry", "--stdio",
-            "--log-level", "ERROR"]
+    argv = [
+        sys.executable,
+        "-m",
+        "toolwire_server",
+        "tests/loop/loop_tools.py:registry",
+        "--stdio",
+        "--log-level",
+        "ERROR",
+    ]
     return McpSource("looptools", command=argv, cwd=str(REPO))
 
 
@@ -72,9 +81,12 @@ async def loop_overhead(steps: int = 100) -> dict[str, float]:
     async with ToolBox([local()]) as box:
         last[0] = time.perf_counter()
         await Agent(model, box, limits=Limits(max_steps=steps), on_step=on_step).run("bench")
-    tail = durations[steps // 2:]  # later steps carry the longest message lists
-    return {"steps": steps, "median_us": statistics.median(durations) * 1e6,
-            "median_us_last_half": statistics.median(tail) * 1e6}
+    tail = durations[steps // 2 :]  # later steps carry the longest message lists
+    return {
+        "steps": steps,
+        "median_us": statistics.median(durations) * 1e6,
+        "median_us_last_half": statistics.median(tail) * 1e6,
+    }
 
 
 async def bare_loop(steps: int = 100) -> dict[str, float]:
@@ -91,8 +103,11 @@ async def bare_loop(steps: int = 100) -> dict[str, float]:
         for call in reply.tool_calls:
             messages.append(ToolResultMessage(call_id=call.id, name=call.name, content=await echo(**call.arguments)))
         durations.append(time.perf_counter() - started)
-    return {"steps": steps, "median_us": statistics.median(durations) * 1e6,
-            "median_us_last_half": statistics.median(durations[steps // 2:]) * 1e6}
+    return {
+        "steps": steps,
+        "median_us": statistics.median(durations) * 1e6,
+        "median_us_last_half": statistics.median(durations[steps // 2 :]) * 1e6,
+    }
 
 
 async def parallel(source: ToolSource, n: int) -> dict[str, float]:

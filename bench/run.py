@@ -42,35 +42,72 @@ def figure(name: str, value: float, unit: str, reference: str, reference_value: 
 def server_figures(data: dict[str, Any]) -> list[Figure]:
     results = data["results"]
     out: list[Figure] = []
-    labels = {"seq_median_us": ("sequential call, median", "µs"), "seq_calls_s": ("sequential calls", "calls/s"),
-              "c16_calls_s": ("16 in flight", "calls/s"), "c64_calls_s": ("64 in flight", "calls/s"),
-              "server_cpu_us_per_call": ("server CPU per call", "µs")}
+    labels = {
+        "seq_median_us": ("sequential call, median", "µs"),
+        "seq_calls_s": ("sequential calls", "calls/s"),
+        "c16_calls_s": ("16 in flight", "calls/s"),
+        "c64_calls_s": ("64 in flight", "calls/s"),
+        "server_cpu_us_per_call": ("server CPU per call", "µs"),
+    }
     for transport in ("stdio", "http"):
         ours, ref = results[f"{transport}/toolwire"], results[f"{transport}/mcpserver"]
         for key, (label, unit) in labels.items():
             out.append(figure(f"{transport}: {label}", ours[key], unit, "plain MCPServer, same client", ref[key]))
     floor = results.get("stdio/raw-pipe")
     if floor:
-        out.append(figure("stdio: sequential call, median", results["stdio/toolwire"]["seq_median_us"], "µs",
-                          "raw NDJSON pipe (the floor)", floor["seq_median_us"]))
+        out.append(
+            figure(
+                "stdio: sequential call, median",
+                results["stdio/toolwire"]["seq_median_us"],
+                "µs",
+                "raw NDJSON pipe (the floor)",
+                floor["seq_median_us"],
+            )
+        )
     return out
 
 
 def loop_figures(data: dict[str, Any]) -> list[Figure]:
     overhead, bare = data["loop_overhead"], data.get("bare_loop")
     if bare:
-        out = [figure("loop step, scripted model and in-process tool, median", overhead["median_us"], "µs",
-                      "the seed's bare loop, same script and tool", bare["median_us"]),
-               figure("same, median over the last half (longer message list)", overhead["median_us_last_half"], "µs",
-                      "the seed's bare loop, last half", bare["median_us_last_half"])]
+        out = [
+            figure(
+                "loop step, scripted model and in-process tool, median",
+                overhead["median_us"],
+                "µs",
+                "the seed's bare loop, same script and tool",
+                bare["median_us"],
+            ),
+            figure(
+                "same, median over the last half (longer message list)",
+                overhead["median_us_last_half"],
+                "µs",
+                "the seed's bare loop, last half",
+                bare["median_us_last_half"],
+            ),
+        ]
     else:
-        out = [figure("loop step, in-process tool, median over the last half", overhead["median_us_last_half"], "µs",
-                      "same, median over the whole run", overhead["median_us"])]
+        out = [
+            figure(
+                "loop step, in-process tool, median over the last half",
+                overhead["median_us_last_half"],
+                "µs",
+                "same, median over the whole run",
+                overhead["median_us"],
+            )
+        ]
     for transport in ("inproc", "stdio"):
         for row in data.get(f"parallel_{transport}", []):
             sleep_ms = row["step_s"] / row["ratio"] * 1000
-            out.append(figure(f"{row['calls']} parallel sleeping calls, {transport}: step time", row["step_s"] * 1000,
-                              "ms", "one call's sleep (perfect parallelism = 1.0)", sleep_ms))
+            out.append(
+                figure(
+                    f"{row['calls']} parallel sleeping calls, {transport}: step time",
+                    row["step_s"] * 1000,
+                    "ms",
+                    "one call's sleep (perfect parallelism = 1.0)",
+                    sleep_ms,
+                )
+            )
     return out
 
 
@@ -79,13 +116,30 @@ def tracing_figures(data: dict[str, Any]) -> list[Figure]:
     for transport in ("inproc", "provider", "stdio"):
         row = data.get(transport)
         if isinstance(row, dict) and "on_median_ms" in row:
-            what = {"inproc": "scripted model, in-process tool", "provider": "OpenAI adapter to a loopback provider",
-                    "stdio": "scripted model, stdio tool server"}[transport]
-            out.append(figure(f"10-step run with tracing on ({what}), median", row["on_median_ms"], "ms",
-                              "same run, tracing off", row["off_median_ms"]))
+            what = {
+                "inproc": "scripted model, in-process tool",
+                "provider": "OpenAI adapter to a loopback provider",
+                "stdio": "scripted model, stdio tool server",
+            }[transport]
+            out.append(
+                figure(
+                    f"10-step run with tracing on ({what}), median",
+                    row["on_median_ms"],
+                    "ms",
+                    "same run, tracing off",
+                    row["off_median_ms"],
+                )
+            )
             if "spans_median_ms" in row:
-                out.append(figure(f"same, spans made but not processed ({what})", row["spans_median_ms"], "ms",
-                                  "same run, tracing off", row["off_median_ms"]))
+                out.append(
+                    figure(
+                        f"same, spans made but not processed ({what})",
+                        row["spans_median_ms"],
+                        "ms",
+                        "same run, tracing off",
+                        row["off_median_ms"],
+                    )
+                )
     return out
 
 
@@ -131,10 +185,17 @@ def _num(value: float) -> str:
 
 
 def render(info: dict[str, str], started: datetime, sections: list[dict[str, Any]], total_s: float) -> str:
-    lines = [BEGIN, "# Benchmark results", "",
-             f"Generated by `make bench` (`python -m bench.run`) on {started:%Y-%m-%d %H:%M} UTC in {total_s:.0f} s.",
-             "Each figure is shown next to its reference, measured in the same run on the same machine; the ratio is "
-             "figure / reference.", "", "| machine | |", "|---|---|"]
+    lines = [
+        BEGIN,
+        "# Benchmark results",
+        "",
+        f"Generated by `make bench` (`python -m bench.run`) on {started:%Y-%m-%d %H:%M} UTC in {total_s:.0f} s.",
+        "Each figure is shown next to its reference, measured in the same run on the same machine; the ratio is "
+        "figure / reference.",
+        "",
+        "| machine | |",
+        "|---|---|",
+    ]
     lines += [f"| {key} | {value} |" for key, value in info.items()]
     for section in sections:
         lines += ["", f"## {section['title']} (`bench/{section['module']}.py`, {section['seconds']:.0f} s)", ""]
@@ -146,10 +207,20 @@ def render(info: dict[str, str], started: datetime, sections: list[dict[str, Any
             lines += ["| figure | value | reference | reference value | ratio |", "|---|---:|---|---:|---:|"]
             for f in figs:
                 ratio = f["value"] / f["reference_value"] if f["reference_value"] else float("nan")
-                lines.append(f"| {f['name']} | {_num(f['value'])} {f['unit']} | {f['reference']} | "
-                             f"{_num(f['reference_value'])} {f['unit']} | {ratio:.2f} |")
-        lines += ["", "<details><summary>raw figures</summary>", "", "```json",
-                  json.dumps(section["data"], indent=1, default=str), "```", "", "</details>"]
+                lines.append(
+                    f"| {f['name']} | {_num(f['value'])} {f['unit']} | {f['reference']} | "
+                    f"{_num(f['reference_value'])} {f['unit']} | {ratio:.2f} |"
+                )
+        lines += [
+            "",
+            "<details><summary>raw figures</summary>",
+            "",
+            "```json",
+            json.dumps(section["data"], indent=1, default=str),
+            "```",
+            "",
+            "</details>",
+        ]
     lines.append(END)
     return "\n".join(lines) + "\n"
 
@@ -162,8 +233,10 @@ def write(report: str, path: Path = RESULTS) -> None:
         after = rest.split(END, 1)[1]
         path.write_text(before + report.rstrip("\n") + after, encoding="utf-8")
     elif old.strip():
-        path.write_text(report + "\n## Notes from earlier runs\n\n" + old.replace("# Benchmark results", "", 1)
-                        .lstrip("\n"), encoding="utf-8")
+        path.write_text(
+            report + "\n## Notes from earlier runs\n\n" + old.replace("# Benchmark results", "", 1).lstrip("\n"),
+            encoding="utf-8",
+        )
     else:
         path.write_text(report, encoding="utf-8")
 

@@ -152,12 +152,16 @@ async def _measure(runs: int, proc: subprocess.Popen[bytes], url: str) -> dict[s
         "server_rss_peak_mib": server_peak / 1024,
         "figures": [
             _figure("runs completed", len(done), "runs", "runs started", runs),
-            _figure("step latency, median", median_loaded * 1000, "ms", "one run alone, median",
-                    median_alone * 1000),
+            _figure("step latency, median", median_loaded * 1000, "ms", "one run alone, median", median_alone * 1000),
             _figure("step latency, p99", p99_loaded * 1000, "ms", "one run alone, p99", p99_alone * 1000),
             # both include each run's MCP session set-up (initialize, tools/list), so the work per run is the same
-            _figure("throughput under load", len(loaded_steps) / wall, "steps/s", "one run at a time, back to back",
-                    len(alone_steps) / alone_wall),
+            _figure(
+                "throughput under load",
+                len(loaded_steps) / wall,
+                "steps/s",
+                "one run at a time, back to back",
+                len(alone_steps) / alone_wall,
+            ),
             _figure("client peak RSS", client_peak / 1024, "MiB", "client before the load", client_before / 1024),
             _figure("server peak RSS", server_peak / 1024, "MiB", "server before the load", server_before / 1024),
         ],

@@ -56,8 +56,9 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
         done = sum(isinstance(m, ToolResultMessage) for m in messages)
         if done >= STEPS - 1:
             return AssistantMessage(text=f"done after {done} calls")
-        return AssistantMessage(tool_calls=[ToolCall(id=f"call_{done}", name="calculator",
-                                                     arguments={"expression": f"{done} * 2"})])
+        return AssistantMessage(
+            tool_calls=[ToolCall(id=f"call_{done}", name="calculator", arguments={"expression": f"{done} * 2"})]
+        )
 
     def calculator(expression: str) -> str:
         left, _, right = expression.partition("*")
@@ -75,8 +76,9 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
             argv = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
             source: Any = McpSource("support", command=argv, env=child_process_env(), cwd=str(REPO))
         else:
-            source = LocalSource([local_tool(calculator, {"properties": {"expression": {"type": "string"}},
-                                                          "required": ["expression"]})])
+            source = LocalSource(
+                [local_tool(calculator, {"properties": {"expression": {"type": "string"}}, "required": ["expression"]})]
+            )
         toolbox = ToolBox([source])
         await toolbox.start()
         times: list[float] = []
@@ -126,8 +128,13 @@ def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str, pro
     return times
 
 
-def run(rounds: int = 4, runs: int = 150, warmup: int = 30,
-        transports: tuple[str, ...] = ("inproc", "provider", "stdio"), stdio_runs: int = 40) -> dict[str, Any]:
+def run(
+    rounds: int = 4,
+    runs: int = 150,
+    warmup: int = 30,
+    transports: tuple[str, ...] = ("inproc", "provider", "stdio"),
+    stdio_runs: int = 40,
+) -> dict[str, Any]:
     """inproc: scripted model, in-process tool. provider: the OpenAI adapter over HTTP to a loopback provider (in
     this parent process), in-process tool. stdio: scripted model, the real tool server over stdio."""
     sys.path.insert(0, str(REPO / "tests"))
@@ -141,8 +148,9 @@ def run(rounds: int = 4, runs: int = 150, warmup: int = 30,
             samples: dict[str, list[float]] = {mode: [] for mode in MODES}
             for _ in range(rounds):
                 for mode in MODES:
-                    samples[mode] += _spawn(mode, transport, n, warmup if transport == "inproc" else 5, sink.endpoint,
-                                           provider.openai_url)
+                    samples[mode] += _spawn(
+                        mode, transport, n, warmup if transport == "inproc" else 5, sink.endpoint, provider.openai_url
+                    )
             off = statistics.median(samples["off"])
             figures: dict[str, Any] = {"runs_per_mode": len(samples["off"]), "off_median_ms": round(off * 1000, 3)}
             for mode in MODES[1:]:

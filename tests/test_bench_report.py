@@ -20,17 +20,33 @@ def test_report_shows_each_figure_with_its_reference_and_ratio() -> None:
     text = render(machine(), datetime(2026, 12, 2, tzinfo=UTC), [section(figs)], 12.0)
     assert "| step latency, median | 30 ms | one run alone, median | 10 ms | 3.00 |" in text
     assert "| cores |" in text and "| mcp | 2.3" in text and "2026-12-02" in text
-    broken = render(machine(), datetime(2026, 12, 2, tzinfo=UTC),
-                    [{**section([]), "error": "RuntimeError: server did not start"}], 1.0)
+    broken = render(
+        machine(),
+        datetime(2026, 12, 2, tzinfo=UTC),
+        [{**section([]), "error": "RuntimeError: server did not start"}],
+        1.0,
+    )
     assert "Not measured: RuntimeError: server did not start" in broken
 
 
 def test_server_bench_shape_becomes_figures_against_mcpserver_and_the_pipe() -> None:
-    row = {"seq_median_us": 800.0, "seq_calls_s": 1000.0, "c16_calls_s": 1300.0, "c64_calls_s": 1000.0,
-           "server_cpu_us_per_call": 450.0}
+    row = {
+        "seq_median_us": 800.0,
+        "seq_calls_s": 1000.0,
+        "c16_calls_s": 1300.0,
+        "c64_calls_s": 1000.0,
+        "server_cpu_us_per_call": 450.0,
+    }
     ref = {key: value * 2 for key, value in row.items()}
-    data = {"results": {"stdio/toolwire": row, "stdio/mcpserver": ref, "http/toolwire": row, "http/mcpserver": ref,
-                        "stdio/raw-pipe": {**row, "seq_median_us": 50.0}}}
+    data = {
+        "results": {
+            "stdio/toolwire": row,
+            "stdio/mcpserver": ref,
+            "http/toolwire": row,
+            "http/mcpserver": ref,
+            "stdio/raw-pipe": {**row, "seq_median_us": 50.0},
+        }
+    }
     figs = figures_of("server_bench", data)
     assert len(figs) == 11
     assert all(f["value"] / f["reference_value"] == 0.5 for f in figs[:10])

@@ -14,8 +14,14 @@ SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry 
 
 
 def toolwire(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "toolwire_client.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire_client.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
@@ -26,10 +32,19 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
 
 def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
     env, db = clean_env(tmp_path), str(tmp_path / "runs.db")
-    done = toolwire("run", "What does order A123 cost in total with 18% GST?", "--model", "scripted:recovers",
-                    "--server", SUPPORT, "--db", db, env=env)
+    done = toolwire(
+        "run",
+        "What does order A123 cost in total with 18% GST?",
+        "--model",
+        "scripted:recovers",
+        "--server",
+        SUPPORT,
+        "--db",
+        db,
+        env=env,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "step 1 | get_order({\"id\": \"A123\"}) | ERROR: bad arguments for get_order" in done.stdout
+    assert 'step 1 | get_order({"id": "A123"}) | ERROR: bad arguments for get_order' in done.stdout
     assert "answer: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
     runs = toolwire("runs", "--db", db, env=env)
     assert " done " in runs.stdout, runs.stdout
@@ -39,16 +54,28 @@ def provider_turns(request: RecordedRequest) -> Reply:
     """An OpenAI-compatible model that asks for the refund, then answers from what the tool returned."""
     results = [m for m in request.body["messages"] if m["role"] == "tool"]
     if not results:
-        return openai_completion(None, [openai_call("call_r1", "issue_refund",
-                                                    json.dumps({"order_id": "A123", "amount_cents": 2500}))])
+        return openai_completion(
+            None, [openai_call("call_r1", "issue_refund", json.dumps({"order_id": "A123", "amount_cents": 2500}))]
+        )
     return openai_completion(f"Done: {results[-1]['content']}")
 
 
 def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Path) -> None:
     env, db = clean_env(tmp_path), str(tmp_path / "runs.db")
     with FakeProvider(provider_turns) as provider:
-        paused = toolwire("run", "Refund A123", "--model", "openai:local-model", "--base-url", provider.openai_url,
-                          "--server", SUPPORT, "--db", db, env=env)
+        paused = toolwire(
+            "run",
+            "Refund A123",
+            "--model",
+            "openai:local-model",
+            "--base-url",
+            provider.openai_url,
+            "--server",
+            SUPPORT,
+            "--db",
+            db,
+            env=env,
+        )
         assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
         run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
         assert toolwire("approve", run_id, "--db", db, env=env).returncode == 0

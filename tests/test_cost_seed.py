@@ -52,8 +52,13 @@ async def run_seed(steps: int, max_result_chars: int | None = None) -> RunState:
     if max_result_chars is not None:
         command += ["--max-result-chars", str(max_result_chars)]
     model = ScriptedModel(reads_pages(steps), name="seed-priced", usage_fn=seed_usage)
-    agent = Agent(model, ToolBox([McpSource("cost", command=command)]), name="seed-cost",
-                  limits=Limits(max_steps=steps), price_fn=lambda usage: PRICES.cost(model.model, usage))
+    agent = Agent(
+        model,
+        ToolBox([McpSource("cost", command=command)]),
+        name="seed-cost",
+        limits=Limits(max_steps=steps),
+        price_fn=lambda usage: PRICES.cost(model.model, usage),
+    )
     return await agent.run("Read the report and say how many pages it has.")
 
 

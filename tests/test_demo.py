@@ -11,10 +11,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_demo_runs_pauses_for_approval_resumes_and_traces_both_processes(tmp_path: Path) -> None:
     trace, db = tmp_path / "trace.jsonl", tmp_path / "runs.db"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OTEL_", "ANTHROPIC_", "OPENAI_", "TOOLWIRE_"))}
-    done = subprocess.run([sys.executable, "-m", "toolwire_client.cli", "demo", "--trace", str(trace), "--db", str(db)],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "ANTHROPIC_", "OPENAI_", "TOOLWIRE_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire_client.cli", "demo", "--trace", str(trace), "--db", str(db)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert "model scripted:support_demo" in out
@@ -25,8 +30,11 @@ def test_demo_runs_pauses_for_approval_resumes_and_traces_both_processes(tmp_pat
     spans = [json.loads(line) for line in trace.read_text().splitlines()]
     by_id = {s["span_id"]: s for s in spans}
     servers = [s for s in spans if s["kind"] == "SERVER" and s["name"].startswith("tools/call ")]
-    assert {s["name"] for s in servers} >= {"tools/call get_order", "tools/call search_orders",
-                                           "tools/call issue_refund"}
+    assert {s["name"] for s in servers} >= {
+        "tools/call get_order",
+        "tools/call search_orders",
+        "tools/call issue_refund",
+    }
     for server in servers:  # server span -> MCP client span -> execute_tool of the same tool, one trace
         client = by_id[server["parent_span_id"]]
         tool = by_id[client["parent_span_id"]]
@@ -38,6 +46,12 @@ def test_demo_runs_pauses_for_approval_resumes_and_traces_both_processes(tmp_pat
     first, resumed = sorted(agents, key=lambda s: s["start_time_unix_nano"])
     assert resumed["links"] and resumed["links"][0]["trace_id"] == first["trace_id"]
 
-    runs = subprocess.run([sys.executable, "-m", "toolwire_client.cli", "runs", "--db", str(db)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=60)
+    runs = subprocess.run(
+        [sys.executable, "-m", "toolwire_client.cli", "runs", "--db", str(db)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert runs.returncode == 0 and " done " in runs.stdout, runs.stdout

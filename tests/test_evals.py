@@ -38,8 +38,21 @@ env = {{ TOOLWIRE_SUPPORT_DB = "{{attempt_dir}}/support.sqlite3" }}
 
 def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
-    result = toolwire(*["eval", str(SEEDS), "--repeat", "2", "--concurrency", "6", "--json", str(out),
-                                       "--min-success", "1.0", "--no-save"])
+    result = toolwire(
+        *[
+            "eval",
+            str(SEEDS),
+            "--repeat",
+            "2",
+            "--concurrency",
+            "6",
+            "--json",
+            str(out),
+            "--min-success",
+            "1.0",
+            "--no-save",
+        ]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert len(data["attempts"]) == 6
@@ -58,7 +71,10 @@ def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
 
 def test_failures_fail_the_gate_and_are_saved_for_replay(tmp_path: Path) -> None:
     evals = tmp_path / "evals.toml"
-    evals.write_text("max_steps = 6\n" + SERVER + '''
+    evals.write_text(
+        "max_steps = 6\n"
+        + SERVER
+        + """
 
 [[tasks]]
 name = "stuck"
@@ -78,11 +94,13 @@ name = "fine"
 task = "What does order A123 cost in total with 18% GST?"
 model = "scripted:recovers"
 check = { exact = "Order A123 costs 5900.0 rupees with 18% GST." }
-''')
+"""
+    )
     db = tmp_path / "runs.sqlite3"
     out = tmp_path / "report.json"
-    result = toolwire(*["eval", str(evals), "--json", str(out), "--min-success", "0.9",
-                                       "--db", str(db), "--concurrency", "3"])
+    result = toolwire(
+        *["eval", str(evals), "--json", str(out), "--min-success", "0.9", "--db", str(db), "--concurrency", "3"]
+    )
     assert result.exit_code == 1, result.output
     assert out.exists(), result.output
     data = json.loads(out.read_text())
@@ -116,16 +134,40 @@ def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> Non
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."recovers"]\ninput = 3.0\noutput = 15.0\n')
     evals = tmp_path / "evals.json"
-    evals.write_text(json.dumps({
-        "servers": [{"command": ["{python}", "-m", "toolwire_server", f"{REPO}/examples/support_tools.py:registry",
-                                 "--stdio"], "env": {"TOOLWIRE_SUPPORT_DB": "{attempt_dir}/s.sqlite3"}}],
-        "tasks": [
-            {"name": "cheap", "task": "What does order A123 cost in total with 18% GST?", "model": "scripted:recovers",
-             "check": {"contains": "5900"}, "expect": {"max_cost_usd": 1.0}},
-            {"name": "too-dear", "task": "What does order A123 cost in total with 18% GST?",
-             "model": "scripted:recovers", "check": {"contains": "5900"}, "expect": {"max_cost_usd": 0.000001}},
-        ],
-    }))
+    evals.write_text(
+        json.dumps(
+            {
+                "servers": [
+                    {
+                        "command": [
+                            "{python}",
+                            "-m",
+                            "toolwire_server",
+                            f"{REPO}/examples/support_tools.py:registry",
+                            "--stdio",
+                        ],
+                        "env": {"TOOLWIRE_SUPPORT_DB": "{attempt_dir}/s.sqlite3"},
+                    }
+                ],
+                "tasks": [
+                    {
+                        "name": "cheap",
+                        "task": "What does order A123 cost in total with 18% GST?",
+                        "model": "scripted:recovers",
+                        "check": {"contains": "5900"},
+                        "expect": {"max_cost_usd": 1.0},
+                    },
+                    {
+                        "name": "too-dear",
+                        "task": "What does order A123 cost in total with 18% GST?",
+                        "model": "scripted:recovers",
+                        "check": {"contains": "5900"},
+                        "expect": {"max_cost_usd": 0.000001},
+                    },
+                ],
+            }
+        )
+    )
     out = tmp_path / "r.json"
     result = toolwire(*["eval", str(evals), "--prices", str(prices), "--json", str(out), "--no-save"])
     assert result.exit_code == 0, result.output  # no --min-success: no gate
@@ -163,13 +205,16 @@ def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) 
 def test_waterfall_of_a_saved_failed_run(tmp_path: Path) -> None:
     """A real run with two parallel calls (one bad), paused for approval, drawn from the store by the CLI."""
     evals = tmp_path / "evals.toml"
-    evals.write_text(SERVER + '''
+    evals.write_text(
+        SERVER
+        + """
 [[tasks]]
 name = "refund-not-approved"
 task = "The keyboard in order A123 arrived broken. Please refund one keyboard."
 model = "scripted:support_demo"
 check = { contains = "Refunded" }
-''')
+"""
+    )
     db, out = tmp_path / "runs.sqlite3", tmp_path / "r.json"
     assert toolwire("eval", str(evals), "--db", str(db), "--json", str(out)).exit_code == 0
     attempt = json.loads(out.read_text())["attempts"][0]
@@ -180,6 +225,7 @@ check = { contains = "Refunded" }
     get_line = next(line for line in lines if "1 ├ get_order" in line)
     search_line = next(line for line in lines if "1 └ search_orders" in line)
     assert "✗ bad_arguments" in search_line
+
     # sent together: the two bars overlap on the time axis
     def cells(line: str) -> set[int]:
         return {i for i, ch in enumerate(line) if ch in "▆▒"}

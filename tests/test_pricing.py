@@ -72,7 +72,7 @@ def test_bad_price_file_says_what_is_wrong_and_shows_a_row(tmp_path: Path, text:
         load_prices(file)
     assert says in str(info.value)
     assert str(file) in str(info.value)
-    assert 'input = 3.0' in str(info.value)
+    assert "input = 3.0" in str(info.value)
 
 
 def test_missing_price_file_is_named(tmp_path: Path) -> None:

@@ -19,8 +19,14 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     # Same code on the scripted model, so it needs no key: the seed's model that repairs a bad call.
     (tmp_path / "agent.py").write_text(agent.replace("anthropic:claude-sonnet-4-5", "scripted:recovers"))
     venv_bin = str(Path(sys.executable).parent)
-    done = subprocess.run([sys.executable, "agent.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                          env={"PATH": f"{venv_bin}:/usr/bin:/bin", "HOME": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, "agent.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": f"{venv_bin}:/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     status, report = done.stdout.split(" ", 1)
     # tools.py has no calculator, so the script's third call is answered with the unknown-tool error and the

@@ -21,23 +21,44 @@ def run_with_parallel_calls_error_retry_and_approval() -> RunState:
     fixed = ToolCall(id="c3", name="get_order", arguments={"order_id": "A123"})
     refund = ToolCall(id="c4", name="issue_refund", arguments={"order_id": "A123", "amount_cents": 2500})
     step1 = StepRecord(
-        index=1, started_at=at(0), finished_at=at(2.0), model_latency_s=1.0, tool_calls=[get, search],
+        index=1,
+        started_at=at(0),
+        finished_at=at(2.0),
+        model_latency_s=1.0,
+        tool_calls=[get, search],
         usage=Usage(input_tokens=1600, output_tokens=150),
         results=[
-            ToolResult(call_id="c1", name="get_order", content="ERROR: bad arguments", is_error=True,
-                       error_kind="bad_arguments", duration_s=0.2, started_at=at(1.0)),
-            ToolResult(call_id="c2", name="search_orders", content="[]", duration_s=1.0, started_at=at(1.0),
-                       attempts=2),
+            ToolResult(
+                call_id="c1",
+                name="get_order",
+                content="ERROR: bad arguments",
+                is_error=True,
+                error_kind="bad_arguments",
+                duration_s=0.2,
+                started_at=at(1.0),
+            ),
+            ToolResult(
+                call_id="c2", name="search_orders", content="[]", duration_s=1.0, started_at=at(1.0), attempts=2
+            ),
         ],
     )
     step2 = StepRecord(
-        index=2, started_at=at(2.0), finished_at=at(4.0), model_latency_s=1.5, tool_calls=[fixed],
+        index=2,
+        started_at=at(2.0),
+        finished_at=at(4.0),
+        model_latency_s=1.5,
+        tool_calls=[fixed],
         results=[ToolResult(call_id="c3", name="get_order", content="{}", duration_s=0.5)],
     )
     step3 = StepRecord(index=3, started_at=at(4.0), model_latency_s=0.5, tool_calls=[refund])
     return RunState(
-        run_id="run_x", agent_name="support", task="refund A123", model="scripted", status="waiting_for_approval",
-        started_at=T0, steps=[step1, step2, step3],
+        run_id="run_x",
+        agent_name="support",
+        task="refund A123",
+        model="scripted",
+        status="waiting_for_approval",
+        started_at=T0,
+        steps=[step1, step2, step3],
         pending=[PendingCall(call=refund, state="pending_approval", args_hash=args_hash(refund.arguments))],
     )
 
@@ -45,8 +66,15 @@ def run_with_parallel_calls_error_retry_and_approval() -> RunState:
 def test_bars_place_calls_on_the_run_clock() -> None:
     rows = bars(run_with_parallel_calls_error_retry_and_approval())
     labels = [b.label for b in rows]
-    assert labels == ["1 model", "1 ├ get_order", "1 └ search_orders", "2 model", "2 └ get_order", "3 model",
-                      "3 └ issue_refund"]
+    assert labels == [
+        "1 model",
+        "1 ├ get_order",
+        "1 └ search_orders",
+        "2 model",
+        "2 └ get_order",
+        "3 model",
+        "3 └ issue_refund",
+    ]
     by = dict(zip(labels, rows, strict=True))
     # the two parallel calls start together, after the model call that asked for them
     assert by["1 ├ get_order"].start_s == by["1 └ search_orders"].start_s == 1.0

@@ -79,11 +79,19 @@ async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
     for server in config.servers:
         token = os.environ.get(server.token_env) if server.token_env else None
         env = {**_passed_env(), **server.env}
-        sources.append(McpSource(server.name, command=server.command, url=server.url, token=token, env=env,
-                                 cwd=server.cwd))
+        sources.append(
+            McpSource(server.name, command=server.command, url=server.url, token=token, env=env, cwd=server.cwd)
+        )
     model = make_model(config.model, base_url=config.base_url)
-    return Agent(model, ToolBox(sources, allow=config.allow), name=config.name, system=config.system,
-                 limits=config.limits, store=store, risky_tools=set(config.risky_tools))
+    return Agent(
+        model,
+        ToolBox(sources, allow=config.allow),
+        name=config.name,
+        system=config.system,
+        limits=config.limits,
+        store=store,
+        risky_tools=set(config.risky_tools),
+    )
 
 
 def _passed_env() -> dict[str, str]:
@@ -108,4 +116,3 @@ async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owne
             await agent.model.aclose()
     finally:
         await store.release(run_id, owner)
-

@@ -92,8 +92,10 @@ def call_text(call: ToolCall) -> str:
 
 
 def repeated_text(call: ToolCall, times: int) -> str:
-    return (f"ERROR: {call_text(call)} was asked for {times} times with the same arguments and was not run again. "
-            "Change your approach: different arguments, another tool, or answer with what you have.")
+    return (
+        f"ERROR: {call_text(call)} was asked for {times} times with the same arguments and was not run again. "
+        "Change your approach: different arguments, another tool, or answer with what you have."
+    )
 
 
 def finish(state: RunState, exit_: RunExit) -> None:

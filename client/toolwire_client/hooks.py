@@ -33,8 +33,13 @@ async def run_before(hooks: tuple[ToolHook, ...], call: ToolCall) -> ToolCall | 
     for hook in hooks:
         decision = await hook.before_tool(call)
         if isinstance(decision, Block):
-            return ToolResult(call_id=call.id, name=call.name, content=blocked_text(call.name, decision.reason),
-                              is_error=True, error_kind="blocked")
+            return ToolResult(
+                call_id=call.id,
+                name=call.name,
+                content=blocked_text(call.name, decision.reason),
+                is_error=True,
+                error_kind="blocked",
+            )
         if decision is not None:
             call = decision.model_copy(update={"id": call.id})
     return call

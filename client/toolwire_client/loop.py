@@ -31,9 +31,20 @@ OnStep = Callable[[RunState, StepRecord], None]
 
 
 class Agent:
-    def __init__(self, model: Model, toolbox: ToolBox, *, name: str = "agent", system: str | None = None,
-                 limits: X.Limits | None = None, hooks: tuple[ToolHook, ...] = (), store: RunStore | None = None,
-                 risky_tools: set[str] | None = None, on_step: OnStep | None = None, price_fn: PriceFn | None = None):
+    def __init__(
+        self,
+        model: Model,
+        toolbox: ToolBox,
+        *,
+        name: str = "agent",
+        system: str | None = None,
+        limits: X.Limits | None = None,
+        hooks: tuple[ToolHook, ...] = (),
+        store: RunStore | None = None,
+        risky_tools: set[str] | None = None,
+        on_step: OnStep | None = None,
+        price_fn: PriceFn | None = None,
+    ):
         self.model, self.toolbox, self.name, self.system = model, toolbox, name, system
         self.limits = limits or X.Limits()
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
@@ -43,8 +54,14 @@ class Agent:
     async def run(self, task: str, run_id: str | None = None, config: dict[str, Any] | None = None) -> RunState:
         """A new run of `task`; `config` (how to rebuild this agent elsewhere) is saved with every checkpoint."""
         opening: list[Message] = [SystemMessage(content=self.system)] if self.system else []
-        state = RunState(run_id=run_id or new_run_id(), agent_name=self.name, task=task, model=self.model.model,
-                         messages=[*opening, UserMessage(content=task)], config=config or {})
+        state = RunState(
+            run_id=run_id or new_run_id(),
+            agent_name=self.name,
+            task=task,
+            model=self.model.model,
+            messages=[*opening, UserMessage(content=task)],
+            config=config or {},
+        )
         return await self._drive(state)
 
     async def resume(self, state_or_run_id: RunState | str) -> RunState:
@@ -60,8 +77,10 @@ class Agent:
                 raise ValueError("resume by run id needs a store; pass store= to the Agent")
             state = await self.store.load(state)
         if state.status not in ("waiting_for_approval", "running"):
-            raise ValueError(f"run {state.run_id} is {state.status}; only a run waiting for approval or left "
-                             "running by a crash can be resumed")
+            raise ValueError(
+                f"run {state.run_id} is {state.status}; only a run waiting for approval or left "
+                "running by a crash can be resumed"
+            )
         return await self._drive(state, resuming=True)
 
     # ---- the core -------------------------------------------------------------------------------------------
@@ -83,8 +102,13 @@ class Agent:
                 X.finish(state, exit_)
             except TimeoutError:
                 took = time.perf_counter() - started
-                X.finish(state, X.WallClock(f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s "
-                                            f"after {took:.1f} s and {len(state.steps)} steps"))
+                X.finish(
+                    state,
+                    X.WallClock(
+                        f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s "
+                        f"after {took:.1f} s and {len(state.steps)} steps"
+                    ),
+                )
             except MessageOrderError as exc:
                 X.finish(state, X.HarnessFailed(f"stopped before sending a malformed request: {exc}"))
             self._seen.pop(state.run_id, None)
@@ -112,16 +136,21 @@ class Agent:
             raise X.StepLimit(f"stopped at the step limit after {n} steps")
         if lim.max_tokens is None and lim.max_cost_usd is None:
             return
-        next_usage = Usage(input_tokens=estimate_prompt(state.messages, self.toolbox.specs),
-                           output_tokens=lim.output_reserve_tokens)
+        next_usage = Usage(
+            input_tokens=estimate_prompt(state.messages, self.toolbox.specs), output_tokens=lim.output_reserve_tokens
+        )
         spent = state.usage.total_tokens
         if lim.max_tokens is not None and spent + next_usage.total_tokens > lim.max_tokens:
-            raise X.TokenBudget(f"stopped by the token budget before step {n + 1}: {spent} tokens spent, the next "
-                                f"call needs about {next_usage.total_tokens} more, budget {lim.max_tokens}")
+            raise X.TokenBudget(
+                f"stopped by the token budget before step {n + 1}: {spent} tokens spent, the next "
+                f"call needs about {next_usage.total_tokens} more, budget {lim.max_tokens}"
+            )
         price = self.price_fn(next_usage) if self.price_fn else None
         if lim.max_cost_usd is not None and price is not None and (state.cost_usd or 0) + price > lim.max_cost_usd:
-            raise X.CostBudget(f"stopped by the cost budget before step {n + 1}: {state.cost_usd or 0:.4f} USD "
-                               f"spent, the next call costs about {price:.4f}, budget {lim.max_cost_usd:g} USD")
+            raise X.CostBudget(
+                f"stopped by the cost budget before step {n + 1}: {state.cost_usd or 0:.4f} USD "
+                f"spent, the next call costs about {price:.4f}, budget {lim.max_cost_usd:g} USD"
+            )
 
     # ---- the model ------------------------------------------------------------------------------------------
     async def _ask_model(self, state: RunState) -> StepRecord:
@@ -139,9 +168,16 @@ class Agent:
         cost = self.price_fn(reply.usage) if self.price_fn else None
         if cost is not None:
             state.cost_usd = (state.cost_usd or 0.0) + cost
-        step = StepRecord(index=len(state.steps) + 1, model_text=reply.message.text,
-                          tool_calls=list(reply.message.tool_calls), usage=reply.usage, usage_so_far=state.usage,
-                          cost_usd=cost, model_latency_s=reply.latency_s, model_reply=reply.model_dump(mode="json"))
+        step = StepRecord(
+            index=len(state.steps) + 1,
+            model_text=reply.message.text,
+            tool_calls=list(reply.message.tool_calls),
+            usage=reply.usage,
+            usage_so_far=state.usage,
+            cost_usd=cost,
+            model_latency_s=reply.latency_s,
+            model_reply=reply.model_dump(mode="json"),
+        )
         state.steps.append(step)
         return step
 
@@ -173,7 +209,8 @@ class Agent:
         seen = self._seen.get(state.run_id)
         if seen is None:  # first step of this process: count the history once, then keep counting as we go
             seen = self._seen[state.run_id] = Counter(
-                X.call_text(c) for m in state.messages[:-1] if isinstance(m, AssistantMessage) for c in m.tool_calls)
+                X.call_text(c) for m in state.messages[:-1] if isinstance(m, AssistantMessage) for c in m.tool_calls
+            )
         found = []
         for call in calls:
             seen[X.call_text(call)] += 1
@@ -187,8 +224,12 @@ class Agent:
 
     def _pending(self, call: ToolCall, state: CallState) -> PendingCall:
         spec = self.toolbox.spec(call.name)
-        return PendingCall(call=call, state=state,
-                           args_hash=args_hash(call.arguments), idempotent=bool(spec and spec.policy.idempotent))
+        return PendingCall(
+            call=call,
+            state=state,
+            args_hash=args_hash(call.arguments),
+            idempotent=bool(spec and spec.policy.idempotent),
+        )
 
     async def _run_calls(self, state: RunState, calls: list[ToolCall]) -> dict[str, ToolResult]:
         """All at once; each call has its own timeout and never cancels a sibling. Marked `sent` before."""
@@ -218,8 +259,10 @@ class Agent:
     def _append_results(self, state: RunState, step: StepRecord, results: dict[str, ToolResult]) -> None:
         """In the model's call order, matched by id: one result message per call."""
         step.results = [results[c.id] for c in step.tool_calls]
-        state.messages += [ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
-                           for r in step.results]
+        state.messages += [
+            ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
+            for r in step.results
+        ]
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         step.finished_at = now()
@@ -299,13 +342,15 @@ def _decided(p: PendingCall) -> ToolResult | None:
 
 
 def _not_run(call: ToolCall, why: str) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=f"ERROR: not run: {why}", is_error=True,
-                      error_kind="blocked")
+    return ToolResult(
+        call_id=call.id, name=call.name, content=f"ERROR: not run: {why}", is_error=True, error_kind="blocked"
+    )
 
 
 def _repeat_result(call: ToolCall, times: int) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=X.repeated_text(call, times), is_error=True,
-                      error_kind="blocked")
+    return ToolResult(
+        call_id=call.id, name=call.name, content=X.repeated_text(call, times), is_error=True, error_kind="blocked"
+    )
 
 
 def _nth(n: int) -> str:

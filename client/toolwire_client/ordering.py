@@ -33,8 +33,9 @@ def check_order(messages: list[Message]) -> None:
             continue
         if waiting:
             missing = ", ".join(f"{name} ({cid})" for cid, name in waiting.items())
-            raise MessageOrderError(index, RIGHT_AFTER, f"the calls of message {asked_at} are not all answered "
-                                    f"before it: {missing}")
+            raise MessageOrderError(
+                index, RIGHT_AFTER, f"the calls of message {asked_at} are not all answered before it: {missing}"
+            )
         in_results = False
         if isinstance(message, AssistantMessage):
             if not message.text and not message.tool_calls:
@@ -56,7 +57,11 @@ def _check_result(
     if message.call_id in answered:
         raise MessageOrderError(index, ANSWERED_ONCE, f"call {message.call_id} is answered a second time")
     if not in_results:
-        raise MessageOrderError(index, RIGHT_AFTER, f"the result for {message.call_id} does not follow the "
-                                "assistant turn that asked for it (or its other results)")
+        raise MessageOrderError(
+            index,
+            RIGHT_AFTER,
+            f"the result for {message.call_id} does not follow the "
+            "assistant turn that asked for it (or its other results)",
+        )
     if message.call_id not in waiting:
         raise MessageOrderError(index, NO_ORPHANS, f"no call with id {message.call_id} in the turn before it")

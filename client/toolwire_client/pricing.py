@@ -94,7 +94,7 @@ def parse_prices(text: str, source: str) -> dict[str, Price]:
         raise PriceFileError(f"{source} is not valid TOML ({exc}). A price row looks like:\n{_EXAMPLE}") from exc
     models = data.get("models")
     if not isinstance(models, dict):
-        raise PriceFileError(f"{source} has no [models.\"NAME\"] tables. A price row looks like:\n{_EXAMPLE}")
+        raise PriceFileError(f'{source} has no [models."NAME"] tables. A price row looks like:\n{_EXAMPLE}')
     rows: dict[str, Price] = {}
     for name, row in models.items():
         price = _parse_row(name, row, source)

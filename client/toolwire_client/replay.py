@@ -99,8 +99,10 @@ class ReplayOutcome:
 
     def describe(self) -> str:
         if self.identical:
-            return (f"identical: {len(self.replayed.steps)} steps, {len(self.sent)} tool calls, "
-                    f"same exit ({exit_text(self.replayed)})")
+            return (
+                f"identical: {len(self.replayed.steps)} steps, {len(self.sent)} tool calls, "
+                f"same exit ({exit_text(self.replayed)})"
+            )
         return f"differs: {self.difference}"
 
 
@@ -109,11 +111,18 @@ async def replay(recorded: RunState, *, limits: Limits | None = None) -> ReplayO
     config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
     results = {r.call_id: r for step in recorded.steps for r in step.results}
     source = ReplaySource(_specs(config, recorded), results)
-    agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), name=recorded.agent_name, system=None,
-                         limits=limits or config.limits)
+    agent = _ReplayAgent(
+        ReplayModel(recorded), ToolBox([source]), name=recorded.agent_name, system=None, limits=limits or config.limits
+    )
     agent.waiting_ids = {p.call.id for p in recorded.pending if p.state == "pending_approval"}
-    fresh = RunState(run_id=recorded.run_id, agent_name=recorded.agent_name, task=recorded.task,
-                     model=recorded.model, messages=_opening(recorded), config=recorded.config)
+    fresh = RunState(
+        run_id=recorded.run_id,
+        agent_name=recorded.agent_name,
+        task=recorded.task,
+        model=recorded.model,
+        messages=_opening(recorded),
+        config=recorded.config,
+    )
     replayed = await agent.resume(fresh)
     difference = first_difference(recorded, replayed)
     return ReplayOutcome(difference is None, difference, replayed, source.sent)
@@ -129,8 +138,9 @@ def _opening(recorded: RunState) -> list[Message]:
 
 def _specs(config: RunConfig, recorded: RunState) -> list[ToolSpec]:
     """The recorded tool definitions, made not risky (the loop asks _ReplayAgent instead)."""
-    specs = {s.name: s.model_copy(update={"policy": s.policy.model_copy(update={"risky": False})})
-             for s in config.tools}
+    specs = {
+        s.name: s.model_copy(update={"policy": s.policy.model_copy(update={"risky": False})}) for s in config.tools
+    }
     for step in recorded.steps:  # a record without definitions: offer each tool it called, with an open schema
         for call in step.tool_calls:
             specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))
@@ -156,11 +166,14 @@ def first_difference(recorded: RunState, replayed: RunState) -> str | None:
     for n in range(max(len(recorded.steps), len(replayed.steps))):
         label = f"step {n + 1}"
         if n >= len(replayed.steps):
-            return (f"{label}: expected {_step_text(recorded.steps[n])}, but the replay ended before it "
-                    f"({exit_text(replayed)})")
+            return (
+                f"{label}: expected {_step_text(recorded.steps[n])}, but the replay ended before it "
+                f"({exit_text(replayed)})"
+            )
         if n >= len(recorded.steps):
             return f"{label}: expected the run to end ({exit_text(recorded)}), but the replay went on with " + (
-                _step_text(replayed.steps[n]))
+                _step_text(replayed.steps[n])
+            )
         want, got = recorded.steps[n], replayed.steps[n]
         if [(c.name, c.arguments) for c in want.tool_calls] != [(c.name, c.arguments) for c in got.tool_calls]:
             return f"{label}: expected calls {_step_text(want)}, got {_step_text(got)}"
@@ -169,12 +182,16 @@ def first_difference(recorded: RunState, replayed: RunState) -> str | None:
                 return f"{label}: {call_text(call)} expected observation {w[1]!r}, got {g[1]!r}"
         if len(got.results) < len(want.results):
             missing = want.tool_calls[len(got.results)]
-            return (f"{label}: expected {call_text(missing)} to be answered, but the replay stopped here "
-                    f"({exit_text(replayed)}: {replayed.report})")
+            return (
+                f"{label}: expected {call_text(missing)} to be answered, but the replay stopped here "
+                f"({exit_text(replayed)}: {replayed.report})"
+            )
     ran_out = END_OF_RECORD in (replayed.report or "")
     if ran_out and recorded.stop_reason is not None:
-        return (f"step {len(recorded.steps) + 1}: expected the run to end ({exit_text(recorded)}), but the replay "
-                "asked the model for another step")
+        return (
+            f"step {len(recorded.steps) + 1}: expected the run to end ({exit_text(recorded)}), but the replay "
+            "asked the model for another step"
+        )
     if _same_exit(recorded, replayed):
         return None
     return f"exit: expected {exit_text(recorded)}, got {exit_text(replayed)} ({replayed.report})"

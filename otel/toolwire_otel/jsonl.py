@@ -75,7 +75,7 @@ class JsonLinesSpanExporter(SpanExporter):
                 return SpanExportResult.FAILURE
             view = memoryview(data)
             while view:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._fd, view) :]
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:

@@ -186,8 +186,11 @@ def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     the child only a handful of variables, so a stdio source must add these to its `env`), and the trace file of
     `--trace FILE`. OTEL_SERVICE_NAME is
     left out: the server names itself toolwire-server rather than taking the agent's name."""
-    passed = {key: value for key, value in (os.environ if env is None else env).items()
-              if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV}
+    passed = {
+        key: value
+        for key, value in (os.environ if env is None else env).items()
+        if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV
+    }
     if env is None and _installed is not None and _installed.exporter.startswith("file:"):
         passed[TRACE_FILE_ENV] = str(Path(_installed.exporter.removeprefix("file:")).resolve())
     return passed

@@ -49,9 +49,7 @@ class ToolResultMessage(BaseModel):
     is_error: bool = False
 
 
-Message = Annotated[
-    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
-]
+Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
 
 _MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 

@@ -90,8 +90,8 @@ def anthropic_message(
         "content": content,
         "stop_reason": "tool_use" if tool_uses else "end_turn",
         "stop_sequence": None,
-        "usage": usage or {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                           "output_tokens": 5},
+        "usage": usage
+        or {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 5},
     }
     return Reply(body=body, headers={"content-type": "application/json", "request-id": "req_fake"})
 
@@ -113,8 +113,12 @@ def openai_completion(
         "created": 1764664860,
         "model": "gpt-fake",
         "choices": [
-            {"index": 0, "message": message, "logprobs": None,
-             "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
         ],
         "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }

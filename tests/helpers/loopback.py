@@ -11,8 +11,9 @@ class LoopbackServer:
     def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0, name: str = "loopback") -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=name, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=name, daemon=True
+        )
 
     @property
     def port(self) -> int:

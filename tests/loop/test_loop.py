@@ -57,22 +57,32 @@ class CountingSource(LocalSource):
         super().__init__(tools, name=name)
         self.received: list[tuple[str, dict[str, Any], str | None]] = []
 
-    async def call(self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float,
-                   idempotency_key: str | None) -> ToolResult:
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+    ) -> ToolResult:
         self.received.append((name, arguments, idempotency_key))
-        return await super().call(name, arguments, call_id=call_id, timeout_s=timeout_s,
-                                  idempotency_key=idempotency_key)
+        return await super().call(
+            name, arguments, call_id=call_id, timeout_s=timeout_s, idempotency_key=idempotency_key
+        )
 
 
 def source() -> CountingSource:
     str_arg = {"type": "string"}
-    return CountingSource([
-        local_tool(get_order, {"properties": {"order_id": str_arg}, "required": ["order_id"]}, idempotent=True),
-        local_tool(issue_refund, {"properties": {"order_id": str_arg, "amount_cents": {"type": "integer"}},
-                                  "required": ["order_id", "amount_cents"]}, risky=True),
-        local_tool(slow, {"properties": {"seconds": {"type": "number"}}, "required": ["seconds"]}, timeout_s=0.3),
-        local_tool(boom, {"properties": {}}),
-    ])
+    return CountingSource(
+        [
+            local_tool(get_order, {"properties": {"order_id": str_arg}, "required": ["order_id"]}, idempotent=True),
+            local_tool(
+                issue_refund,
+                {
+                    "properties": {"order_id": str_arg, "amount_cents": {"type": "integer"}},
+                    "required": ["order_id", "amount_cents"],
+                },
+                risky=True,
+            ),
+            local_tool(slow, {"properties": {"seconds": {"type": "number"}}, "required": ["seconds"]}, timeout_s=0.3),
+            local_tool(boom, {"properties": {}}),
+        ]
+    )
 
 
 def turns(*replies: list[ToolCall] | str) -> ScriptedModel:
@@ -123,8 +133,9 @@ async def test_hooks_block_and_change_calls() -> None:
             return result.model_copy(update={"content": result.content.replace("cus_8123", "cus_***")})
 
     src = source()
-    state = await Agent(turns([call("1", "boom"), call("2", "get_order", order_id="a123")], "done"),
-                        ToolBox([src]), hooks=(Guard(),)).run("t")
+    state = await Agent(
+        turns([call("1", "boom"), call("2", "get_order", order_id="a123")], "done"), ToolBox([src]), hooks=(Guard(),)
+    ).run("t")
     blocked, changed = state.steps[0].results
     assert blocked.error_kind == "blocked" and "boom is switched off during the incident" in blocked.content
     assert src.received == [("get_order", {"order_id": "A123"}, src.received[0][2])]
@@ -173,8 +184,12 @@ async def test_rejected_or_changed_calls_are_answered_not_run() -> None:
 
 async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> None:
     src = source()
-    agent = Agent(turns([call("g", "get_order", order_id="A123"), call("r", "issue_refund", order_id="A1",
-                                                                          amount_cents=1)], "ok"), ToolBox([src]))
+    agent = Agent(
+        turns(
+            [call("g", "get_order", order_id="A123"), call("r", "issue_refund", order_id="A1", amount_cents=1)], "ok"
+        ),
+        ToolBox([src]),
+    )
     state = await agent.run("t")
     state.pending = [agent._pending(c, "sent") for c in state.steps[0].tool_calls]  # as a crash mid-step leaves it
     src.received.clear()
@@ -186,15 +201,17 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
 
 async def test_wall_clock_limit_stops_the_whole_run() -> None:
     src = CountingSource([local_tool(slow, {"properties": {"seconds": {"type": "number"}}}, timeout_s=60)])
-    state = await Agent(turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]),
-                        limits=Limits(max_wall_s=0.5)).run("t")
+    state = await Agent(
+        turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]), limits=Limits(max_wall_s=0.5)
+    ).run("t")
     assert (state.status, state.stop_reason) == ("stopped", "wall_clock")
     assert (state.report or "").startswith("stopped by the wall-clock limit of 0.5 s")
 
 
 async def test_repeat_warn_tells_the_model_to_change_approach() -> None:
-    state = await Agent(make_scripted("repeats"), ToolBox([source()]),
-                        limits=Limits(max_steps=4, on_repeat="warn")).run("t")
+    state = await Agent(
+        make_scripted("repeats"), ToolBox([source()]), limits=Limits(max_steps=4, on_repeat="warn")
+    ).run("t")
     assert state.stop_reason == "step_limit"
     third = state.steps[2].results[0]
     assert third.error_kind == "blocked" and "Change your approach" in third.content
@@ -231,8 +248,9 @@ async def test_cost_budget_with_a_price_function() -> None:
     def price(u: Usage) -> float:
         return (u.input_tokens * 3 + u.output_tokens * 15) / 1_000_000
 
-    state = await Agent(make_scripted("wanders"), ToolBox([source()]), price_fn=price,
-                        limits=Limits(max_steps=50, max_cost_usd=0.01)).run("t")
+    state = await Agent(
+        make_scripted("wanders"), ToolBox([source()]), price_fn=price, limits=Limits(max_steps=50, max_cost_usd=0.01)
+    ).run("t")
     assert state.stop_reason == "cost_budget" and state.cost_usd is not None and state.cost_usd <= 0.01
 
 

@@ -16,8 +16,13 @@ TASK = "Check order A123 and the customer's other orders."
 async def test_openai_two_parallel_calls_then_final(support_source: McpSource) -> None:
     with FakeProvider() as fake:
         fake.push(
-            openai_completion(None, [openai_call("call_a", "get_order", '{"order_id": "A123"}'),
-                                     openai_call("call_b", "search_orders", '{"customer_id": "cus_8123"}')]),
+            openai_completion(
+                None,
+                [
+                    openai_call("call_a", "get_order", '{"order_id": "A123"}'),
+                    openai_call("call_b", "search_orders", '{"customer_id": "cus_8123"}'),
+                ],
+            ),
             openai_completion("A123 is a delivered keyboard; the customer has 3 orders."),
         )
         model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
@@ -35,8 +40,13 @@ async def test_openai_two_parallel_calls_then_final(support_source: McpSource) -
 async def test_anthropic_two_parallel_calls_then_final(support_source: McpSource) -> None:
     with FakeProvider() as fake:
         fake.push(
-            anthropic_message("Looking both up.", [("toolu_a", "get_order", {"order_id": "A123"}),
-                                                   ("toolu_b", "search_orders", {"customer_id": "cus_8123"})]),
+            anthropic_message(
+                "Looking both up.",
+                [
+                    ("toolu_a", "get_order", {"order_id": "A123"}),
+                    ("toolu_b", "search_orders", {"customer_id": "cus_8123"}),
+                ],
+            ),
             anthropic_message("A123 is a delivered keyboard."),
         )
         model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url=fake.anthropic_url)

@@ -1,4 +1,3 @@
-
 """The seed's four scripted runs, against the real support tool server over stdio, end exactly as the seed says."""
 
 from toolwire_client.exits import Limits

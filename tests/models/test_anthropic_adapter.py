@@ -24,8 +24,9 @@ THINKING = {"type": "thinking", "thinking": "Two independent lookups; call both.
 
 def fixture_tools() -> list[ToolSpec]:
     body = load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
-    return [ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"])
-            for t in body["tools"]]
+    return [
+        ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"]) for t in body["tools"]
+    ]
 
 
 def start_messages() -> list[Message]:
@@ -36,8 +37,9 @@ def start_messages() -> list[Message]:
 
 
 def model_for(fake: FakeProvider, policy: RetryPolicy, **kw: Any) -> AnthropicModel:
-    return AnthropicModel("claude-sonnet-4-5", api_key=KEY, base_url=fake.anthropic_url, max_tokens=1024,
-                          retry=policy, **kw)
+    return AnthropicModel(
+        "claude-sonnet-4-5", api_key=KEY, base_url=fake.anthropic_url, max_tokens=1024, retry=policy, **kw
+    )
 
 
 async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: RetryPolicy) -> None:
@@ -63,11 +65,21 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     assert sent.body == load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
 
     messages.append(first.message)
-    messages.append(ToolResultMessage(call_id="toolu_01WxYz0000000000000000AA", name="get_weather",
-                                      content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}'))
-    messages.append(ToolResultMessage(call_id="toolu_01WxYz0000000000000000BB", name="get_local_time",
-                                      content="MCP tool get_local_time failed: upstream timeout after 10s",
-                                      is_error=True))
+    messages.append(
+        ToolResultMessage(
+            call_id="toolu_01WxYz0000000000000000AA",
+            name="get_weather",
+            content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}',
+        )
+    )
+    messages.append(
+        ToolResultMessage(
+            call_id="toolu_01WxYz0000000000000000BB",
+            name="get_local_time",
+            content="MCP tool get_local_time failed: upstream timeout after 10s",
+            is_error=True,
+        )
+    )
     messages = load_messages(dump_messages(messages))  # what a saved and resumed run sends: must be the same
 
     final = await model.complete(messages, tools)
@@ -88,27 +100,52 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
 async def test_assistant_turn_from_another_provider_is_rebuilt(fake: FakeProvider, policy: RetryPolicy) -> None:
     fake.push(anthropic_message("done"))
     model = model_for(fake, policy)
-    turn = AssistantMessage(text="Checking.", provider="openai", tool_calls=[
-        ToolCall(id="call_1", name="get_weather", arguments={"city": "Oslo"}, raw_arguments='{"city":"Oslo"}')])
-    messages: list[Message] = [UserMessage(content="weather?"), turn,
-                               ToolResultMessage(call_id="call_1", name="get_weather", content="cold"),
-                               UserMessage(content="Answer in one word.")]
+    turn = AssistantMessage(
+        text="Checking.",
+        provider="openai",
+        tool_calls=[
+            ToolCall(id="call_1", name="get_weather", arguments={"city": "Oslo"}, raw_arguments='{"city":"Oslo"}')
+        ],
+    )
+    messages: list[Message] = [
+        UserMessage(content="weather?"),
+        turn,
+        ToolResultMessage(call_id="call_1", name="get_weather", content="cold"),
+        UserMessage(content="Answer in one word."),
+    ]
     await model.complete(messages, fixture_tools())
     wire = fake.requests[0].body["messages"]
-    assert wire[1] == {"role": "assistant", "content": [
-        {"type": "text", "text": "Checking."},
-        {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Oslo"}}]}
+    assert wire[1] == {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Oslo"}},
+        ],
+    }
     # the user's text joins the results' message, after them, instead of making a second user turn
-    assert wire[2] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "call_1", "content": "cold"},
-        {"type": "text", "text": "Answer in one word."}]}
+    assert wire[2] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "call_1", "content": "cold"},
+            {"type": "text", "text": "Answer in one word."},
+        ],
+    }
     assert len(wire) == 3
     await model.aclose()
 
 
 async def test_version_setting_and_null_usage_fields(fake: FakeProvider, policy: RetryPolicy) -> None:
-    fake.push(anthropic_message("hi", usage={"input_tokens": 7, "cache_creation_input_tokens": None,
-                                             "cache_read_input_tokens": None, "output_tokens": 3}))
+    fake.push(
+        anthropic_message(
+            "hi",
+            usage={
+                "input_tokens": 7,
+                "cache_creation_input_tokens": None,
+                "cache_read_input_tokens": None,
+                "output_tokens": 3,
+            },
+        )
+    )
     model = model_for(fake, policy, version="2023-06-01", cache_system=False)
     reply = await model.complete([SystemMessage(content="be brief"), UserMessage(content="hi")], [])
     assert fake.requests[0].headers["anthropic-version"] == "2023-06-01"
@@ -121,8 +158,11 @@ async def test_version_setting_and_null_usage_fields(fake: FakeProvider, policy:
 async def test_529_then_success_retries_with_jittered_backoff(fake: FakeProvider, sleep: Any) -> None:
     from helpers.fake_providers import error_reply
 
-    fake.push(error_reply("anthropic", "529_overloaded"), error_reply("anthropic", "500_api_error"),
-              anthropic_message("recovered"))
+    fake.push(
+        error_reply("anthropic", "529_overloaded"),
+        error_reply("anthropic", "500_api_error"),
+        anthropic_message("recovered"),
+    )
     model = model_for(fake, RetryPolicy(max_tries=4, base_s=0.5, cap_s=8.0, sleep=sleep))
     reply = await model.complete([UserMessage(content="hi")], [])
     assert reply.message.text == "recovered"
@@ -144,8 +184,14 @@ async def test_429_honours_retry_after(fake: FakeProvider, sleep: Any, policy: R
 async def test_spend_limit_429_is_a_billing_stop(fake: FakeProvider, sleep: Any, policy: RetryPolicy) -> None:
     from toolwire_client.models.base import ModelCallFailed
 
-    body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Spend limit reached.",
-                                       "details": {"error_code": "enforced_spend_limit_reached"}}}
+    body = {
+        "type": "error",
+        "error": {
+            "type": "rate_limit_error",
+            "message": "Spend limit reached.",
+            "details": {"error_code": "enforced_spend_limit_reached"},
+        },
+    }
     fake.push(Reply(status=429, body=body), anthropic_message("never sent"))
     model = model_for(fake, policy)
     try:
@@ -161,8 +207,11 @@ async def test_spend_limit_429_is_a_billing_stop(fake: FakeProvider, sleep: Any,
 
 async def test_thinking_echo_survives_copying(fake: FakeProvider, policy: RetryPolicy) -> None:
     """The echo is the stored provider_content itself, not a re-serialisation that could reorder or drop keys."""
-    blocks: list[dict[str, Any]] = [copy.deepcopy(THINKING), {"type": "redacted_thinking", "data": "EmwKAhgB"},
-              {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}}]
+    blocks: list[dict[str, Any]] = [
+        copy.deepcopy(THINKING),
+        {"type": "redacted_thinking", "data": "EmwKAhgB"},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}},
+    ]
     fake.push(anthropic_message("", extra_blocks=blocks), anthropic_message("done"))
     model = model_for(fake, policy)
     first = await model.complete([UserMessage(content="hi")], [])

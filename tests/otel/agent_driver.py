@@ -20,10 +20,12 @@ from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolRe
 def script(messages: list[Message]) -> AssistantMessage:
     results = [m for m in messages if isinstance(m, ToolResultMessage)]
     if not results:
-        return AssistantMessage(tool_calls=[
-            ToolCall(id="call_order", name="get_order", arguments={"order_id": "A123"}),
-            ToolCall(id="call_calc", name="calculator", arguments={"expression": "2500 * 2 * 1.18"}),
-        ])
+        return AssistantMessage(
+            tool_calls=[
+                ToolCall(id="call_order", name="get_order", arguments={"order_id": "A123"}),
+                ToolCall(id="call_calc", name="calculator", arguments={"expression": "2500 * 2 * 1.18"}),
+            ]
+        )
     total = next(r.content for r in results if r.name == "calculator")
     return AssistantMessage(text=f"Order A123 costs {total} rupees with 18% GST.")
 
@@ -38,9 +40,18 @@ async def main(argv: list[str]) -> None:
         state = await Agent(ScriptedModel(script, name="gpt-4o-mini"), ToolBox([source]), name="support-agent").run(
             "What does order A123 cost with GST?"
         )
-        print(json.dumps({"status": state.status, "trace_id": state.trace_id, "answer": state.final_answer,
-                          "run_id": state.run_id, "report": state.report,
-                          "usage": [[s.usage.input_tokens, s.usage.output_tokens] for s in state.steps]}))
+        print(
+            json.dumps(
+                {
+                    "status": state.status,
+                    "trace_id": state.trace_id,
+                    "answer": state.final_answer,
+                    "run_id": state.run_id,
+                    "report": state.report,
+                    "usage": [[s.usage.input_tokens, s.usage.output_tokens] for s in state.steps],
+                }
+            )
+        )
     finally:
         handle.shutdown()
 

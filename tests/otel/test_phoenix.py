@@ -19,8 +19,10 @@ from helpers.servers import REPO, SUPPORT_TOOLS, free_port, stop_process, wait_u
 pytestmark = [
     pytest.mark.phoenix,
     pytest.mark.timeout(300),
-    pytest.mark.skipif(importlib.util.find_spec("phoenix") is None,
-                       reason="Arize Phoenix is not installed: pip install -e '.[phoenix]' (or arize-phoenix)"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("phoenix") is None,
+        reason="Arize Phoenix is not installed: pip install -e '.[phoenix]' (or arize-phoenix)",
+    ),
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -38,9 +40,14 @@ class Phoenix:
 
 def phoenix_env(workdir: Path, port: int, grpc_port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_"))}
-    env.update(PHOENIX_WORKING_DIR=str(workdir), PHOENIX_HOST="127.0.0.1", PHOENIX_PORT=str(port),
-               PHOENIX_GRPC_PORT=str(grpc_port), PHOENIX_TELEMETRY_ENABLED="false",
-               PHOENIX_ALLOW_EXTERNAL_RESOURCES="false")
+    env.update(
+        PHOENIX_WORKING_DIR=str(workdir),
+        PHOENIX_HOST="127.0.0.1",
+        PHOENIX_PORT=str(port),
+        PHOENIX_GRPC_PORT=str(grpc_port),
+        PHOENIX_TELEMETRY_ENABLED="false",
+        PHOENIX_ALLOW_EXTERNAL_RESOURCES="false",
+    )
     return env
 
 
@@ -50,8 +57,13 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     port, grpc_port = free_port(), free_port()
     log = workdir / "phoenix.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "phoenix"), "serve"], cwd=workdir,
-                                env=phoenix_env(workdir, port, grpc_port), stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "phoenix"), "serve"],
+            cwd=workdir,
+            env=phoenix_env(workdir, port, grpc_port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     running = Phoenix(f"http://127.0.0.1:{port}", proc, log)
     try:
         wait_until_ok(running.base + "/healthz", proc, log, READY_TIMEOUT_S, "phoenix")
@@ -64,11 +76,21 @@ def run_agent(px: Phoenix, tmp_path: Path) -> dict[str, Any]:
     import json
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=px.base, OTEL_SERVICE_NAME="toolwire",
-               OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={PROJECT}",
-               TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"))
-    argv = [sys.executable, str(HERE / "agent_driver.py"), "stdio",
-            sys.executable, str(HERE / "serve_traced.py"), SUPPORT_TOOLS, "--stdio"]
+    env.update(
+        OTEL_EXPORTER_OTLP_ENDPOINT=px.base,
+        OTEL_SERVICE_NAME="toolwire",
+        OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={PROJECT}",
+        TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"),
+    )
+    argv = [
+        sys.executable,
+        str(HERE / "agent_driver.py"),
+        "stdio",
+        sys.executable,
+        str(HERE / "serve_traced.py"),
+        SUPPORT_TOOLS,
+        "--stdio",
+    ]
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -88,8 +110,9 @@ def read_spans(px: Phoenix, trace_id: str, expect: int, timeout_s: float = 60) -
             if len(spans) >= expect:
                 return spans
         time.sleep(0.25)
-    raise AssertionError(f"phoenix holds {len(spans)} spans of trace {trace_id}, expected {expect}: "
-                         f"{sorted(s['name'] for s in spans)}")
+    raise AssertionError(
+        f"phoenix holds {len(spans)} spans of trace {trace_id}, expected {expect}: {sorted(s['name'] for s in spans)}"
+    )
 
 
 def test_phoenix_shows_agent_llm_and_tool_spans_with_tokens(phoenix: Phoenix, tmp_path: Path) -> None:

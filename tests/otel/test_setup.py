@@ -130,8 +130,11 @@ def test_content_capture_is_off_by_default_and_on_when_opted_in(tmp_path: Path) 
     assert run_driver(str(opted_file), "shutdown", opted_env).returncode == 0
     default = {s["name"]: s["attributes"] for s in map(json.loads, default_file.read_text().splitlines())}
     opted = {s["name"]: s["attributes"] for s in map(json.loads, opted_file.read_text().splitlines())}
-    assert not any(key.startswith(("gen_ai.input", "gen_ai.output", "gen_ai.tool.call.a", "gen_ai.tool.call.r"))
-                   for attrs in default.values() for key in attrs)
+    assert not any(
+        key.startswith(("gen_ai.input", "gen_ai.output", "gen_ai.tool.call.a", "gen_ai.tool.call.r"))
+        for attrs in default.values()
+        for key in attrs
+    )
     assert json.loads(opted["chat m-1"]["gen_ai.input.messages"]) == [
         {"role": "user", "parts": [{"type": "text", "content": "look up A123"}]}
     ]
@@ -151,8 +154,11 @@ def test_metrics_exported_only_when_asked(sink: OtlpSink) -> None:
     assert sink.metric_names == set()  # traces asked for, metrics not
     done = run_driver("-", "shutdown", {**base, "OTEL_METRICS_EXPORTER": "otlp"})
     assert done.returncode == 0, done.stderr
-    assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage",
-            "toolwire.tool.call.duration"} <= sink.metric_names
+    assert {
+        "gen_ai.client.operation.duration",
+        "gen_ai.client.token.usage",
+        "toolwire.tool.call.duration",
+    } <= sink.metric_names
 
 
 def test_tracing_off_is_the_api_no_op_with_no_provider() -> None:

@@ -24,7 +24,10 @@ from toolwire_otel import content
 API_KEY = "sk-test-0123456789abcdefSECRET"
 EMPTY: dict[str, Any] = {"properties": {}}
 USAGE_1 = {
-    "prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150, "prompt_tokens_details": {"cached_tokens": 40}
+    "prompt_tokens": 120,
+    "completion_tokens": 30,
+    "total_tokens": 150,
+    "prompt_tokens_details": {"cached_tokens": 40},
 }
 
 
@@ -66,8 +69,9 @@ def build_tools() -> tuple[LocalSource, dict[str, anyio.Event]]:
 async def run_scripted(fake: FakeProvider, waits: list[float]) -> RunState:
     fake.push(
         rate_limited(),
-        openai_completion(tool_calls=[openai_call("call_a", "meet_a", "{}"), openai_call("call_b", "meet_b", "{}")],
-                          usage=USAGE_1),
+        openai_completion(
+            tool_calls=[openai_call("call_a", "meet_a", "{}"), openai_call("call_b", "meet_b", "{}")], usage=USAGE_1
+        ),
         openai_completion(tool_calls=[openai_call("call_c", "broken", "{}"), openai_call("call_d", "slow", "{}")]),
         openai_completion("Both met; broken failed and slow timed out."),
     )
@@ -75,8 +79,12 @@ async def run_scripted(fake: FakeProvider, waits: list[float]) -> RunState:
     async def no_wait(seconds: float) -> None:
         waits.append(seconds)
 
-    model = OpenAIChatModel("gpt-test", api_key=API_KEY, base_url=fake.openai_url,
-                            retry=RetryPolicy(sleep=no_wait, uniform=lambda low, high: high))
+    model = OpenAIChatModel(
+        "gpt-test",
+        api_key=API_KEY,
+        base_url=fake.openai_url,
+        retry=RetryPolicy(sleep=no_wait, uniform=lambda low, high: high),
+    )
     source, _ = build_tools()
     try:
         return await Agent(model, ToolBox([source]), name="support", limits=Limits(max_steps=6)).run("go")
@@ -110,15 +118,21 @@ async def test_run_span_tree_names_kinds_and_parents(telemetry: Telemetry) -> No
     assert state.status == "done", state.report
     spans = telemetry.spans.get_finished_spans()
     chat, tool = ("chat gpt-test", "CLIENT", []), "INTERNAL"
-    assert tree(spans) == [(
-        "invoke_agent support", "INTERNAL", [
-            chat, chat, chat,
-            ("execute_tool broken", tool, []),
-            ("execute_tool meet_a", tool, []),
-            ("execute_tool meet_b", tool, []),
-            ("execute_tool slow", tool, []),
-        ],
-    )]
+    assert tree(spans) == [
+        (
+            "invoke_agent support",
+            "INTERNAL",
+            [
+                chat,
+                chat,
+                chat,
+                ("execute_tool broken", tool, []),
+                ("execute_tool meet_a", tool, []),
+                ("execute_tool meet_b", tool, []),
+                ("execute_tool slow", tool, []),
+            ],
+        )
+    ]
     assert len({s.context.trace_id for s in spans}) == 1
     assert state.trace_id == f"{spans[0].context.trace_id:032x}"
 
@@ -135,20 +149,35 @@ async def test_run_span_attributes(telemetry: Telemetry) -> None:
     run_id = state.run_id
 
     agent = by_name["invoke_agent support"][0]
-    assert_has(agent, {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support", "gen_ai.agent.id": "support",
-        "gen_ai.conversation.id": run_id, "gen_ai.request.model": "gpt-test",
-    })
+    assert_has(
+        agent,
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "support",
+            "gen_ai.agent.id": "support",
+            "gen_ai.conversation.id": run_id,
+            "gen_ai.request.model": "gpt-test",
+        },
+    )
 
     first_chat = by_name["chat gpt-test"][0]
     assert first_chat.kind is SpanKind.CLIENT
-    assert_has(first_chat, {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test",
-        "gen_ai.conversation.id": run_id, "server.address": "127.0.0.1", "server.port": port,
-        "gen_ai.response.model": "gpt-fake", "gen_ai.response.id": "chatcmpl-fake",
-        "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 30,
-        "gen_ai.usage.cache_read.input_tokens": 40,
-    })
+    assert_has(
+        first_chat,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-test",
+            "gen_ai.conversation.id": run_id,
+            "server.address": "127.0.0.1",
+            "server.port": port,
+            "gen_ai.response.model": "gpt-fake",
+            "gen_ai.response.id": "chatcmpl-fake",
+            "gen_ai.usage.input_tokens": 120,
+            "gen_ai.usage.output_tokens": 30,
+            "gen_ai.usage.cache_read.input_tokens": 40,
+        },
+    )
     assert tuple(first_chat.attributes["gen_ai.response.finish_reasons"]) == ("tool_calls",)  # type: ignore[index,arg-type]
     # The retry: one event on the chat span that was retried, saying why and how long it waited.
     retries = [e for e in first_chat.events if e.name == "toolwire.retry"]
@@ -162,8 +191,11 @@ async def test_run_span_attributes(telemetry: Telemetry) -> None:
     meet_a, meet_b = by_name["execute_tool meet_a"][0], by_name["execute_tool meet_b"][0]
     for span, call_id in ((meet_a, "call_a"), (meet_b, "call_b")):
         assert dict(span.attributes or {}) == {
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": span.name.split()[-1],
-            "gen_ai.tool.call.id": call_id, "gen_ai.tool.type": "function", "gen_ai.conversation.id": run_id,
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": span.name.split()[-1],
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.conversation.id": run_id,
         }
         assert span.status.status_code is StatusCode.UNSET
     # Concurrent siblings: each started before the other ended (the tools could only finish together anyway).
@@ -201,14 +233,17 @@ async def test_run_metrics(telemetry: Telemetry) -> None:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
                 by_metric.setdefault(metric.name, []).extend(metric.data.data_points)
-    chat_durations = [p for p in by_metric["gen_ai.client.operation.duration"]
-                      if p.attributes["gen_ai.operation.name"] == "chat"]
+    chat_durations = [
+        p for p in by_metric["gen_ai.client.operation.duration"] if p.attributes["gen_ai.operation.name"] == "chat"
+    ]
     assert sum(p.count for p in chat_durations) == 3
     assert all(p.attributes["gen_ai.provider.name"] == "openai" for p in chat_durations)
     tokens = {p.attributes["gen_ai.token.type"]: p for p in by_metric["gen_ai.client.token.usage"]}
     assert tokens["input"].sum == 120 + 10 + 10 and tokens["output"].sum == 30 + 5 + 5
-    outcomes = {(p.attributes["gen_ai.tool.name"], p.attributes["toolwire.tool.outcome"]): p.count
-                for p in by_metric["toolwire.tool.call.duration"]}
+    outcomes = {
+        (p.attributes["gen_ai.tool.name"], p.attributes["toolwire.tool.outcome"]): p.count
+        for p in by_metric["toolwire.tool.call.duration"]
+    }
     assert outcomes == {("meet_a", "ok"): 1, ("meet_b", "ok"): 1, ("broken", "tool_failed"): 1, ("slow", "timeout"): 1}
 
 
@@ -244,11 +279,16 @@ def test_captured_content_never_carries_a_key(telemetry: Telemetry, monkeypatch:
     text = json.dumps(attrs)
     assert "ant-key-from-env" not in text and "sk-proj-abcdefghijkl" not in text and "abc.def.ghi.jkl" not in text
     assert json.loads(str(attrs["gen_ai.system_instructions"])) == [{"type": "text", "content": "be brief"}]
-    assert json.loads(str(attrs["gen_ai.output.messages"])) == [{
-        "role": "assistant", "finish_reason": "tool_calls",
-        "parts": [{"type": "text", "content": "ok"},
-                  {"type": "tool_call", "id": "c1", "name": "get_order", "arguments": {"order_id": "A1"}}],
-    }]
+    assert json.loads(str(attrs["gen_ai.output.messages"])) == [
+        {
+            "role": "assistant",
+            "finish_reason": "tool_calls",
+            "parts": [
+                {"type": "text", "content": "ok"},
+                {"type": "tool_call", "id": "c1", "name": "get_order", "arguments": {"order_id": "A1"}},
+            ],
+        }
+    ]
     (user,) = json.loads(str(attrs["gen_ai.input.messages"]))
     assert user["role"] == "user" and user["parts"][0]["content"].count("[REDACTED]") == 3
 

@@ -29,14 +29,19 @@ def sink() -> Iterator[OtlpSink]:
 
 def otel_env(sink: OtlpSink, service: str, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    env.update(OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint, OTEL_SERVICE_NAME=service, OTEL_BSP_SCHEDULE_DELAY="200",
-               TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"))
+    env.update(
+        OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint,
+        OTEL_SERVICE_NAME=service,
+        OTEL_BSP_SCHEDULE_DELAY="200",
+        TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"),
+    )
     return env
 
 
 def run_agent(argv: list[str], env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(AGENT), *argv], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=90)
+    done = subprocess.run(
+        [sys.executable, str(AGENT), *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=90
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["status"] == "done", summary
@@ -48,6 +53,7 @@ def server_spans_arrived(trace_id: str) -> Any:
     def check(spans: Spans) -> bool:
         names = {s["name"] for s in spans if s["trace_id"] == trace_id}
         return {f"tools/call {t}" for t in TOOLS} <= names and "invoke_agent support-agent" in names
+
     return check
 
 
@@ -73,16 +79,20 @@ def check_one_trace(spans: Spans, trace_id: str, transport: str) -> None:
         assert execute["attributes"]["mcp.method.name"] == "tools/call"
         assert execute["parent_span_id"] == root["span_id"]
     # Each server span sits under its own execute_tool span, not the sibling's.
-    parents = {by_id[by_id[s["parent_span_id"]]["parent_span_id"]]["span_id"]
-               for s in run if s["name"].startswith("tools/call ")}
+    parents = {
+        by_id[by_id[s["parent_span_id"]]["parent_span_id"]]["span_id"]
+        for s in run
+        if s["name"].startswith("tools/call ")
+    }
     assert len(parents) == 2
 
 
 def test_one_trace_over_stdio(sink: OtlpSink, tmp_path: Path) -> None:
     # The stdio server gets only what the source passes it: the driver passes child_process_env() (OTEL_* but the
     # agent's service name), so the server names itself toolwire-server.
-    summary = run_agent(["stdio", sys.executable, str(SERVE), SUPPORT_TOOLS, "--stdio"],
-                        otel_env(sink, "agent-proc", tmp_path))
+    summary = run_agent(
+        ["stdio", sys.executable, str(SERVE), SUPPORT_TOOLS, "--stdio"], otel_env(sink, "agent-proc", tmp_path)
+    )
     spans = sink.wait_for(server_spans_arrived(summary["trace_id"]), 30)
     check_one_trace(spans, summary["trace_id"], "pipe")
 

@@ -76,8 +76,9 @@ _pair_here = anyio.Event()
 _third_here = anyio.Event()
 
 
-@registry.tool(description="Report the most calls of this tool ever running at once (its limit is 2).",
-               max_concurrency=2)
+@registry.tool(
+    description="Report the most calls of this tool ever running at once (its limit is 2).", max_concurrency=2
+)
 async def limited() -> int:
     _limited["in_flight"] += 1
     _limited["peak"] = max(_limited["peak"], _limited["in_flight"])

@@ -30,10 +30,12 @@ def durable(messages: list[Message]) -> AssistantMessage:
             time.sleep(0.02)
     results = last_results(messages)
     if not results:
-        return AssistantMessage(tool_calls=[
-            ToolCall(id="call_note", name="send_note", arguments={"text": "refund on its way"}),
-            ToolCall(id="call_refund", name="refund", arguments={"order_id": "A123", "amount_cents": 500}),
-        ])
+        return AssistantMessage(
+            tool_calls=[
+                ToolCall(id="call_note", name="send_note", arguments={"text": "refund on its way"}),
+                ToolCall(id="call_refund", name="refund", arguments={"order_id": "A123", "amount_cents": 500}),
+            ]
+        )
     return AssistantMessage(text=" / ".join(r.content for r in results))
 
 
@@ -45,8 +47,12 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
     from toolwire_client.exits import Limits
     from toolwire_client.store import open_store
 
-    server = ServerSpec(name="durable", command=[sys.executable, "-m", "toolwire_server", TOOLS, "--stdio"],
-                        env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate}, cwd=str(REPO))
+    server = ServerSpec(
+        name="durable",
+        command=[sys.executable, "-m", "toolwire_server", TOOLS, "--stdio"],
+        env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate},
+        cwd=str(REPO),
+    )
     config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=risky)
     store = await open_store(db)
     agent = await build_agent(config, store)

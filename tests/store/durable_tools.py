@@ -43,14 +43,16 @@ async def send_note(text: str) -> str:
     return f"noted: {text}"
 
 
-@registry.tool(description="Refund an order. Idempotent by key: a repeated key returns the first receipt.",
-               idempotent=True)
+@registry.tool(
+    description="Refund an order. Idempotent by key: a repeated key returns the first receipt.", idempotent=True
+)
 async def refund(order_id: str, amount_cents: int, idempotency_key: str | None = None) -> dict[str, Any]:
     conn = _db()
     try:
         if idempotency_key is not None:
-            row = conn.execute("SELECT order_id, amount_cents FROM refunds WHERE idempotency_key = ?",
-                               (idempotency_key,)).fetchone()
+            row = conn.execute(
+                "SELECT order_id, amount_cents FROM refunds WHERE idempotency_key = ?", (idempotency_key,)
+            ).fetchone()
             if row is not None:
                 return {"order_id": row[0], "amount_cents": row[1], "repeated": True}
         conn.execute("INSERT INTO refunds VALUES (?, ?, ?)", (order_id, amount_cents, idempotency_key))

@@ -29,8 +29,9 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
-def spawn_run(db: str, run_id: str, tools_db: Path, gate: Path, *, env: dict[str, str] | None = None,
-              risky: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+def spawn_run(
+    db: str, run_id: str, tools_db: Path, gate: Path, *, env: dict[str, str] | None = None, risky: tuple[str, ...] = ()
+) -> subprocess.Popen[str]:
     argv = [sys.executable, DRIVER, "run", db, run_id, str(tools_db), str(gate)]
     if risky:
         argv += ["--risky", *risky]
@@ -41,13 +42,20 @@ def spawn_run(db: str, run_id: str, tools_db: Path, gate: Path, *, env: dict[str
 def cli(db: str, *args: str, env: dict[str, str] | None = None, real: bool = False) -> subprocess.CompletedProcess[str]:
     """`toolwire ARGS --db DB` in its own process: the installed entry point, or the driver (test script known)."""
     head = [TOOLWIRE] if real else [sys.executable, DRIVER, "cli"]
-    return subprocess.run([*head, *args, "--db", db], cwd=REPO, env=_env(env), capture_output=True, text=True,
-                          timeout=DEADLINE_S)
+    return subprocess.run(
+        [*head, *args, "--db", db], cwd=REPO, env=_env(env), capture_output=True, text=True, timeout=DEADLINE_S
+    )
 
 
 def cli_popen(db: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, DRIVER, "cli", *args, "--db", db], cwd=REPO, env=_env(env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, DRIVER, "cli", *args, "--db", db],
+        cwd=REPO,
+        env=_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str] | None = None, what: str = "") -> None:
@@ -129,13 +137,18 @@ async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunS
     from toolwire_client.exits import Limits
     from toolwire_client.store import open_store
 
-    server = ServerSpec(name="durable", command=[sys.executable, "-m", "toolwire_server", driver.TOOLS, "--stdio"],
-                        env={"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)}, cwd=str(REPO))
+    server = ServerSpec(
+        name="durable",
+        command=[sys.executable, "-m", "toolwire_server", driver.TOOLS, "--stdio"],
+        env={"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)},
+        cwd=str(REPO),
+    )
     config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=["refund"])
     store = await open_store(db)
     try:
-        state = await start_run(await build_agent(config, store), "Refund 5 USD on A123, leave a note", config,
-                                run_id=run_id)
+        state = await start_run(
+            await build_agent(config, store), "Refund 5 USD on A123, leave a note", config, run_id=run_id
+        )
     finally:
         await store.aclose()
     assert state.status == "waiting_for_approval", state.report

@@ -25,7 +25,9 @@ async def test_kill_while_tool_calls_are_in_flight_then_resume(db: str, tmp_path
     crashed = await load(db, "run_flight_kill")
     assert crashed.status == "running"
     assert sorted((p.call.name, p.state, p.idempotent) for p in crashed.pending) == [
-        ("refund", "sent", True), ("send_note", "sent", False)]
+        ("refund", "sent", True),
+        ("send_note", "sent", False),
+    ]
     assert rows(tools_db, "SELECT COUNT(*) FROM notes") == [(1,)]  # both writes happened, their answers were lost
     assert rows(tools_db, "SELECT COUNT(*) FROM refunds") == [(1,)]
 

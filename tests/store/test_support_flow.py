@@ -16,16 +16,23 @@ from toolwire_client.store import open_store
 def refunded_cents(support_db: Path, order_id: str) -> int:
     conn = sqlite3.connect(support_db)
     try:
-        return int(conn.execute("SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = ?",
-                                (order_id,)).fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT COALESCE(SUM(amount_cents), 0) FROM refunds WHERE order_id = ?", (order_id,)
+            ).fetchone()[0]
+        )
     finally:
         conn.close()
 
 
 async def test_support_refund_waits_for_a_person_then_resumes_elsewhere(db: str, tmp_path: Path) -> None:
     support_db = tmp_path / "support.sqlite3"
-    server = ServerSpec(name="support", command=[TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"],
-                        env={"TOOLWIRE_SUPPORT_DB": str(support_db)}, cwd=str(REPO))
+    server = ServerSpec(
+        name="support",
+        command=[TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"],
+        env={"TOOLWIRE_SUPPORT_DB": str(support_db)},
+        cwd=str(REPO),
+    )
     config = RunConfig(model="scripted:support_demo", servers=[server], limits=Limits(max_steps=8))
     store = await open_store(db)
     try:

@@ -15,6 +15,7 @@ def _register() -> None:
 
     main.add_command(serve.serve)
     from toolwire_client.cli import eval as eval_cli
+
     main.add_command(eval_cli.eval_command)
 
     from toolwire_client.cli import approvals, replay, runs, trace

@@ -26,16 +26,24 @@ def approvals(db: str | None) -> None:
     for state in with_store(db, work):
         for p in state.pending:
             if p.state == "pending_approval":
-                table.add_row(state.run_id, p.call.id, p.call.name, json.dumps(p.call.arguments, sort_keys=True),
-                              p.args_hash[:HASH_SHOWN], p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-                              p.decision_reason or "")
+                table.add_row(
+                    state.run_id,
+                    p.call.id,
+                    p.call.name,
+                    json.dumps(p.call.arguments, sort_keys=True),
+                    p.args_hash[:HASH_SHOWN],
+                    p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+                    p.decision_reason or "",
+                )
     Console(width=220).print(table)
 
 
 def _said(verb: str, run_id: str, p: PendingCall) -> str:
     args = json.dumps(p.call.arguments, sort_keys=True)
-    return (f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; "
-            f"`toolwire resume {run_id}` to go on")
+    return (
+        f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; "
+        f"`toolwire resume {run_id}` to go on"
+    )
 
 
 @click.command("approve")

@@ -21,8 +21,10 @@ from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
 
 TASK = "Customer cus_8123 says the keyboards in order A123 arrived broken. Check the order and refund one keyboard."
-SYSTEM = ("You are a support agent for an online store. Use the tools to look up real data; never state an order "
-          "status you have not read from a tool. Refunds need a person's approval.")
+SYSTEM = (
+    "You are a support agent for an online store. Use the tools to look up real data; never state an order "
+    "status you have not read from a tool. Refunds need a person's approval."
+)
 SUPPORT_TOOLS = "examples.support_tools:registry"
 REFERENCE_MODEL = "claude-sonnet-4-5"
 
@@ -47,8 +49,13 @@ def _model_spec(model: str | None) -> str:
 
 @click.command("demo")
 @click.option("--model", help="Run on this model instead (default: scripted, or the provider whose API key is set).")
-@click.option("--trace", "trace_file", default="toolwire-demo-trace.jsonl", show_default=True,
-              help="Where the run's spans go (a JSON-lines file, or otlp / console).")
+@click.option(
+    "--trace",
+    "trace_file",
+    default="toolwire-demo-trace.jsonl",
+    show_default=True,
+    help="Where the run's spans go (a JSON-lines file, or otlp / console).",
+)
 @click.option("--db", help="Run store (default: a fresh SQLite file in a temporary folder).")
 def demo(model: str | None, trace_file: str, db: str | None) -> None:
     """Run the support agent end to end: parallel calls, a repaired call, an approval, a resume."""
@@ -63,8 +70,13 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
         cwd=str(_examples_root()),
         env={"TOOLWIRE_SUPPORT_DB": str(work / "support.db"), **child_process_env()},
     )
-    config = RunConfig(model=_model_spec(model), servers=[server], name="support-agent", system=SYSTEM,
-                       limits=Limits(max_steps=8, max_wall_s=120))
+    config = RunConfig(
+        model=_model_spec(model),
+        servers=[server],
+        name="support-agent",
+        system=SYSTEM,
+        limits=Limits(max_steps=8, max_wall_s=120),
+    )
     console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {db}")
     console.print(f"task: {TASK}\n", markup=False, highlight=False)
     with configure_tracing(trace_file):
@@ -73,12 +85,16 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
     if config.model.startswith("scripted:"):
         reference = default_prices().cost(REFERENCE_MODEL, state.usage)
         if reference is not None:
-            console.print(f"(the same tokens on {REFERENCE_MODEL} would cost "
-                          f"{reference:.4f} USD)", markup=False, highlight=False)
+            console.print(
+                f"(the same tokens on {REFERENCE_MODEL} would cost {reference:.4f} USD)", markup=False, highlight=False
+            )
     where = f"spans exported ({trace_file})" if trace_file in ("otlp", "console") else f"trace written to {trace_file}"
-    console.print(f"{where}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
-                  f"(add --waterfall for its timeline), `toolwire replay {state.run_id} --db {db}`",
-                  markup=False, highlight=False)
+    console.print(
+        f"{where}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
+        f"(add --waterfall for its timeline), `toolwire replay {state.run_id} --db {db}`",
+        markup=False,
+        highlight=False,
+    )
     sys.exit(0 if state.status == "done" else 1)
 
 
@@ -106,6 +122,8 @@ async def _approve_all(store: SqlRunStore, state: RunState, console: Console) ->
         if pending.state != "pending_approval":
             continue
         call = pending.call
-        console.print(f"\n[yellow]waiting for approval[/]: {call.name}({call.arguments}) - "
-                      f"a person approves it (`toolwire approve {state.run_id} {call.id}`)")
+        console.print(
+            f"\n[yellow]waiting for approval[/]: {call.name}({call.arguments}) - "
+            f"a person approves it (`toolwire approve {state.run_id} {call.id}`)"
+        )
         await approve(store, state.run_id, call.id, shown_hash=pending.args_hash)

@@ -18,18 +18,36 @@ class BadInput(click.ClickException):
 @click.command(name="eval")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1), help="Run every task N times.")
-@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1),
-              help="How many runs at once.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write every figure and every attempt as JSON to this file ('-' for stdout).")
-@click.option("--min-success", type=click.FloatRange(0.0, 1.0),
-              help="Exit with status 1 when the overall success rate is below this (e.g. 0.9).")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1), help="How many runs at once.")
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every figure and every attempt as JSON to this file ('-' for stdout).",
+)
+@click.option(
+    "--min-success",
+    type=click.FloatRange(0.0, 1.0),
+    help="Exit with status 1 when the overall success rate is below this (e.g. 0.9).",
+)
 @db_option
 @click.option("--no-save", is_flag=True, help="Do not save failed runs.")
-@click.option("--prices", "prices_file", type=click.Path(exists=True, dir_okay=False),
-              help="TOML price file overriding the shipped table (also $TOOLWIRE_PRICES).")
-def eval_command(file: Path, repeat: int, concurrency: int, json_out: Path | None, min_success: float | None,
-                 db: str | None, no_save: bool, prices_file: str | None) -> None:
+@click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML price file overriding the shipped table (also $TOOLWIRE_PRICES).",
+)
+def eval_command(
+    file: Path,
+    repeat: int,
+    concurrency: int,
+    json_out: Path | None,
+    min_success: float | None,
+    db: str | None,
+    no_save: bool,
+    prices_file: str | None,
+) -> None:
     """Run the tasks in FILE (TOML or JSON) and judge the answers and the paths.
 
     Failed runs are saved in the run store (--db) so `toolwire replay RUN` reproduces them.

@@ -23,9 +23,11 @@ def replay_command(
     async def work(store: SqlRunStore) -> ReplayOutcome:
         recorded = await store.load(run_id)
         limits = config_of(recorded).limits if recorded.config else None
-        changes = {k: v for k, v in
-                   {"max_steps": max_steps, "repeat_limit": repeat_limit, "max_tokens": max_tokens}.items()
-                   if v is not None}
+        changes = {
+            k: v
+            for k, v in {"max_steps": max_steps, "repeat_limit": repeat_limit, "max_tokens": max_tokens}.items()
+            if v is not None
+        }
         if changes:
             if limits is None:
                 raise ValueError(f"run {run_id} has no saved limits to change")

@@ -69,8 +69,13 @@ def print_outcome(console: Console, state: RunState) -> None:
 @click.argument("task")
 @click.option("--model", "model_spec", metavar="SPEC", help=f"Model; {SPEC_HELP}.")
 @click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy).")
-@click.option("--server", "commands", multiple=True, metavar="CMD",
-              help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio').")
+@click.option(
+    "--server",
+    "commands",
+    multiple=True,
+    metavar="CMD",
+    help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio').",
+)
 @click.option("--server-url", "urls", multiple=True, metavar="URL", help="A Streamable HTTP tool server.")
 @click.option("--token-env", metavar="VAR", help="Environment variable holding the bearer token for --server-url.")
 @click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
@@ -82,10 +87,23 @@ def print_outcome(console: Console, state: RunState) -> None:
 @click.option("--max-wall", type=float, help="Wall-clock limit for the whole run, in seconds.")
 @click.option("--trace", "trace_to", metavar="otlp|console|FILE", help="Export the run's spans.")
 @db_option
-def run(task: str, model_spec: str | None, base_url: str | None, commands: tuple[str, ...], urls: tuple[str, ...],
-        token_env: str | None, allow: tuple[str, ...], risky: tuple[str, ...], system: str | None, max_steps: int,
-        max_tokens: int | None, max_cost: float | None, max_wall: float | None, trace_to: str | None,
-        db: str | None) -> None:
+def run(
+    task: str,
+    model_spec: str | None,
+    base_url: str | None,
+    commands: tuple[str, ...],
+    urls: tuple[str, ...],
+    token_env: str | None,
+    allow: tuple[str, ...],
+    risky: tuple[str, ...],
+    system: str | None,
+    max_steps: int,
+    max_tokens: int | None,
+    max_cost: float | None,
+    max_wall: float | None,
+    trace_to: str | None,
+    db: str | None,
+) -> None:
     """Run the agent on TASK until it answers or the harness stops it."""
     from toolwire_otel.setup import configure_tracing
 
@@ -97,17 +115,25 @@ def run(task: str, model_spec: str | None, base_url: str | None, commands: tuple
         spec = model_spec or default_spec()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    config = RunConfig(model=spec, base_url=base_url, servers=servers, system=system, risky_tools=list(risky),
-                       allow=list(allow) or None,
-                       limits=Limits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost,
-                                     max_wall_s=max_wall))
+    config = RunConfig(
+        model=spec,
+        base_url=base_url,
+        servers=servers,
+        system=system,
+        risky_tools=list(risky),
+        allow=list(allow) or None,
+        limits=Limits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall),
+    )
     console = Console(soft_wrap=True)
     with configure_tracing(trace_to):
         state = anyio.run(_run, task, config, db, console)
     print_outcome(console, state)
     if state.status == "waiting_for_approval":
-        console.print(f"approve with `toolwire approve {state.run_id}` then `toolwire resume {state.run_id}`",
-                      markup=False, highlight=False)
+        console.print(
+            f"approve with `toolwire approve {state.run_id}` then `toolwire resume {state.run_id}`",
+            markup=False,
+            highlight=False,
+        )
     sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)
 
 

@@ -26,8 +26,9 @@ def runs(db: str | None, limit: int) -> None:
     table = Table("id", "task", "status", "steps", "tokens", "started", "updated")
     for s in with_store(db, work):
         task = s.task if len(s.task) <= 60 else s.task[:57] + "..."
-        table.add_row(s.run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"),
-                      _when(s, "updated_at"))
+        table.add_row(
+            s.run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"), _when(s, "updated_at")
+        )
     Console(width=200).print(table)
 
 

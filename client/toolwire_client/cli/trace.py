@@ -41,8 +41,10 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
 def trace_lines(state: RunState, wide: bool = False) -> list[str]:
     """The seed's table for the whole run, then how the run ended."""
     lines = [line for step in state.steps for line in step_lines(state, step, wide)]
-    lines.append(f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
-                 f"{': ' + state.report if state.report else ''}")
+    lines.append(
+        f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
+        f"{': ' + state.report if state.report else ''}"
+    )
     return lines
 
 

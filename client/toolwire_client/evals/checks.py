@@ -29,8 +29,10 @@ class AnswerCheck(BaseModel):
     def _one_kind(self) -> "AnswerCheck":
         given = [k for k in ("exact", "contains", "regex", "callable") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError(f"a check needs exactly one of exact, contains, regex, callable (got {given or 'none'}). "
-                             f"A correct check: {CHECK_EXAMPLE}")
+            raise ValueError(
+                f"a check needs exactly one of exact, contains, regex, callable (got {given or 'none'}). "
+                f"A correct check: {CHECK_EXAMPLE}"
+            )
         if self.regex is not None:
             try:
                 re.compile(self.regex)

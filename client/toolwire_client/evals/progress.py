@@ -15,8 +15,13 @@ class LiveProgress:
         self.cost_usd = 0.0
         self.unpriced = 0
         self._progress = Progress(
-            TextColumn("eval"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-            TimeElapsedColumn(), console=console, transient=False,
+            TextColumn("eval"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
         )
         self._task = self._progress.add_task(self.line(), total=total)
 

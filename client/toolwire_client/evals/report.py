@@ -70,9 +70,16 @@ def table(attempts: list[Attempt]) -> Table:
     total = summarise("total", attempts)
     for i, s in enumerate([*rows, total]):
         out.add_row(
-            s.name, f"{s.successes}/{s.attempts} {_pct(s.success_rate)}", _pct(s.right_tools), _pct(s.right_order),
-            f"{s.mean_steps:.1f}", str(s.tokens), _usd(s.cost_usd), f"{s.mean_latency_s:.2f} s",
-            end_section=i == len(rows) - 1, style="bold" if s is total else None,
+            s.name,
+            f"{s.successes}/{s.attempts} {_pct(s.success_rate)}",
+            _pct(s.right_tools),
+            _pct(s.right_order),
+            f"{s.mean_steps:.1f}",
+            str(s.tokens),
+            _usd(s.cost_usd),
+            f"{s.mean_latency_s:.2f} s",
+            end_section=i == len(rows) - 1,
+            style="bold" if s is total else None,
         )
     return out
 
@@ -94,13 +101,22 @@ def _why(a: Attempt) -> str:
         return f"run {a.status} ({a.stop_reason})"
     if not a.answer_ok:
         return f"answer did not pass the check: {a.answer!r}"
-    parts = [label for label, ok in (("wrong tools", a.right_tools), ("wrong order", a.right_order),
-                                      ("too many steps", a.within_steps), ("over cost", a.within_cost)) if ok is False]
+    parts = [
+        label
+        for label, ok in (
+            ("wrong tools", a.right_tools),
+            ("wrong order", a.right_order),
+            ("too many steps", a.within_steps),
+            ("over cost", a.within_cost),
+        )
+        if ok is False
+    ]
     return ", ".join(parts) + f" (called {a.called})"
 
 
 def as_json(attempts: list[Attempt], *, threshold: float | None = None) -> dict[str, Any]:
     total = summarise("total", attempts)
+
     def summary_dict(s: Summary) -> dict[str, Any]:
         return {**asdict(s), "success_rate": s.success_rate}
 

@@ -69,9 +69,14 @@ def mcp_sources(servers: list[ServerSpec]) -> list[ToolSource]:
     from toolwire_client.tools.mcp_source import McpSource
 
     return [
-        McpSource(server.name or f"server{i + 1}", command=server.command, url=server.url,
-                  token=os.environ.get(server.token_env) if server.token_env else None,
-                  env=server.env or None, cwd=server.cwd)
+        McpSource(
+            server.name or f"server{i + 1}",
+            command=server.command,
+            url=server.url,
+            token=os.environ.get(server.token_env) if server.token_env else None,
+            env=server.env or None,
+            cwd=server.cwd,
+        )
         for i, server in enumerate(servers)
     ]
 
@@ -166,8 +171,13 @@ class EvalRunner:
         servers = [server.expand({"attempt_dir": attempt_dir}) for server in self.evals.servers]
         toolbox = ToolBox(self.sources(servers))
         agent = Agent(
-            model, toolbox, name=f"eval:{task.name}", system=task.system or self.evals.system, limits=limits,
-            risky_tools=set(task.risky_tools or []), price_fn=lambda usage: prices.cost(model_name, usage),
+            model,
+            toolbox,
+            name=f"eval:{task.name}",
+            system=task.system or self.evals.system,
+            limits=limits,
+            risky_tools=set(task.risky_tools or []),
+            price_fn=lambda usage: prices.cost(model_name, usage),
         )
         try:
             async with toolbox:
@@ -201,9 +211,22 @@ def _config(spec: str, agent: Agent, servers: list[ServerSpec]) -> dict[str, Any
     from toolwire_client.durable import ServerSpec as RunServer
 
     config = RunConfig(
-        model=spec, name=agent.name, system=agent.system, limits=agent.limits,
-        risky_tools=sorted(agent.risky_tools), tools=list(agent.toolbox.specs),
-        servers=[RunServer(name=s.name or f"server{i + 1}", command=s.command, url=s.url, env=s.env, cwd=s.cwd,
-                           token_env=s.token_env) for i, s in enumerate(servers)],
+        model=spec,
+        name=agent.name,
+        system=agent.system,
+        limits=agent.limits,
+        risky_tools=sorted(agent.risky_tools),
+        tools=list(agent.toolbox.specs),
+        servers=[
+            RunServer(
+                name=s.name or f"server{i + 1}",
+                command=s.command,
+                url=s.url,
+                env=s.env,
+                cwd=s.cwd,
+                token_env=s.token_env,
+            )
+            for i, s in enumerate(servers)
+        ],
     )
     return config.model_dump(mode="json")

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
 
-EXAMPLE = f'''[[servers]]
+EXAMPLE = f"""[[servers]]
 command = ["python", "examples/support_tools.py"]
 
 [[tasks]]
@@ -18,7 +18,7 @@ name = "gst-total"
 task = "What does order A123 cost in total with 18% GST?"
 model = "scripted:recovers"
 {CHECK_EXAMPLE}
-expect = {{ tools = ["get_order", "calculator"], max_steps = 6, max_cost_usd = 0.05 }}'''
+expect = {{ tools = ["get_order", "calculator"], max_steps = 6, max_cost_usd = 0.05 }}"""
 
 
 class EvalFileError(ValueError):
@@ -54,11 +54,13 @@ class ServerSpec(BaseModel):
                 text = text.replace("{" + key + "}", value)
             return text
 
-        return self.model_copy(update={
-            "command": [fill(part) for part in self.command] if self.command else None,
-            "url": fill(self.url) if self.url else None,
-            "env": {key: fill(value) for key, value in self.env.items()},
-        })
+        return self.model_copy(
+            update={
+                "command": [fill(part) for part in self.command] if self.command else None,
+                "url": fill(self.url) if self.url else None,
+                "env": {key: fill(value) for key, value in self.env.items()},
+            }
+        )
 
 
 class EvalTask(BaseModel):
@@ -99,7 +101,7 @@ class EvalFile(BaseModel):
             raise ValueError(f"task names must be unique; repeated: {duplicates}")
         missing = [t.name for t in self.tasks if (t.model or self.model) is None]
         if missing:
-            raise ValueError(f"tasks {missing} name no model and the file sets no default model = \"...\"")
+            raise ValueError(f'tasks {missing} name no model and the file sets no default model = "..."')
         return self
 
     def model_for(self, task: EvalTask) -> str:

@@ -42,8 +42,8 @@ class ScriptedModel:
 
     @staticmethod
     def _estimate(messages: list[Message], tools: list[ToolSpec], reply: AssistantMessage) -> Usage:
-        written = reply.text + json.dumps([c.arguments for c in reply.tool_calls]) + "".join(
-            c.name for c in reply.tool_calls
+        written = (
+            reply.text + json.dumps([c.arguments for c in reply.tool_calls]) + "".join(c.name for c in reply.tool_calls)
         )
         return Usage(input_tokens=estimate_prompt(messages, tools), output_tokens=estimate_text(written))
 

@@ -58,8 +58,9 @@ class LocalSource:
             return _error(call_id, name, errors.unknown_tool(name, self._tools), "unknown_tool", started)
         problems = [e.message for e in jsonschema.Draft202012Validator(tool.spec.input_schema).iter_errors(arguments)]
         if problems:
-            return _error(call_id, name, errors.bad_arguments(name, problems, tool.spec.input_schema),
-                          "bad_arguments", started)
+            return _error(
+                call_id, name, errors.bad_arguments(name, problems, tool.spec.input_schema), "bad_arguments", started
+            )
         try:
             with anyio.move_on_after(timeout_s) as scope:
                 value = await _invoke(tool.fn, arguments)
@@ -78,15 +79,26 @@ async def _invoke(fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
 
 
 def _error(call_id: str, name: str, text: str, kind: Any, started: float) -> ToolResult:
-    return ToolResult(call_id=call_id, name=name, content=text, is_error=True, error_kind=kind,
-                      duration_s=time.perf_counter() - started)
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=text,
+        is_error=True,
+        error_kind=kind,
+        duration_s=time.perf_counter() - started,
+    )
 
 
-def local_tool(fn: Callable[..., Any], schema: dict[str, Any], *, description: str | None = None,
-               **policy: Any) -> LocalTool:
+def local_tool(
+    fn: Callable[..., Any], schema: dict[str, Any], *, description: str | None = None, **policy: Any
+) -> LocalTool:
     """A LocalTool from a function and its argument schema; policy keywords go to ToolPolicy."""
     from toolwire_shared.tools import ToolPolicy
 
-    spec = ToolSpec(name=fn.__name__, description=description or (fn.__doc__ or fn.__name__).strip(),
-                    input_schema={"type": "object", **schema}, policy=ToolPolicy(**policy))
+    spec = ToolSpec(
+        name=fn.__name__,
+        description=description or (fn.__doc__ or fn.__name__).strip(),
+        input_schema={"type": "object", **schema},
+        policy=ToolPolicy(**policy),
+    )
     return LocalTool(spec=spec, fn=fn)

@@ -42,9 +42,17 @@ class McpInfo:
 class McpSource:
     """Implements ToolSource. Give either `command` (argv of a stdio server) or `url` (+ optional `token`)."""
 
-    def __init__(self, name: str, *, command: list[str] | None = None, url: str | None = None,
-                 token: str | None = None, env: dict[str, str] | None = None, cwd: str | None = None,
-                 max_restarts: int = 1):
+    def __init__(
+        self,
+        name: str,
+        *,
+        command: list[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        max_restarts: int = 1,
+    ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
         self.name, self.command, self.url, self.token = name, command, url, token
@@ -118,9 +126,10 @@ class McpSource:
             return
         assert self.url is not None
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http, Client(
-            streamable_http_client(self.url, http_client=http), cache=None
-        ) as client:
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+            Client(streamable_http_client(self.url, http_client=http), cache=None) as client,
+        ):
             yield client
 
     def _notify(self) -> None:
@@ -181,13 +190,24 @@ class McpSource:
 
 
 def _spec(tool: types.Tool, source: str) -> ToolSpec:
-    return ToolSpec(name=tool.name, description=tool.description or tool.title or tool.name,
-                    input_schema=tool.input_schema, policy=ToolPolicy.from_meta(tool.meta), source=source)
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or tool.title or tool.name,
+        input_schema=tool.input_schema,
+        policy=ToolPolicy.from_meta(tool.meta),
+        source=source,
+    )
 
 
 def _result(call_id: str, name: str, text: str, kind: ErrorKind | None, started: float) -> ToolResult:
-    return ToolResult(call_id=call_id, name=name, content=text, is_error=kind is not None, error_kind=kind,
-                      duration_s=time.perf_counter() - started)
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=text,
+        is_error=kind is not None,
+        error_kind=kind,
+        duration_s=time.perf_counter() - started,
+    )
 
 
 def content_text(blocks: list[types.ContentBlock]) -> str:

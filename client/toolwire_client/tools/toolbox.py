@@ -36,14 +36,22 @@ def idempotency_key(run_id: str, call_id: str) -> str:
 
 
 def transport_text(name: str, problem: str, retried: bool) -> str:
-    again = "It was sent again with the same idempotency key and failed again." if retried else (
-        "It was not sent again because it is not idempotent; check its effect before repeating it.")
+    again = (
+        "It was sent again with the same idempotency key and failed again."
+        if retried
+        else ("It was not sent again because it is not idempotent; check its effect before repeating it.")
+    )
     return errors.tool_failed(name, f"the tool server connection failed ({problem}). {again}")
 
 
 class ToolBox:
-    def __init__(self, sources: list[ToolSource], allow: list[str] | None = None,
-                 timeouts: dict[str, float] | None = None, transport_retries: int = 1):
+    def __init__(
+        self,
+        sources: list[ToolSource],
+        allow: list[str] | None = None,
+        timeouts: dict[str, float] | None = None,
+        transport_retries: int = 1,
+    ):
         self.sources = sources
         self.allow = allow
         self.timeouts = timeouts or {}
@@ -93,9 +101,14 @@ class ToolBox:
             route = self._routes.get(call.name)
             if route is not None:
                 info = route.source.transport_info()
-                record_mcp(span, transport=info.transport, protocol_version=info.protocol_version,
-                           session_id=info.session_id, server_address=info.server_address,
-                           server_port=info.server_port)
+                record_mcp(
+                    span,
+                    transport=info.transport,
+                    protocol_version=info.protocol_version,
+                    session_id=info.session_id,
+                    server_address=info.server_address,
+                    server_port=info.server_port,
+                )
             result = await self._call(call, route, run_id, timeout_s)
             record_tool_result(span, result)
             record_tool_content(span, call, result)
@@ -107,8 +120,9 @@ class ToolBox:
         result = await self._attempts(call, route, run_id, timeout_s, started)
         return result.model_copy(update={"started_at": sent_at})
 
-    async def _attempts(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None,
-                        started: float) -> ToolResult:
+    async def _attempts(
+        self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None, started: float
+    ) -> ToolResult:
         if route is None:
             return _error(call, errors.unknown_tool(call.name, self._routes), "unknown_tool", started)
         if call.parse_error is not None:
@@ -131,12 +145,19 @@ class ToolBox:
     async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
         arguments: dict[str, Any] = dict(call.arguments)
         with anyio.move_on_after(limit_s + TIMEOUT_GRACE_S):
-            result = await route.source.call(route.remote_name, arguments, call_id=call.id, timeout_s=limit_s,
-                                             idempotency_key=key)
+            result = await route.source.call(
+                route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
+            )
             return result.model_copy(update={"name": call.name, "call_id": call.id})
         return _error(call, errors.timed_out(call.name, limit_s), "timeout", started)
 
 
 def _error(call: ToolCall, text: str, kind: Any, started: float) -> ToolResult:
-    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind=kind,
-                      duration_s=time.perf_counter() - started)
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=text,
+        is_error=True,
+        error_kind=kind,
+        duration_s=time.perf_counter() - started,
+    )
