@@ -12,13 +12,14 @@ from typing import Any
 
 import anyio
 
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.tools.local_source import LocalSource, local_tool
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.toolbox import ToolBox
+from toolwire_server import Registry
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.usage import Usage
 
@@ -37,13 +38,11 @@ async def sleepy(seconds: float, tag: str = "") -> str:
     return "slept"
 
 
-def local() -> LocalSource:
-    return LocalSource(
-        [
-            local_tool(echo, {"properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            local_tool(sleepy, {"properties": {"seconds": {"type": "number"}, "tag": {"type": "string"}}}),
-        ]
-    )
+def local() -> RegistrySource:
+    registry = Registry("local")
+    registry.add(echo)
+    registry.add(sleepy)
+    return RegistrySource(registry)
 
 
 def stdio() -> McpSource:
@@ -80,7 +79,7 @@ async def loop_overhead(steps: int = 100) -> dict[str, float]:
     model = ScriptedModel(echo_forever, usage_fn=lambda n, messages: Usage(input_tokens=100, output_tokens=10))
     async with ToolBox([local()]) as box:
         last[0] = time.perf_counter()
-        await Agent(model, box, limits=Limits(max_steps=steps), on_step=on_step).run("bench")
+        await Agent(model, box, limits=RunLimits(max_steps=steps), on_step=on_step).run("bench")
     tail = durations[steps // 2 :]  # later steps carry the longest message lists
     return {
         "steps": steps,

@@ -30,8 +30,8 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 
     from toolwire_client.loop import Agent
     from toolwire_client.models.scripted import ScriptedModel
-    from toolwire_client.tools.local_source import LocalSource, local_tool
     from toolwire_client.tools.mcp_source import McpSource
+    from toolwire_client.tools.registry_source import RegistrySource
     from toolwire_client.tools.toolbox import ToolBox
     from toolwire_otel.setup import child_process_env, configure_tracing
     from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
@@ -61,6 +61,7 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
         )
 
     def calculator(expression: str) -> str:
+        """Multiply."""
         left, _, right = expression.partition("*")
         return str(float(left) * float(right))
 
@@ -76,9 +77,11 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
             argv = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
             source: Any = McpSource("support", command=argv, env=child_process_env(), cwd=str(REPO))
         else:
-            source = LocalSource(
-                [local_tool(calculator, {"properties": {"expression": {"type": "string"}}, "required": ["expression"]})]
-            )
+            from toolwire_server import Registry
+
+            registry = Registry("local")
+            registry.add(calculator)
+            source = RegistrySource(registry)
         toolbox = ToolBox([source])
         await toolbox.start()
         times: list[float] = []

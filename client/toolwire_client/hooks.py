@@ -3,8 +3,9 @@
 from dataclasses import dataclass
 from typing import Protocol
 
+from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
-from toolwire_shared.results import ToolResult
+from toolwire_shared.results import ToolResult, failed
 
 
 @dataclass(frozen=True)
@@ -24,22 +25,12 @@ class ToolHook(Protocol):
         ...
 
 
-def blocked_text(name: str, reason: str) -> str:
-    return f"ERROR: the harness blocked this {name} call: {reason}. Change the call or use another tool."
-
-
 async def run_before(hooks: tuple[ToolHook, ...], call: ToolCall) -> ToolCall | ToolResult:
     """The call to send (maybe changed), or the blocked result to append instead."""
     for hook in hooks:
         decision = await hook.before_tool(call)
         if isinstance(decision, Block):
-            return ToolResult(
-                call_id=call.id,
-                name=call.name,
-                content=blocked_text(call.name, decision.reason),
-                is_error=True,
-                error_kind="blocked",
-            )
+            return failed(call.id, call.name, "blocked", errors.blocked(call.name, decision.reason))
         if decision is not None:
             call = decision.model_copy(update={"id": call.id})
     return call

@@ -4,7 +4,7 @@ from toolwire_server.access import ALL_TOOLS, Access, AccessConfigError, Grant, 
 from toolwire_server.app import build_server
 from toolwire_server.context import ToolContext
 from toolwire_server.http import http_app, serve_http
-from toolwire_server.limits import Limits
+from toolwire_server.limits import ServerLimits
 from toolwire_server.loading import load_registry
 from toolwire_server.registry import RegisteredTool, Registry
 from toolwire_server.stdio import serve_stdio
@@ -14,9 +14,9 @@ __all__ = [
     "Access",
     "AccessConfigError",
     "Grant",
-    "Limits",
     "RegisteredTool",
     "Registry",
+    "ServerLimits",
     "ToolContext",
     "access_from_env",
     "build_server",

@@ -8,12 +8,9 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 
 from toolwire_server.access import ALL_TOOLS, Grant
-from toolwire_server.context import ToolContext
-from toolwire_server.execution import execute
-from toolwire_server.limits import Limits
+from toolwire_server.execution import call_tool
+from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
-from toolwire_server.results import error_result
-from toolwire_shared import errors
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -32,9 +29,9 @@ def caller_grant(ctx: ServerRequestContext[Any, Any], default: Grant) -> Grant:
     return default
 
 
-def build_server(registry: Registry, *, limits: Limits | None = None, grant: Grant = ALL_TOOLS) -> Server[Any]:
+def build_server(registry: Registry, *, limits: ServerLimits | None = None, grant: Grant = ALL_TOOLS) -> Server[Any]:
     """An MCP server for `registry`. `grant` applies where no HTTP token names the caller (stdio, in-memory)."""
-    limits = limits or Limits()
+    limits = limits or ServerLimits()
     listings: dict[Grant, types.ListToolsResult] = {}
 
     async def on_list_tools(
@@ -50,32 +47,28 @@ def build_server(registry: Registry, *, limits: Limits | None = None, grant: Gra
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        who = caller_grant(ctx, grant)
-        tool = registry.get(params.name)
-        if tool is None:
-            return error_result(errors.unknown_tool(params.name, [n for n in registry.names() if who.allows(n)]))
-        if not who.allows(tool.name):
-            log.warning("refused: agent %r called tool %r outside its grant", who.agent, tool.name)
-            return error_result(errors.refused(tool.name, who.agent))
         key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
         session = ctx.session
 
         async def send_log(level: str, data: Any) -> None:
-            await session.send_log_message(level, data, logger=tool.name, related_request_id=ctx.request_id)  # type: ignore[arg-type]
+            logger = params.name
+            await session.send_log_message(level, data, logger=logger, related_request_id=ctx.request_id)  # type: ignore[arg-type]
 
-        context = ToolContext(
-            tool=tool.name,
-            agent=who.agent,
-            idempotency_key=key if isinstance(key, str) else None,
-            session=session,
-            request_id=ctx.request_id,
-            _progress=session.report_progress,
-            _log=send_log,
-        )
         try:
-            return await execute(tool, params.arguments, context, max_result_chars=limits.max_result_chars)
+            return await call_tool(
+                registry,
+                caller_grant(ctx, grant),
+                params.name,
+                params.arguments,
+                max_result_chars=limits.max_result_chars,
+                idempotency_key=key if isinstance(key, str) else None,
+                session=session,
+                request_id=ctx.request_id,
+                progress=session.report_progress,
+                send_log=send_log,
+            )
         except anyio.get_cancelled_exc_class():
-            log.info("call of %s cancelled (client cancelled or went away)", tool.name)
+            log.info("call of %s cancelled (client cancelled or went away)", params.name)
             raise
 
     async def on_set_level(

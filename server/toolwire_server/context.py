@@ -8,14 +8,6 @@ ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 LogFn = Callable[[str, Any], Awaitable[None]]
 
 
-async def _no_progress(progress: float, total: float | None, message: str | None) -> None:
-    return None
-
-
-async def _no_log(level: str, data: Any) -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class ToolContext:
     """Injected into a tool function that declares a parameter annotated `ToolContext`."""
@@ -26,13 +18,15 @@ class ToolContext:
     session: Any = None
     """The SDK's ServerSession, for server-to-client requests (sampling, elicitation) on legacy connections."""
     request_id: Any = None
-    _progress: ProgressFn = field(default=_no_progress, repr=False)
-    _log: LogFn = field(default=_no_log, repr=False)
+    progress_fn: ProgressFn | None = field(default=None, repr=False)
+    log_fn: LogFn | None = field(default=None, repr=False)
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` when the caller asked for progress; a no-op otherwise."""
-        await self._progress(progress, total, message)
+        if self.progress_fn is not None:
+            await self.progress_fn(progress, total, message)
 
     async def log(self, level: str, data: Any) -> None:
         """Send a `notifications/message` log entry to the client (if it opted in)."""
-        await self._log(level, data)
+        if self.log_fn is not None:
+            await self.log_fn(level, data)

@@ -1,5 +1,6 @@
-"""Running one call: validate, gate on the tool's concurrency, run under its timeout, and turn every outcome into a
-result the model can act on. Nothing here raises to the transport except cancellation."""
+"""Running one call, the one path every tool call takes (stdio, HTTP and in-process alike): look the name up in
+the registry, check the caller's grant, validate, gate on the tool's concurrency, run under its timeout, and turn
+every outcome into a result the model can act on. Nothing here raises to the caller except cancellation."""
 
 import logging
 from functools import partial
@@ -10,27 +11,67 @@ import anyio.to_thread
 import mcp_types as types
 from pydantic import ValidationError
 
-from toolwire_server.context import ToolContext
-from toolwire_server.registry import RegisteredTool
-from toolwire_server.results import error_result, to_result
+from toolwire_server.access import Grant
+from toolwire_server.context import LogFn, ProgressFn, ToolContext
+from toolwire_server.registry import RegisteredTool, Registry
+from toolwire_server.results import to_result
 from toolwire_server.schema import describe_problems
 from toolwire_shared import errors
+from toolwire_shared.results import failed_call
 
 log = logging.getLogger("toolwire.server")
 
 
+async def call_tool(
+    registry: Registry,
+    grant: Grant,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    max_result_chars: int,
+    idempotency_key: str | None = None,
+    timeout_s: float | None = None,
+    session: Any = None,
+    request_id: Any = None,
+    progress: ProgressFn | None = None,
+    send_log: LogFn | None = None,
+) -> types.CallToolResult:
+    """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout."""
+    tool = registry.get(name)
+    if tool is None:
+        return failed_call("unknown_tool", errors.unknown_tool(name, [n for n in registry.names() if grant.allows(n)]))
+    if not grant.allows(tool.name):
+        log.warning("refused: agent %r called tool %r outside its grant", grant.agent, tool.name)
+        return failed_call("refused", errors.refused(tool.name, grant.agent))
+    context = ToolContext(
+        tool=tool.name,
+        agent=grant.agent,
+        idempotency_key=idempotency_key,
+        session=session,
+        request_id=request_id,
+        progress_fn=progress,
+        log_fn=send_log,
+    )
+    return await execute(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
+
+
 async def execute(
-    tool: RegisteredTool, arguments: dict[str, Any] | None, context: ToolContext, *, max_result_chars: int
+    tool: RegisteredTool,
+    arguments: dict[str, Any] | None,
+    context: ToolContext,
+    *,
+    max_result_chars: int,
+    timeout_s: float | None = None,
 ) -> types.CallToolResult:
     try:
         validated = tool.model.model_validate(arguments or {})
     except ValidationError as exc:
-        return error_result(errors.bad_arguments(tool.name, describe_problems(exc), tool.schema))
+        return failed_call("bad_arguments", errors.bad_arguments(tool.name, describe_problems(exc), tool.schema))
     kwargs = dict(validated)
     for param, kind in tool.injected.items():
         kwargs[param] = context if kind == "context" else context.idempotency_key
 
-    timeout = tool.policy.timeout_s
+    timeout = tool.policy.timeout_s if timeout_s is None else min(timeout_s, tool.policy.timeout_s)
     try:
         with anyio.move_on_after(timeout) as scope:
             if tool.limiter is None:
@@ -40,14 +81,14 @@ async def execute(
                     value = await _invoke(tool, kwargs)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is never hidden
         log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-        return error_result(errors.tool_failed(tool.name, str(exc) or type(exc).__name__))
+        return failed_call("tool_failed", errors.tool_failed(tool.name, str(exc) or type(exc).__name__))
     if scope.cancelled_caught:
         log.warning("tool %s timed out after %gs and was cancelled", tool.name, timeout)
-        return error_result(errors.timed_out(tool.name, timeout))
+        return failed_call("timeout", errors.timed_out(tool.name, timeout))
     try:
         return to_result(value, max_result_chars)
     except Exception as exc:
-        return error_result(errors.tool_failed(tool.name, f"its result could not be serialised: {exc}"))
+        return failed_call("tool_failed", errors.tool_failed(tool.name, f"its result could not be serialised: {exc}"))
 
 
 async def _invoke(tool: RegisteredTool, kwargs: dict[str, Any]) -> Any:

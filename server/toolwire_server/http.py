@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolwire_server.access import ALL_TOOLS, Access
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.disconnect import CancelOnDisconnect
-from toolwire_server.limits import Limits
+from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
 
 log = logging.getLogger("toolwire.server")
@@ -90,13 +90,13 @@ def http_app(
     registry: Registry,
     *,
     access: Access | None = None,
-    limits: Limits | None = None,
+    limits: ServerLimits | None = None,
     host: str = "127.0.0.1",
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
 ) -> Starlette:
     """The Starlette app serving `registry` at /mcp (plus GET /healthz)."""
-    limits = limits or Limits()
+    limits = limits or ServerLimits()
     server = build_server(registry, limits=limits)
 
     async def healthz(request: Request) -> Response:

@@ -7,7 +7,7 @@ DEFAULT_MAX_BODY_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
-class Limits:
+class ServerLimits:
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     """Text of a tool result beyond this is cut, with a note telling the model how to ask for less."""
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES

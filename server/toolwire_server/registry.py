@@ -3,7 +3,7 @@
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import anyio
 import mcp_types as types
@@ -13,6 +13,17 @@ from toolwire_server.schema import arguments_model, injected_params, json_schema
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolOptions(TypedDict, total=False):
+    description: str | None
+    """Tells the model *when* to use the tool; defaults to the docstring."""
+    timeout_s: float | None
+    max_concurrency: int | None
+    risky: bool
+    """Needs a person's approval before it runs."""
+    idempotent: bool
+    """Safe to send again with the same idempotency key (it receives the key as `idempotency_key`)."""
 
 
 @dataclass
@@ -53,56 +64,30 @@ class Registry:
         self.default_timeout_s = default_timeout_s
         self._tools: dict[str, RegisteredTool] = {}
 
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        description: str | None = None,
-        timeout_s: float | None = None,
-        max_concurrency: int | None = None,
-        risky: bool = False,
-        idempotent: bool = False,
-    ) -> Callable[[F], F]:
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""
 
         def register(fn: F) -> F:
-            self.add(
-                fn,
-                name=name,
-                description=description,
-                timeout_s=timeout_s,
-                max_concurrency=max_concurrency,
-                risky=risky,
-                idempotent=idempotent,
-            )
+            self.add(fn, name=name, **options)
             return fn
 
         return register
 
-    def add(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        timeout_s: float | None = None,
-        max_concurrency: int | None = None,
-        risky: bool = False,
-        idempotent: bool = False,
-    ) -> RegisteredTool:
+    def add(self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]) -> RegisteredTool:
         tool_name = name or fn.__name__
         if tool_name in self._tools:
             raise ValueError(f"tool '{tool_name}' is already registered")
-        text = description or inspect.getdoc(fn)
+        text = options.get("description") or inspect.getdoc(fn)
         if not text:
             raise ValueError(f"tool '{tool_name}' needs a description telling the model when to use it")
+        max_concurrency, timeout_s = options.get("max_concurrency"), options.get("timeout_s")
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"tool '{tool_name}': max_concurrency must be at least 1")
         policy = ToolPolicy(
             timeout_s=self.default_timeout_s if timeout_s is None else timeout_s,
             max_concurrency=max_concurrency,
-            risky=risky,
-            idempotent=idempotent,
+            risky=options.get("risky", False),
+            idempotent=options.get("idempotent", False),
         )
         model = arguments_model(tool_name, fn)
         registered = RegisteredTool(

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from toolwire_shared import errors
+from toolwire_shared.results import TRUNCATED_META
 
 _CONTENT_TYPES = (
     types.TextContent,
@@ -16,10 +17,6 @@ _CONTENT_TYPES = (
     types.EmbeddedResource,
     types.ResourceLink,
 )
-
-
-def error_result(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 def to_result(value: Any, max_chars: int) -> types.CallToolResult:
@@ -59,4 +56,5 @@ def cut(result: types.CallToolResult, max_chars: int) -> types.CallToolResult:
         else:
             content.append(block)
     content.append(types.TextContent(type="text", text=errors.truncated_note(max_chars, total)))
-    return types.CallToolResult(content=content, is_error=result.is_error, structured_content=None)
+    meta = {**(result.meta or {}), TRUNCATED_META: {"kept": max_chars, "total": total}}
+    return types.CallToolResult(content=content, is_error=result.is_error, structured_content=None, meta=meta)

@@ -19,7 +19,7 @@ from mcp.shared.message import SessionMessage
 
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.app import build_server
-from toolwire_server.limits import Limits
+from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -94,7 +94,7 @@ async def asyncio_stdio() -> AsyncIterator[tuple[Any, Any]]:
         os.close(saved_out)
 
 
-async def serve_stdio(registry: Registry, *, limits: Limits | None = None, grant: Grant = ALL_TOOLS) -> None:
+async def serve_stdio(registry: Registry, *, limits: ServerLimits | None = None, grant: Grant = ALL_TOOLS) -> None:
     """Serve until stdin closes."""
     server = build_server(registry, limits=limits, grant=grant)
     transport = asyncio_stdio() if _pipe_like(0) and _pipe_like(1) else stdio_server()

@@ -83,3 +83,35 @@ def outcome_unknown(name: str) -> str:
         f"ERROR: the outcome of this {name} call is unknown: it was sent, but the run stopped before its result "
         "came back, and the tool is not idempotent, so it was not sent again. Check its effect before repeating it."
     )
+
+
+def repeated(call: str, times: int) -> str:
+    return (
+        f"ERROR: {call} was asked for {times} times with the same arguments and was not run again. "
+        "Change your approach: different arguments, another tool, or answer with what you have."
+    )
+
+
+def not_run(why: str) -> str:
+    return f"ERROR: not run: {why}"
+
+
+def blocked(name: str, reason: str) -> str:
+    return f"ERROR: the harness blocked this {name} call: {reason}. Change the call or use another tool."
+
+
+def changed_after_approval() -> str:
+    return rejected("the arguments changed after they were approved")
+
+
+def transport_failed(name: str, problem: str, *, retried: bool) -> str:
+    again = (
+        "It was sent again with the same idempotency key and failed again."
+        if retried
+        else "It was not sent again because it is not idempotent; check its effect before repeating it."
+    )
+    return tool_failed(name, f"the tool server connection failed ({problem}). {again}")
+
+
+def not_recorded(name: str, call_id: str) -> str:
+    return f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"

@@ -4,6 +4,8 @@ One ToolResultMessage per tool call; the Anthropic adapter groups the results of
 user message, the OpenAI adapter sends one `role: tool` message each.
 """
 
+import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -61,3 +63,8 @@ def dump_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 def load_messages(data: Any) -> list[Message]:
     return _MESSAGES.validate_python(data)
+
+
+def call_text(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call as the model and the reports show it: `get_order({"order_id": "A123"})`."""
+    return f"{name}({json.dumps(arguments, sort_keys=True)})"

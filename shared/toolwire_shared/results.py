@@ -1,9 +1,14 @@
-"""The outcome of one tool call as the loop records it and the model reads it."""
+"""The outcome of one tool call as the loop records it and the model reads it, and the one place error results
+are made: the kind of a failure is data that travels with the result, never read back from its wording."""
 
+import time
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, get_args
 
+import mcp_types as types
 from pydantic import BaseModel, ConfigDict
+
+from toolwire_shared.tools import META_PREFIX
 
 ErrorKind = Literal[
     "unknown_tool",
@@ -16,6 +21,12 @@ ErrorKind = Literal[
     "transport",
     "outcome_unknown",
 ]
+ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
+
+ERROR_KIND_META = META_PREFIX + "error_kind"
+"""CallToolResult `_meta` key naming the kind of a failed call (set by the toolwire server)."""
+TRUNCATED_META = META_PREFIX + "truncated"
+"""CallToolResult `_meta` key set when the server cut the result: {"kept": N, "total": M} characters."""
 
 
 class ToolResult(BaseModel):
@@ -32,3 +43,55 @@ class ToolResult(BaseModel):
     """When the call was sent (the waterfall places parallel calls by it); None when the caller did not record it."""
     attempts: int = 1
     """How many times it was sent (idempotent retries); the waterfall marks calls sent more than once."""
+
+
+def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
+    """An error result the model reads; `since` is the perf_counter() when the call started, for its duration."""
+    took = time.perf_counter() - since if since is not None else 0.0
+    return ToolResult(call_id=call_id, name=name, content=text, is_error=True, error_kind=kind, duration_s=took)
+
+
+def failed_call(kind: ErrorKind, text: str) -> types.CallToolResult:
+    """The server's answer for a failed call: the text the model reads, and its kind in `_meta`."""
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=True, meta={ERROR_KIND_META: kind}
+    )
+
+
+def kind_of(result: types.CallToolResult) -> ErrorKind | None:
+    """The kind a server put on an error result; 'tool_failed' for an error from a server that names none."""
+    if not result.is_error:
+        return None
+    kind = (result.meta or {}).get(ERROR_KIND_META)
+    return kind if isinstance(kind, str) and kind in ERROR_KINDS else "tool_failed"  # type: ignore[return-value]
+
+
+def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, since: float) -> ToolResult:
+    """What an MCP CallToolResult (from a server process or the in-process dispatch) becomes in the run."""
+    meta: dict[str, Any] = dict(result.meta or {})
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=content_text(result.content),
+        is_error=bool(result.is_error),
+        error_kind=kind_of(result),
+        truncated=TRUNCATED_META in meta,
+        duration_s=time.perf_counter() - since,
+    )
+
+
+def content_text(blocks: list[types.ContentBlock]) -> str:
+    """Text blocks joined; anything else described in a line, so the model knows it was there."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, types.TextContent):
+            parts.append(block.text)
+        elif isinstance(block, types.ImageContent | types.AudioContent):
+            parts.append(f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+        elif isinstance(block, types.ResourceLink):
+            parts.append(f"[resource link: {block.uri}]")
+        elif isinstance(block, types.EmbeddedResource):
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[resource: {resource.uri}, {resource.mime_type}]")
+    return "\n".join(parts)

@@ -4,8 +4,8 @@ Used by the two-process tests until `toolwire serve` makes the call itself (then
 call returns the first handle).
 """
 
-from toolwire_client.cli.serve import serve
 from toolwire_otel.setup import configure_server_tracing
+from toolwire_server.cli import serve
 
 if __name__ == "__main__":
     configure_server_tracing()

@@ -12,17 +12,17 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.state import RunState
-from toolwire_client.tools.local_source import LocalSource, local_tool
+from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import content
+from toolwire_server import Registry
 
 API_KEY = "sk-test-0123456789abcdefSECRET"
-EMPTY: dict[str, Any] = {"properties": {}}
 USAGE_1 = {
     "prompt_tokens": 120,
     "completion_tokens": 30,
@@ -36,7 +36,7 @@ def rate_limited() -> Reply:
     return Reply(status=429, body=body, headers={"retry-after-ms": "250"})
 
 
-def build_tools() -> tuple[LocalSource, dict[str, anyio.Event]]:
+def build_tools() -> tuple[RegistrySource, dict[str, anyio.Event]]:
     """meet_a and meet_b each wait for the other to have started: they can only finish if run concurrently."""
     started = {"a": anyio.Event(), "b": anyio.Event()}
 
@@ -57,13 +57,12 @@ def build_tools() -> tuple[LocalSource, dict[str, anyio.Event]]:
         await anyio.sleep_forever()
         return "never"
 
-    tools = [
-        local_tool(meet_a, EMPTY, timeout_s=10),
-        local_tool(meet_b, EMPTY, timeout_s=10),
-        local_tool(broken, EMPTY),
-        local_tool(slow, EMPTY, timeout_s=0.2),
-    ]
-    return LocalSource(tools), started
+    registry = Registry("local")
+    registry.add(meet_a, description="Meet b.", timeout_s=10)
+    registry.add(meet_b, description="Meet a.", timeout_s=10)
+    registry.add(broken, description="Always fails.")
+    registry.add(slow, description="Never returns.", timeout_s=0.2)
+    return RegistrySource(registry), started
 
 
 async def run_scripted(fake: FakeProvider, waits: list[float]) -> RunState:
@@ -87,7 +86,7 @@ async def run_scripted(fake: FakeProvider, waits: list[float]) -> RunState:
     )
     source, _ = build_tools()
     try:
-        return await Agent(model, ToolBox([source]), name="support", limits=Limits(max_steps=6)).run("go")
+        return await Agent(model, ToolBox([source]), name="support", limits=RunLimits(max_steps=6)).run("go")
     finally:
         await model.aclose()
 

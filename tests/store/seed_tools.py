@@ -4,7 +4,8 @@ import ast
 import operator
 from typing import Any
 
-from toolwire_client.tools.local_source import LocalSource, local_tool
+from toolwire_client.tools.registry_source import RegistrySource
+from toolwire_server import Registry
 
 ORDERS = {"A123": {"item": "keyboard", "unit_price": 2500, "qty": 2}}
 OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
@@ -30,7 +31,8 @@ def calculator(expression: str) -> float:
     return round(ev(ast.parse(expression, mode="eval").body), 2)
 
 
-def seed_source() -> LocalSource:
-    schema = {"properties": {"order_id": {"type": "string"}}, "required": ["order_id"], "additionalProperties": False}
-    calc = {"properties": {"expression": {"type": "string"}}, "required": ["expression"]}
-    return LocalSource([local_tool(get_order, schema), local_tool(calculator, calc)], name="seed")
+def seed_source() -> RegistrySource:
+    registry = Registry("seed")
+    registry.add(get_order)
+    registry.add(calculator)
+    return RegistrySource(registry)

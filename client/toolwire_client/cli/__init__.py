@@ -11,9 +11,9 @@ def main() -> None:
 
 def _register() -> None:
     # Imported here so `toolwire --help` stays fast and one broken sub-command cannot hide the others.
-    from toolwire_client.cli import serve
+    from toolwire_server.cli import serve
 
-    main.add_command(serve.serve)
+    main.add_command(serve)
     from toolwire_client.cli import eval as eval_cli
 
     main.add_command(eval_cli.eval_command)

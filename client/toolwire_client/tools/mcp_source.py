@@ -9,7 +9,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, cast
 
 import anyio
@@ -19,24 +18,15 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from toolwire_client.tools.source import ToolTransportError
+from toolwire_client.tools.source import ToolTransportError, TransportInfo
 from toolwire_shared import errors
-from toolwire_shared.results import ErrorKind, ToolResult
+from toolwire_shared.results import ToolResult, failed, from_call_result
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
 
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
-
-
-@dataclass
-class McpInfo:
-    transport: str
-    protocol_version: str | None = None
-    session_id: str | None = None
-    server_address: str | None = None
-    server_port: int | None = None
 
 
 class McpSource:
@@ -65,7 +55,7 @@ class McpSource:
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._group: TaskGroup | None = None
-        self._info = McpInfo(transport="pipe" if command else "tcp")
+        self._info = TransportInfo(transport="pipe" if command else "tcp")
         if url:
             parsed = httpx2.URL(url)
             self._info.server_address, self._info.server_port = parsed.host, parsed.port
@@ -150,7 +140,7 @@ class McpSource:
             self._wake.set()
 
     # ---- the ToolSource seam --------------------------------------------------------------------------------
-    def transport_info(self) -> McpInfo:
+    def transport_info(self) -> TransportInfo:
         return self._info
 
     async def list_tools(self) -> list[ToolSpec]:
@@ -176,17 +166,15 @@ class McpSource:
             result = await client.call_tool(name, arguments, read_timeout_seconds=timeout_s, meta=meta)
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
-                return _result(call_id, name, errors.timed_out(name, timeout_s), "timeout", started)
+                return failed(call_id, name, "timeout", errors.timed_out(name, timeout_s), since=started)
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
-            return _result(call_id, name, errors.tool_failed(name, exc.error.message), "tool_failed", started)
+            return failed(call_id, name, "tool_failed", errors.tool_failed(name, exc.error.message), since=started)
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
-        text = content_text(result.content)
-        kind = error_kind(text) if result.is_error else None
-        return _result(call_id, name, text, kind, started)
+        return from_call_result(call_id, name, result, since=started)
 
 
 def _spec(tool: types.Tool, source: str) -> ToolSpec:
@@ -197,45 +185,3 @@ def _spec(tool: types.Tool, source: str) -> ToolSpec:
         policy=ToolPolicy.from_meta(tool.meta),
         source=source,
     )
-
-
-def _result(call_id: str, name: str, text: str, kind: ErrorKind | None, started: float) -> ToolResult:
-    return ToolResult(
-        call_id=call_id,
-        name=name,
-        content=text,
-        is_error=kind is not None,
-        error_kind=kind,
-        duration_s=time.perf_counter() - started,
-    )
-
-
-def content_text(blocks: list[types.ContentBlock]) -> str:
-    """Text blocks joined; anything else described in a line, so the model knows it was there."""
-    parts: list[str] = []
-    for block in blocks:
-        if isinstance(block, types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, types.ImageContent | types.AudioContent):
-            parts.append(f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
-        elif isinstance(block, types.ResourceLink):
-            parts.append(f"[resource link: {block.uri}]")
-        elif isinstance(block, types.EmbeddedResource):
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(text if isinstance(text, str) else f"[resource: {resource.uri}, {resource.mime_type}]")
-    return "\n".join(parts)
-
-
-_KINDS: list[tuple[str, ErrorKind]] = [
-    ("ERROR: unknown tool", "unknown_tool"),
-    ("ERROR: bad arguments", "bad_arguments"),
-    ("ERROR: the arguments for", "bad_arguments"),
-    ("timed out after", "timeout"),
-    ("is not permitted for", "refused"),
-]
-
-
-def error_kind(text: str) -> ErrorKind:
-    """The kind of an error result, read from the shared error wording the server uses."""
-    return next((kind for marker, kind in _KINDS if marker in text), "tool_failed")

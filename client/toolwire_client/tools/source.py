@@ -1,18 +1,22 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry."""
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
 
-class TransportInfo(Protocol):
+@dataclass
+class TransportInfo:
+    """What the execute_tool span says of the connection (MCP semantic conventions)."""
+
     transport: str
     """network.transport: 'pipe' for stdio, 'tcp' for HTTP, 'inproc' for in-process."""
-    protocol_version: str | None
-    session_id: str | None
-    server_address: str | None
-    server_port: int | None
+    protocol_version: str | None = None
+    session_id: str | None = None
+    server_address: str | None = None
+    server_port: int | None = None
 
 
 class ToolSource(Protocol):

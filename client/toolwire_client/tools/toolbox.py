@@ -16,7 +16,7 @@ from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
-from toolwire_shared.results import ToolResult
+from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
 
 TIMEOUT_GRACE_S = 0.5
@@ -33,15 +33,6 @@ class Route:
 def idempotency_key(run_id: str, call_id: str) -> str:
     """The same for every send of one call of one run, so a retried write is answered once."""
     return hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:32]
-
-
-def transport_text(name: str, problem: str, retried: bool) -> str:
-    again = (
-        "It was sent again with the same idempotency key and failed again."
-        if retried
-        else ("It was not sent again because it is not idempotent; check its effect before repeating it.")
-    )
-    return errors.tool_failed(name, f"the tool server connection failed ({problem}). {again}")
 
 
 class ToolBox:
@@ -124,10 +115,12 @@ class ToolBox:
         self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None, started: float
     ) -> ToolResult:
         if route is None:
-            return _error(call, errors.unknown_tool(call.name, self._routes), "unknown_tool", started)
+            return failed(
+                call.id, call.name, "unknown_tool", errors.unknown_tool(call.name, self._routes), since=started
+            )
         if call.parse_error is not None:
             text = errors.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
-            return _error(call, text, "bad_arguments", started)
+            return failed(call.id, call.name, "bad_arguments", text, since=started)
         policy = route.spec.policy
         timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
         key = idempotency_key(run_id, call.id) if policy.idempotent else None
@@ -138,8 +131,9 @@ class ToolBox:
                 return result.model_copy(update={"attempts": attempt})
             except ToolTransportError as exc:
                 if attempt == tries:
-                    failed = _error(call, transport_text(call.name, str(exc), attempt > 1), "transport", started)
-                    return failed.model_copy(update={"attempts": attempt})
+                    text = errors.transport_failed(call.name, str(exc), retried=attempt > 1)
+                    lost = failed(call.id, call.name, "transport", text, since=started)
+                    return lost.model_copy(update={"attempts": attempt})
         raise AssertionError("unreachable")
 
     async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
@@ -149,15 +143,4 @@ class ToolBox:
                 route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
             )
             return result.model_copy(update={"name": call.name, "call_id": call.id})
-        return _error(call, errors.timed_out(call.name, limit_s), "timeout", started)
-
-
-def _error(call: ToolCall, text: str, kind: Any, started: float) -> ToolResult:
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=text,
-        is_error=True,
-        error_kind=kind,
-        duration_s=time.perf_counter() - started,
-    )
+        return failed(call.id, call.name, "timeout", errors.timed_out(call.name, limit_s), since=started)

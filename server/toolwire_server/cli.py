@@ -1,4 +1,5 @@
-"""`toolwire serve MODULE:ATTR (--stdio | --http)`: serve a tool registry over MCP."""
+"""`toolwire serve MODULE:ATTR (--stdio | --http)` (also `python -m toolwire_server`): serve a tool registry over
+MCP. It lives with the server so a tool server installs and runs without the agent loop."""
 
 import logging
 import sys
@@ -58,7 +59,7 @@ def serve(
     from toolwire_otel.setup import configure_server_tracing
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
-    limits = ts.Limits(
+    limits = ts.ServerLimits(
         max_result_chars=max_result_chars or DEFAULT_MAX_RESULT_CHARS,
         max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
     )
