@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.state import RunState
@@ -55,7 +55,7 @@ def _usage(call: int, messages: list[Message]) -> Usage:
 
 async def one_run(url: str) -> RunState:
     model = ScriptedModel(_script, name="scale", usage_fn=_usage)
-    agent = Agent(model, ToolBox([McpSource("echo", url=url)]), name="scale", limits=Limits(max_steps=STEPS + 1))
+    agent = Agent(model, ToolBox([McpSource("echo", url=url)]), name="scale", limits=RunLimits(max_steps=STEPS + 1))
     return await agent.run("echo twice, then answer")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.pricing import Price, PriceTable
@@ -56,7 +56,7 @@ async def run_seed(steps: int, max_result_chars: int | None = None) -> RunState:
         model,
         ToolBox([McpSource("cost", command=command)]),
         name="seed-cost",
-        limits=Limits(max_steps=steps),
+        limits=RunLimits(max_steps=steps),
         price_fn=lambda usage: PRICES.cost(model.model, usage),
     )
     return await agent.run("Read the report and say how many pages it has.")

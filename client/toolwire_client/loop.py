@@ -1,16 +1,17 @@
 """The agent loop: ask the model, append its turn, run the calls it asked for, append the results, until an exit.
 
-The core is `_drive` and `_step`; each limit, the concurrent calls and the checkpoints are small helpers below.
+The core is `_drive`, `_loop` and `_step`; each limit, the concurrent calls and the checkpoints are small helpers
+below. Every exit is an exception; `_close_turn` is the one place a step ends on an exit.
 """
 
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 
-from toolwire_client import exits as X
+from toolwire_client import exits
+from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.ordering import MessageOrderError, check_order
@@ -18,12 +19,21 @@ from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, 
 from toolwire_client.store.base import RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_otel import attributes as A
+from toolwire_otel import attributes
 from toolwire_otel.content import record_agent_content, record_chat_content
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
+from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
-from toolwire_shared.results import ToolResult
+from toolwire_shared.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    call_text,
+)
+from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.usage import Usage
 
 PriceFn = Callable[[Usage], float | None]
@@ -31,36 +41,68 @@ OnStep = Callable[[RunState, StepRecord], None]
 
 
 class Agent:
+    """Runs tasks on one model and one ToolBox under one RunConfig (limits, system prompt, risky tools)."""
+
     def __init__(
         self,
         model: Model,
         toolbox: ToolBox,
         *,
+        config: RunConfig | None = None,
         name: str = "agent",
         system: str | None = None,
-        limits: X.Limits | None = None,
+        limits: RunLimits | None = None,
+        risky_tools: set[str] | None = None,
         hooks: tuple[ToolHook, ...] = (),
         store: RunStore | None = None,
-        risky_tools: set[str] | None = None,
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
     ):
-        self.model, self.toolbox, self.name, self.system = model, toolbox, name, system
-        self.limits = limits or X.Limits()
+        if config is None:
+            spec = f"{model.provider}:{model.model}"
+            config = RunConfig(
+                model=spec,
+                name=name,
+                system=system,
+                limits=limits or RunLimits(),
+                risky_tools=sorted(risky_tools or ()),
+            )
+        elif (name, system, limits, risky_tools) != ("agent", None, None, None):
+            raise TypeError("give the Agent either config= or name/system/limits/risky_tools, not both")
+        self.model, self.toolbox, self.config = model, toolbox, config
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
-        self.risky_tools = risky_tools or set()
-        self._seen: dict[str, Counter[str]] = {}  # run id -> how often each call was asked for (repeat guard)
+        self.risky_tools = set(config.risky_tools)
 
-    async def run(self, task: str, run_id: str | None = None, config: dict[str, Any] | None = None) -> RunState:
-        """A new run of `task`; `config` (how to rebuild this agent elsewhere) is saved with every checkpoint."""
-        opening: list[Message] = [SystemMessage(content=self.system)] if self.system else []
+    @classmethod
+    def from_config(
+        cls,
+        config: RunConfig,
+        *,
+        store: RunStore | None = None,
+        hooks: tuple[ToolHook, ...] = (),
+        on_step: OnStep | None = None,
+        price_fn: PriceFn | None = None,
+    ) -> "Agent":
+        """The agent a config describes: its model from the provider table, its tool servers as MCP sources."""
+        from toolwire_client.models import make_model
+
+        model = make_model(config.model, base_url=config.base_url)
+        toolbox = ToolBox(build_sources(config.servers), allow=config.allow)
+        return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
+
+    @property
+    def limits(self) -> RunLimits:
+        return self.config.limits
+
+    async def run(self, task: str, run_id: str | None = None) -> RunState:
+        """A new run of `task`; the config (with the tools offered) is saved with every checkpoint."""
+        opening: list[Message] = [SystemMessage(content=self.config.system)] if self.config.system else []
         state = RunState(
             run_id=run_id or new_run_id(),
-            agent_name=self.name,
+            agent_name=self.config.name,
             task=task,
             model=self.model.model,
             messages=[*opening, UserMessage(content=task)],
-            config=config or {},
         )
         return await self._drive(state)
 
@@ -86,54 +128,76 @@ class Agent:
     # ---- the core -------------------------------------------------------------------------------------------
     async def _drive(self, state: RunState, resuming: bool = False) -> RunState:
         resumed_from = state.trace_id if resuming else None
-        with agent_span(self.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
+        with agent_span(self.config.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
-            started = time.perf_counter()
             try:
-                await self._save(state)  # the run is on record before its first model call
-                async with self._tools_open():
-                    with anyio.fail_after(self.limits.max_wall_s):
-                        if resuming:
-                            await self._settle_pending(state)
-                        while True:
-                            await self._step(state)
-            except X.RunExit as exit_:
-                X.finish(state, exit_)
-            except TimeoutError:
-                took = time.perf_counter() - started
-                X.finish(
-                    state,
-                    X.WallClock(
-                        f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s "
-                        f"after {took:.1f} s and {len(state.steps)} steps"
-                    ),
-                )
-            except MessageOrderError as exc:
-                X.finish(state, X.HarnessFailed(f"stopped before sending a malformed request: {exc}"))
-            self._seen.pop(state.run_id, None)
+                async with _ToolsOpen(self.toolbox):
+                    state.config = state.config or self._recorded_config()
+                    await self._save(state)  # the run is on record before its first model call
+                    await self._loop(state, resuming)
+            except exits.RunExit as exit_:
+                self._close_turn(state, exit_)
+                exits.finish(state, exit_)
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
             await self._save(state)
         return state
 
+    async def _loop(self, state: RunState, resuming: bool) -> None:
+        """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
+        started = time.perf_counter()
+        with anyio.move_on_after(self.limits.max_wall_s):
+            if resuming:
+                await self._settle_pending(state)
+            while True:
+                await self._step(state)
+        took = time.perf_counter() - started
+        raise exits.WallClock(
+            f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s after {took:.1f} s "
+            f"and {len(state.steps)} steps"
+        )
+
     async def _step(self, state: RunState) -> None:
         self._check_limits(state)
-        check_order(state.messages)
+        try:
+            check_order(state.messages)
+        except MessageOrderError as exc:
+            raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         step = await self._ask_model(state)
         if not step.tool_calls:
-            self._end_step(state, step)
-            raise X.FinalAnswer(step.model_text, len(state.steps))
-        results = await self._act(state, step)
-        self._append_results(state, step, results)
+            raise exits.FinalAnswer(step.model_text, len(state.steps))
+        await self._act(state, step)
+        self._append_results(state, step)
         self._end_step(state, step)
         await self._save(state)
+
+    def _close_turn(self, state: RunState, exit_: exits.RunExit) -> None:
+        """Where a step ends on an exit. Unless the run waits for a person, every call of the last turn gets a result
+        (a call left `sent` has an unknown outcome, the others were not run), so the saved message list is always a
+        valid request."""
+        if not state.steps:
+            return
+        step = state.steps[-1]
+        if not isinstance(exit_, exits.WaitingForApproval):
+            answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
+            for call in (c for c in step.tool_calls if c.id not in answered):
+                if call.id in sent:
+                    step.results.append(
+                        failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
+                    )
+                else:
+                    step.results.append(failed(call.id, call.name, "blocked", errors.not_run(exit_.why)))
+            state.pending = []
+            self._append_results(state, step)
+        if step.finished_at is None:
+            self._end_step(state, step)
 
     # ---- limits ---------------------------------------------------------------------------------------------
     def _check_limits(self, state: RunState) -> None:
         lim, n = self.limits, len(state.steps)
         if n >= lim.max_steps:
-            raise X.StepLimit(f"stopped at the step limit after {n} steps")
+            raise exits.StepLimit(f"stopped at the step limit after {n} steps")
         if lim.max_tokens is None and lim.max_cost_usd is None:
             return
         next_usage = Usage(
@@ -141,13 +205,13 @@ class Agent:
         )
         spent = state.usage.total_tokens
         if lim.max_tokens is not None and spent + next_usage.total_tokens > lim.max_tokens:
-            raise X.TokenBudget(
-                f"stopped by the token budget before step {n + 1}: {spent} tokens spent, the next "
-                f"call needs about {next_usage.total_tokens} more, budget {lim.max_tokens}"
+            raise exits.TokenBudget(
+                f"stopped by the token budget before step {n + 1}: {spent} tokens spent, the "
+                f"next call needs about {next_usage.total_tokens} more, budget {lim.max_tokens}"
             )
         price = self.price_fn(next_usage) if self.price_fn else None
         if lim.max_cost_usd is not None and price is not None and (state.cost_usd or 0) + price > lim.max_cost_usd:
-            raise X.CostBudget(
+            raise exits.CostBudget(
                 f"stopped by the cost budget before step {n + 1}: {state.cost_usd or 0:.4f} USD "
                 f"spent, the next call costs about {price:.4f}, budget {lim.max_cost_usd:g} USD"
             )
@@ -156,11 +220,11 @@ class Agent:
     async def _ask_model(self, state: RunState) -> StepRecord:
         m = self.model
         with chat_span(m.provider, m.model, state.run_id, m.server_address, m.server_port) as span:
-            span.set_attribute(A.TOOLWIRE_STEP, len(state.steps) + 1)
+            span.set_attribute(attributes.TOOLWIRE_STEP, len(state.steps) + 1)
             try:
                 reply = await m.complete(state.messages, self.toolbox.specs)
             except ModelCallFailed as exc:
-                raise X.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
+                raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
             record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
             record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
         state.messages.append(reply.message)
@@ -182,40 +246,31 @@ class Agent:
         return step
 
     # ---- the tools ------------------------------------------------------------------------------------------
-    async def _act(self, state: RunState, step: StepRecord) -> dict[str, ToolResult]:
+    async def _act(self, state: RunState, step: StepRecord) -> None:
         """Answer repeats, run the safe calls concurrently, and pause if a risky call is left."""
         repeats = self._repeats(state, step.tool_calls)
         if repeats and self.limits.on_repeat == "stop":
             call, times = repeats[0]
-            why = f"stopped by a repeated call: {X.call_text(call)} asked for the {_nth(times)} time"
-            # Answer every call of the turn (none ran), so the saved message list stays a valid request.
-            self._append_results(state, step, {c.id: _not_run(c, why) for c in step.tool_calls})
-            self._end_step(state, step)
-            raise X.RepeatedCall(why)
-        results = {call.id: _repeat_result(call, times) for call, times in repeats}
-        risky = [c for c in step.tool_calls if c.id not in results and self._is_risky(c)]
-        safe = [c for c in step.tool_calls if c.id not in results and c not in risky]
-        results |= await self._run_calls(state, safe)
+            raise exits.RepeatedCall(f"stopped by a repeated call: {_text(call)} asked for the {_nth(times)} time")
+        for call, times in repeats:
+            step.results.append(failed(call.id, call.name, "blocked", errors.repeated(_text(call), times)))
+        answered = {r.call_id for r in step.results}
+        risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
+        await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
         if risky:
-            step.results = [results[c.id] for c in step.tool_calls if c.id in results]
             state.pending += [self._pending(c, "pending_approval") for c in risky]
-            self._end_step(state, step)
-            names = ", ".join(X.call_text(c) for c in risky)
-            raise X.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {names}")
-        return results
+            names = ", ".join(_text(c) for c in risky)
+            raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {names}")
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        seen = self._seen.get(state.run_id)
-        if seen is None:  # first step of this process: count the history once, then keep counting as we go
-            seen = self._seen[state.run_id] = Counter(
-                X.call_text(c) for m in state.messages[:-1] if isinstance(m, AssistantMessage) for c in m.tool_calls
-            )
+        before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
         found = []
         for call in calls:
-            seen[X.call_text(call)] += 1
-            if seen[X.call_text(call)] >= self.limits.repeat_limit:
-                found.append((call, seen[X.call_text(call)]))
+            this_turn[_text(call)] += 1
+            times = before[_text(call)] + this_turn[_text(call)]
+            if times >= self.limits.repeat_limit:
+                found.append((call, times))
         return found
 
     def _is_risky(self, call: ToolCall) -> bool:
@@ -224,30 +279,26 @@ class Agent:
 
     def _pending(self, call: ToolCall, state: CallState) -> PendingCall:
         spec = self.toolbox.spec(call.name)
-        return PendingCall(
-            call=call,
-            state=state,
-            args_hash=args_hash(call.arguments),
-            idempotent=bool(spec and spec.policy.idempotent),
-        )
+        idempotent = bool(spec and spec.policy.idempotent)
+        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
 
-    async def _run_calls(self, state: RunState, calls: list[ToolCall]) -> dict[str, ToolResult]:
-        """All at once; each call has its own timeout and never cancels a sibling. Marked `sent` before."""
+    async def _run_calls(self, state: RunState, step: StepRecord, calls: list[ToolCall]) -> None:
+        """All at once, marked `sent` before; each call has its own timeout and never cancels a sibling. A result
+        joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
-            return {}
+            return
         ids = {c.id for c in calls}
+        step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
         state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
         await self._save(state)
-        results: dict[str, ToolResult] = {}
 
         async def one(call: ToolCall) -> None:
-            results[call.id] = await self._call_with_hooks(state.run_id, call)
+            step.results.append(await self._call_with_hooks(state.run_id, call))
+            state.pending = [p for p in state.pending if p.call.id != call.id]
 
         async with anyio.create_task_group() as group:
             for call in calls:
                 group.start_soon(one, call)
-        state.pending = [p for p in state.pending if p.call.id not in ids]
-        return results
 
     async def _call_with_hooks(self, run_id: str, call: ToolCall) -> ToolResult:
         checked = await run_before(self.hooks, call)
@@ -256,15 +307,22 @@ class Agent:
         result = await self.toolbox.call(checked, run_id=run_id, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 
-    def _append_results(self, state: RunState, step: StepRecord, results: dict[str, ToolResult]) -> None:
-        """In the model's call order, matched by id: one result message per call."""
-        step.results = [results[c.id] for c in step.tool_calls]
+    def _append_results(self, state: RunState, step: StepRecord) -> None:
+        """The step's results in the model's call order, and one result message for each call not yet answered."""
+        _in_call_order(step)
+        present = set()
+        for message in reversed(state.messages):
+            if not isinstance(message, ToolResultMessage):
+                break
+            present.add(message.call_id)
         state.messages += [
             ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
             for r in step.results
+            if r.call_id not in present
         ]
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
+        _in_call_order(step)
         step.finished_at = now()
         if self.on_step:
             self.on_step(state, step)
@@ -278,29 +336,30 @@ class Agent:
             return
         waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
         if waiting:
-            raise X.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
+            raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
         step = state.steps[-1]
-        results = {r.call_id: r for r in step.results}
+        answered = {r.call_id for r in step.results}
         to_run: list[ToolCall] = []
         for p in state.pending:
             answer = _decided(p)
             if answer is None:
                 to_run.append(p.call)
-            else:
-                results[p.call.id] = answer
-        unrecorded = [c for c in last.tool_calls if c.id not in results and c not in to_run]
+            elif p.call.id not in answered:
+                step.results.append(answer)
+        answered = {r.call_id for r in step.results}
+        unrecorded = [c for c in last.tool_calls if c.id not in answered and c not in to_run]
         if any(self._is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
             state.pending += [self._pending(c, "pending_approval") for c in unrecorded if self._is_risky(c)]
-            raise X.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
-        to_run += unrecorded
-        results |= await self._run_calls(state, to_run)
+            raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
+        await self._run_calls(state, step, to_run + unrecorded)
         state.pending = []
-        self._append_results(state, step, results)
+        self._append_results(state, step)
         await self._save(state)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
-    def _tools_open(self) -> "_ToolsOpen":
-        return _ToolsOpen(self.toolbox)
+    def _recorded_config(self) -> dict[str, object]:
+        """The config as saved with the run: with the tool definitions offered, so replay offers the same ones."""
+        return self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
 
     async def _save(self, state: RunState) -> None:
         if self.store is not None:
@@ -326,31 +385,23 @@ class _ToolsOpen:
 
 def _decided(p: PendingCall) -> ToolResult | None:
     """The result a settled pending call gets without running, or None when it should be (re)sent."""
-    from toolwire_shared import errors
-
     call = p.call
     if p.state == "rejected":
-        text = errors.rejected(p.decision_reason or "no reason given")
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="rejected")
+        return failed(call.id, call.name, "rejected", errors.rejected(p.decision_reason or "no reason given"))
     if p.state == "approved" and p.args_hash != args_hash(call.arguments):
-        text = errors.rejected("the arguments changed after they were approved")
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="rejected")
+        return failed(call.id, call.name, "rejected", errors.changed_after_approval())
     if p.state == "sent" and not p.idempotent:
-        text = errors.outcome_unknown(call.name)
-        return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True, error_kind="outcome_unknown")
+        return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
     return None
 
 
-def _not_run(call: ToolCall, why: str) -> ToolResult:
-    return ToolResult(
-        call_id=call.id, name=call.name, content=f"ERROR: not run: {why}", is_error=True, error_kind="blocked"
-    )
+def _in_call_order(step: StepRecord) -> None:
+    order = {c.id: n for n, c in enumerate(step.tool_calls)}
+    step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
 
 
-def _repeat_result(call: ToolCall, times: int) -> ToolResult:
-    return ToolResult(
-        call_id=call.id, name=call.name, content=X.repeated_text(call, times), is_error=True, error_kind="blocked"
-    )
+def _text(call: ToolCall) -> str:
+    return call_text(call.name, call.arguments)
 
 
 def _nth(n: int) -> str:

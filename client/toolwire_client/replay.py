@@ -8,15 +8,15 @@ Otherwise the report names the first step that differs, what was recorded there 
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire_client.durable import RunConfig, config_of
-from toolwire_client.exits import Limits, call_text
+from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.state import RunState, StepRecord
-from toolwire_client.tools.local_source import InprocInfo
+from toolwire_client.tools.source import TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared.messages import Message, ToolCall, UserMessage
-from toolwire_shared.results import ToolResult
+from toolwire_shared import errors
+from toolwire_shared.messages import Message, ToolCall, UserMessage, call_text
+from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
 
 END_OF_RECORD = "replay: the recorded run has no more model replies"
@@ -73,12 +73,11 @@ class ReplaySource:
         self.sent.append(ToolCall(id=call_id, name=name, arguments=arguments))
         recorded = self._results.get(call_id)
         if recorded is None or recorded.name != name:
-            text = f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
-            return ToolResult(call_id=call_id, name=name, content=text, is_error=True, error_kind="tool_failed")
+            return failed(call_id, name, "tool_failed", errors.not_recorded(name, call_id))
         return recorded
 
-    def transport_info(self) -> InprocInfo:
-        return InprocInfo()
+    def transport_info(self) -> TransportInfo:
+        return TransportInfo(transport="inproc")
 
 
 class _ReplayAgent(Agent):
@@ -106,14 +105,13 @@ class ReplayOutcome:
         return f"differs: {self.difference}"
 
 
-async def replay(recorded: RunState, *, limits: Limits | None = None) -> ReplayOutcome:
+async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> ReplayOutcome:
     """Run the loop again on the record; `limits` replaces the recorded ones (to see what a change would do)."""
     config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
     results = {r.call_id: r for step in recorded.steps for r in step.results}
     source = ReplaySource(_specs(config, recorded), results)
-    agent = _ReplayAgent(
-        ReplayModel(recorded), ToolBox([source]), name=recorded.agent_name, system=None, limits=limits or config.limits
-    )
+    replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
+    agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
     agent.waiting_ids = {p.call.id for p in recorded.pending if p.state == "pending_approval"}
     fresh = RunState(
         run_id=recorded.run_id,
@@ -154,7 +152,7 @@ def exit_text(state: RunState) -> str:
 def _step_text(step: StepRecord) -> str:
     if not step.tool_calls:
         return f"final answer {step.model_text!r}"
-    return ", ".join(call_text(c) for c in step.tool_calls)
+    return ", ".join(call_text(c.name, c.arguments) for c in step.tool_calls)
 
 
 def _observations(step: StepRecord) -> list[tuple[str, str, bool]]:
@@ -179,11 +177,12 @@ def first_difference(recorded: RunState, replayed: RunState) -> str | None:
             return f"{label}: expected calls {_step_text(want)}, got {_step_text(got)}"
         for call, w, g in zip(want.tool_calls, _observations(want), _observations(got), strict=False):
             if w != g:
-                return f"{label}: {call_text(call)} expected observation {w[1]!r}, got {g[1]!r}"
+                return f"{label}: {call_text(call.name, call.arguments)} expected observation {w[1]!r}, got {g[1]!r}"
         if len(got.results) < len(want.results):
             missing = want.tool_calls[len(got.results)]
             return (
-                f"{label}: expected {call_text(missing)} to be answered, but the replay stopped here "
+                f"{label}: expected {call_text(missing.name, missing.arguments)} to be answered, but the replay "
+                "stopped here "
                 f"({exit_text(replayed)}: {replayed.report})"
             )
     ran_out = END_OF_RECORD in (replayed.report or "")

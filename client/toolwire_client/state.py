@@ -2,12 +2,13 @@
 
 import hashlib
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
-from toolwire_shared.messages import Message, ToolCall
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall, call_text
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage
 
@@ -20,9 +21,7 @@ def now() -> datetime:
 
 
 def args_hash(arguments: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments.
-
-    The same formula as loop.args_hash; the store checks approvals with it."""
+    """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments."""
     return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -76,3 +75,18 @@ class RunState(BaseModel):
     """How to rebuild the run in another process: model spec, tool server commands/URLs, limits (`toolwire resume`)."""
     version: int = 0
     """Bumped on every save; the store refuses a save whose version is stale (two resumers)."""
+
+    _asked: Counter[str] = PrivateAttr(default_factory=Counter)
+    _asked_upto: int = PrivateAttr(default=0)
+
+    def asked_before(self, turn: int) -> Counter[str]:
+        """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.
+
+        Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
+        if turn < self._asked_upto:  # the list was cut back (replay from a shorter record): count afresh
+            self._asked, self._asked_upto = Counter(), 0
+        for message in self.messages[self._asked_upto : turn]:
+            if isinstance(message, AssistantMessage):
+                self._asked.update(call_text(c.name, c.arguments) for c in message.tool_calls)
+        self._asked_upto = turn
+        return self._asked

@@ -1,4 +1,5 @@
-"""The loop's exits and guards with in-process tools (LocalSource): fast, and the same ToolBox path as MCP."""
+"""The loop's exits and guards with in-process tools (a Registry called through the server's own dispatch): fast, and
+the same ToolBox path as MCP."""
 
 import json
 from pathlib import Path
@@ -7,15 +8,16 @@ from typing import Any
 import anyio
 import pytest
 
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.hooks import Block
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.scripted import ScriptedModel, make_scripted
 from toolwire_client.models.seed_scripts import last_results
 from toolwire_client.store.sqlite import SqliteRunStore
-from toolwire_client.tools.local_source import LocalSource, LocalTool, local_tool
+from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
+from toolwire_server import Registry
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import ToolResult
@@ -50,11 +52,11 @@ def boom() -> str:
     raise RuntimeError("the database is down")
 
 
-class CountingSource(LocalSource):
-    """A LocalSource that records what reached it, to prove what never did."""
+class CountingSource(RegistrySource):
+    """A RegistrySource that records what reached it, to prove what never did."""
 
-    def __init__(self, tools: list[LocalTool], name: str = "local"):
-        super().__init__(tools, name=name)
+    def __init__(self, registry: Registry):
+        super().__init__(registry)
         self.received: list[tuple[str, dict[str, Any], str | None]] = []
 
     async def call(
@@ -67,22 +69,19 @@ class CountingSource(LocalSource):
 
 
 def source() -> CountingSource:
-    str_arg = {"type": "string"}
-    return CountingSource(
-        [
-            local_tool(get_order, {"properties": {"order_id": str_arg}, "required": ["order_id"]}, idempotent=True),
-            local_tool(
-                issue_refund,
-                {
-                    "properties": {"order_id": str_arg, "amount_cents": {"type": "integer"}},
-                    "required": ["order_id", "amount_cents"],
-                },
-                risky=True,
-            ),
-            local_tool(slow, {"properties": {"seconds": {"type": "number"}}, "required": ["seconds"]}, timeout_s=0.3),
-            local_tool(boom, {"properties": {}}),
-        ]
-    )
+    registry = Registry("local")
+    registry.add(get_order, idempotent=True)
+    registry.add(issue_refund, risky=True)
+    registry.add(slow, timeout_s=0.3)
+    registry.add(boom)
+    return CountingSource(registry)
+
+
+def only(fn: Any, name: str = "local", **policy: Any) -> CountingSource:
+    """A source offering just `fn` (under `name`), with the given policy."""
+    registry = Registry(name)
+    registry.add(fn, **policy)
+    return CountingSource(registry)
 
 
 def turns(*replies: list[ToolCall] | str) -> ScriptedModel:
@@ -200,9 +199,9 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
 
 
 async def test_wall_clock_limit_stops_the_whole_run() -> None:
-    src = CountingSource([local_tool(slow, {"properties": {"seconds": {"type": "number"}}}, timeout_s=60)])
+    src = only(slow, timeout_s=60)
     state = await Agent(
-        turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]), limits=Limits(max_wall_s=0.5)
+        turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]), limits=RunLimits(max_wall_s=0.5)
     ).run("t")
     assert (state.status, state.stop_reason) == ("stopped", "wall_clock")
     assert (state.report or "").startswith("stopped by the wall-clock limit of 0.5 s")
@@ -210,7 +209,7 @@ async def test_wall_clock_limit_stops_the_whole_run() -> None:
 
 async def test_repeat_warn_tells_the_model_to_change_approach() -> None:
     state = await Agent(
-        make_scripted("repeats"), ToolBox([source()]), limits=Limits(max_steps=4, on_repeat="warn")
+        make_scripted("repeats"), ToolBox([source()]), limits=RunLimits(max_steps=4, on_repeat="warn")
     ).run("t")
     assert state.stop_reason == "step_limit"
     third = state.steps[2].results[0]
@@ -228,7 +227,7 @@ async def test_a_model_failure_stops_the_run_with_its_reason() -> None:
 
 
 async def test_duplicate_names_across_sources_get_a_prefix() -> None:
-    box = ToolBox([source(), CountingSource([local_tool(get_order, {"properties": {}})], name="other")])
+    box = ToolBox([source(), only(get_order, name="other")])
     async with box:
         names = sorted(s.name for s in box.specs)
     assert "local__get_order" in names and "other__get_order" in names and "get_order" not in names
@@ -239,7 +238,7 @@ async def test_budget_from_real_usage_is_never_overspent() -> None:
         return Usage(input_tokens=1600 + 750 * (n - 1), output_tokens=150)
 
     model = ScriptedModel(make_scripted("wanders").script, usage_fn=seed_usage)
-    state = await Agent(model, ToolBox([source()]), limits=Limits(max_steps=20, max_tokens=8000)).run("t")
+    state = await Agent(model, ToolBox([source()]), limits=RunLimits(max_steps=20, max_tokens=8000)).run("t")
     assert state.stop_reason == "token_budget" and state.usage.total_tokens <= 8000
     assert state.usage.input_tokens == sum(1600 + 750 * i for i in range(len(state.steps)))
 
@@ -249,7 +248,7 @@ async def test_cost_budget_with_a_price_function() -> None:
         return (u.input_tokens * 3 + u.output_tokens * 15) / 1_000_000
 
     state = await Agent(
-        make_scripted("wanders"), ToolBox([source()]), price_fn=price, limits=Limits(max_steps=50, max_cost_usd=0.01)
+        make_scripted("wanders"), ToolBox([source()]), price_fn=price, limits=RunLimits(max_steps=50, max_cost_usd=0.01)
     ).run("t")
     assert state.stop_reason == "cost_budget" and state.cost_usd is not None and state.cost_usd <= 0.01
 

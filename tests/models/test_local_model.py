@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.servers import REPO, SUPPORT_TOOLS, free_port, serve_argv, stop_process, wait_until_ok
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
 from toolwire_client.ordering import check_order
@@ -81,7 +81,7 @@ async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llam
         env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]},
     )
     try:
-        state = await Agent(model, ToolBox([source]), limits=Limits(max_steps=3, max_wall_s=240)).run(
+        state = await Agent(model, ToolBox([source]), limits=RunLimits(max_steps=3, max_wall_s=240)).run(
             "Look up order A123 and tell me what it contains."
         )
     finally:

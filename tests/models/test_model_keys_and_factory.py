@@ -89,7 +89,7 @@ async def test_make_model_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     default = make_model()
     assert isinstance(default, AnthropicModel) and default.model == DEFAULT_MODELS["anthropic"]
-    with pytest.raises(ValueError, match="use anthropic:MODEL, openai:MODEL or scripted:NAME"):
+    with pytest.raises(ValueError, match="unknown model 'gemini:pro': use one of anthropic:"):
         make_model("gemini:pro")
     for m in (claude, local, default):
         await m.aclose()

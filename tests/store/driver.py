@@ -43,8 +43,8 @@ SCRIPTS["durable"] = durable
 
 
 async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) -> None:
-    from toolwire_client.durable import RunConfig, ServerSpec, build_agent, start_run
-    from toolwire_client.exits import Limits
+    from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+    from toolwire_client.loop import Agent
     from toolwire_client.store import open_store
 
     server = ServerSpec(
@@ -53,10 +53,9 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
         env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate},
         cwd=str(REPO),
     )
-    config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=risky)
+    config = RunConfig(model="scripted:durable", servers=[server], limits=RunLimits(max_steps=6), risky_tools=risky)
     store = await open_store(db)
-    agent = await build_agent(config, store)
-    state = await start_run(agent, "Refund 5 USD on order A123 and leave a note", config, run_id=run_id)
+    state = await Agent.from_config(config, store=store).run("Refund 5 USD on order A123 and leave a note", run_id)
     print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)
     await store.aclose()
 

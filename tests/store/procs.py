@@ -133,8 +133,8 @@ async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunS
     """A run on the durable tools that asked for approval of its refund (started in this process)."""
     import driver  # registers the test's scripted model
 
-    from toolwire_client.durable import RunConfig, ServerSpec, build_agent, start_run
-    from toolwire_client.exits import Limits
+    from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+    from toolwire_client.loop import Agent
     from toolwire_client.store import open_store
 
     server = ServerSpec(
@@ -143,12 +143,12 @@ async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunS
         env={"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)},
         cwd=str(REPO),
     )
-    config = RunConfig(model="scripted:durable", servers=[server], limits=Limits(max_steps=6), risky_tools=["refund"])
+    config = RunConfig(
+        model="scripted:durable", servers=[server], limits=RunLimits(max_steps=6), risky_tools=["refund"]
+    )
     store = await open_store(db)
     try:
-        state = await start_run(
-            await build_agent(config, store), "Refund 5 USD on A123, leave a note", config, run_id=run_id
-        )
+        state = await Agent.from_config(config, store=store).run("Refund 5 USD on A123, leave a note", run_id)
     finally:
         await store.aclose()
     assert state.status == "waiting_for_approval", state.report

@@ -4,8 +4,7 @@ no tools; a deliberate change to the loop's limits is reported at the first step
 import pytest
 from seed_tools import seed_source
 
-from toolwire_client.durable import RunConfig, start_run
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import make_scripted
 from toolwire_client.replay import replay
@@ -14,16 +13,16 @@ from toolwire_client.tools.toolbox import ToolBox
 
 TASK = "What does order A123 cost in total with 18% GST?"
 SCENARIOS = {
-    "recovers": ("recovers", Limits(max_steps=6)),
-    "repeats": ("repeats", Limits(max_steps=6)),
-    "wanders": ("wanders", Limits(max_steps=4)),
-    "tight budget": ("recovers", Limits(max_steps=6, max_tokens=400)),
+    "recovers": ("recovers", RunLimits(max_steps=6)),
+    "repeats": ("repeats", RunLimits(max_steps=6)),
+    "wanders": ("wanders", RunLimits(max_steps=4)),
+    "tight budget": ("recovers", RunLimits(max_steps=6, max_tokens=700)),
 }
 
 
-async def record(store: SqlRunStore, script: str, limits: Limits) -> str:
-    agent = Agent(make_scripted(script), ToolBox([seed_source()]), name="seed", limits=limits, store=store)
-    state = await start_run(agent, TASK, RunConfig(model=f"scripted:{script}", limits=limits))
+async def record(store: SqlRunStore, script: str, limits: RunLimits) -> str:
+    config = RunConfig(model=f"scripted:{script}", name="seed", limits=limits)
+    state = await Agent(make_scripted(script), ToolBox([seed_source()]), config=config, store=store).run(TASK)
     return state.run_id
 
 
@@ -42,10 +41,10 @@ async def test_each_seed_scenario_replays_identical(store: SqlRunStore, scenario
 
 
 async def test_changed_repeat_limit_is_reported_at_the_first_difference(store: SqlRunStore) -> None:
-    run_id = await record(store, "repeats", Limits(max_steps=6))
+    run_id = await record(store, "repeats", RunLimits(max_steps=6))
     recorded = await store.load(run_id)
     assert recorded.stop_reason == "repeated_call" and len(recorded.steps) == 3
-    outcome = await replay(recorded, limits=Limits(max_steps=6, repeat_limit=2))
+    outcome = await replay(recorded, limits=RunLimits(max_steps=6, repeat_limit=2))
     assert not outcome.identical
     assert outcome.difference is not None and outcome.difference.startswith("step 2:"), outcome.difference
     # the replayed run stops at the second identical call: its observation is the "not run" answer, not the tool's
@@ -53,10 +52,10 @@ async def test_changed_repeat_limit_is_reported_at_the_first_difference(store: S
 
 
 async def test_looser_budget_goes_past_the_record(store: SqlRunStore) -> None:
-    run_id = await record(store, "recovers", Limits(max_steps=6, max_tokens=400))
+    run_id = await record(store, "recovers", RunLimits(max_steps=6, max_tokens=700))
     recorded = await store.load(run_id)
     assert recorded.stop_reason == "token_budget"
-    outcome = await replay(recorded, limits=Limits(max_steps=6))
+    outcome = await replay(recorded, limits=RunLimits(max_steps=6))
     step = len(recorded.steps) + 1
     assert outcome.difference == (
         f"step {step}: expected the run to end (stopped, token_budget), but the replay asked the model for another step"
@@ -64,9 +63,9 @@ async def test_looser_budget_goes_past_the_record(store: SqlRunStore) -> None:
 
 
 async def test_changed_step_limit_is_reported(store: SqlRunStore) -> None:
-    run_id = await record(store, "recovers", Limits(max_steps=6))
+    run_id = await record(store, "recovers", RunLimits(max_steps=6))
     recorded = await store.load(run_id)
     assert recorded.stop_reason == "final_answer"
-    outcome = await replay(recorded, limits=Limits(max_steps=2))
+    outcome = await replay(recorded, limits=RunLimits(max_steps=2))
     assert outcome.difference is not None and outcome.difference.startswith("step 3:"), outcome.difference
     assert "step_limit" in outcome.difference

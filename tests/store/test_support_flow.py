@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 from procs import REPO, TOOLWIRE, cli, load
 
-from toolwire_client.durable import RunConfig, ServerSpec, build_agent, start_run
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
 
 
@@ -33,10 +33,10 @@ async def test_support_refund_waits_for_a_person_then_resumes_elsewhere(db: str,
         env={"TOOLWIRE_SUPPORT_DB": str(support_db)},
         cwd=str(REPO),
     )
-    config = RunConfig(model="scripted:support_demo", servers=[server], limits=Limits(max_steps=8))
+    config = RunConfig(model="scripted:support_demo", servers=[server], limits=RunLimits(max_steps=8))
     store = await open_store(db)
     try:
-        state = await start_run(await build_agent(config, store), "Refund one item of order A123", config)
+        state = await Agent.from_config(config, store=store).run("Refund one item of order A123")
     finally:
         await store.aclose()
     run_id = state.run_id

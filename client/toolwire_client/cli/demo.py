@@ -14,8 +14,8 @@ from rich.console import Console
 
 from toolwire_client.approvals import approve
 from toolwire_client.cli.run import print_outcome, with_prices_and_printing
-from toolwire_client.durable import RunConfig, ServerSpec, resume_claimed, start_run
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.durable import resume_claimed
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
@@ -66,7 +66,7 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
     db = db or str(work / "runs.db")
     server = ServerSpec(
         name="support",
-        command=[sys.executable, "-m", "toolwire_client.cli", "serve", SUPPORT_TOOLS, "--stdio"],
+        command=[sys.executable, "-m", "toolwire_server", SUPPORT_TOOLS, "--stdio"],
         cwd=str(_examples_root()),
         env={"TOOLWIRE_SUPPORT_DB": str(work / "support.db"), **child_process_env()},
     )
@@ -75,7 +75,7 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
         servers=[server],
         name="support-agent",
         system=SYSTEM,
-        limits=Limits(max_steps=8, max_wall_s=120),
+        limits=RunLimits(max_steps=8, max_wall_s=120),
     )
     console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {db}")
     console.print(f"task: {TASK}\n", markup=False, highlight=False)
@@ -104,7 +104,7 @@ async def _demo(config: RunConfig, db: str, console: Console) -> RunState:
     try:
         agent = await build(config, store)
         try:
-            state = await start_run(agent, TASK, config)
+            state = await agent.run(TASK)
         finally:
             await agent.model.aclose()
         while state.status == "waiting_for_approval":

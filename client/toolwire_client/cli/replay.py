@@ -4,7 +4,7 @@ same. Optional limit overrides show what a change to the harness would have done
 import click
 
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.durable import config_of
+from toolwire_client.config import config_of
 from toolwire_client.replay import ReplayOutcome, replay
 from toolwire_client.store import SqlRunStore
 

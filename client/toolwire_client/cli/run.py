@@ -11,10 +11,10 @@ from rich.console import Console
 
 from toolwire_client.cli._store import db_option
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.durable import AgentFactory, RunConfig, ServerSpec, build_agent, start_run
-from toolwire_client.exits import Limits
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
-from toolwire_client.models import SPEC_HELP, default_spec
+from toolwire_client.models import default_spec, spec_help
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
@@ -31,14 +31,12 @@ def print_step(console: Console) -> Callable[[RunState, StepRecord], None]:
 
 
 def with_prices_and_printing(console: Console) -> AgentFactory:
-    """build_agent, plus the price table for costs and the live step table."""
+    """Agent.from_config, plus the price table for costs and the live step table."""
 
     async def build(config: RunConfig, store: RunStore) -> Agent:
-        agent = await build_agent(config, store)
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
-        agent.price_fn = lambda usage: prices.cost(model, usage)
-        agent.on_step = print_step(console)
-        return agent
+        price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
+        return Agent.from_config(config, store=store, price_fn=price_fn, on_step=print_step(console))
 
     return build
 
@@ -67,7 +65,7 @@ def print_outcome(console: Console, state: RunState) -> None:
 
 @click.command("run")
 @click.argument("task")
-@click.option("--model", "model_spec", metavar="SPEC", help=f"Model; {SPEC_HELP}.")
+@click.option("--model", "model_spec", metavar="SPEC", help=f"Model: {spec_help()}.")
 @click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy).")
 @click.option(
     "--server",
@@ -122,7 +120,7 @@ def run(
         system=system,
         risky_tools=list(risky),
         allow=list(allow) or None,
-        limits=Limits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall),
+        limits=RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall),
     )
     console = Console(soft_wrap=True)
     with configure_tracing(trace_to):
@@ -142,7 +140,7 @@ async def _run(task: str, config: RunConfig, db: str | None, console: Console) -
     try:
         agent = await with_prices_and_printing(console)(config, store)
         try:
-            return await start_run(agent, task, config)
+            return await agent.run(task)
         finally:
             await agent.model.aclose()
     finally:

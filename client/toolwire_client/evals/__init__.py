@@ -1,7 +1,8 @@
 """Evals: run a fixed set of tasks, check the answer and the path, and gate on the success rate."""
 
+from toolwire_client.config import ServerSpec
 from toolwire_client.evals.checks import AnswerCheck, PathExpectation
-from toolwire_client.evals.spec import EvalFile, EvalFileError, EvalTask, ServerSpec, load_eval_file
+from toolwire_client.evals.spec import EvalFile, EvalFileError, EvalTask, load_eval_file
 
 __all__ = [
     "AnswerCheck",

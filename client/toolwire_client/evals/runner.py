@@ -1,18 +1,16 @@
 """Run every task of an eval file (repeated, concurrently where asked) through the real loop and judge each run."""
 
-import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.evals.checks import called_tools, resolve_callable, right_order, right_tools
-from toolwire_client.evals.spec import EvalFile, EvalTask, ServerSpec
-from toolwire_client.exits import Limits
+from toolwire_client.evals.spec import EvalFile, EvalTask
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
 from toolwire_client.models.base import Model
@@ -64,23 +62,6 @@ SourcesFactory = Callable[[list[ServerSpec]], list[ToolSource]]
 OnAttempt = Callable[[Attempt], None]
 
 
-def mcp_sources(servers: list[ServerSpec]) -> list[ToolSource]:
-    """One MCP client source per server: a stdio subprocess or a Streamable HTTP URL."""
-    from toolwire_client.tools.mcp_source import McpSource
-
-    return [
-        McpSource(
-            server.name or f"server{i + 1}",
-            command=server.command,
-            url=server.url,
-            token=os.environ.get(server.token_env) if server.token_env else None,
-            env=server.env or None,
-            cwd=server.cwd,
-        )
-        for i, server in enumerate(servers)
-    ]
-
-
 def build_model(spec: str, usage: str | None) -> Model:
     """A model from its spec; a scripted model may take the task's usage_fn (a seed's token arithmetic)."""
     if usage is None:
@@ -121,7 +102,7 @@ class EvalRunner:
         *,
         store: RunStore | None = None,
         prices: PriceTable | None = None,
-        sources: SourcesFactory = mcp_sources,
+        sources: SourcesFactory = build_sources,
         on_attempt: OnAttempt | None = None,
     ):
         self.evals, self.store, self.sources, self.on_attempt = evals, store, sources, on_attempt
@@ -163,26 +144,27 @@ class EvalRunner:
     async def _run_task(self, task: EvalTask) -> RunState:
         spec = self.evals.model_for(task)
         model = build_model(spec, task.usage)
-        prices, model_name = self.prices, spec
-        limits = Limits(max_steps=task.max_steps or self.evals.max_steps)
+        prices = self.prices
+        limits = RunLimits(max_steps=task.max_steps or self.evals.max_steps)
         if task.expect is not None and task.expect.max_cost_usd is not None:
             limits = limits.model_copy(update={"max_cost_usd": task.expect.max_cost_usd})
         attempt_dir = tempfile.mkdtemp(prefix="toolwire-eval-")
         servers = [server.expand({"attempt_dir": attempt_dir}) for server in self.evals.servers]
-        toolbox = ToolBox(self.sources(servers))
-        agent = Agent(
-            model,
-            toolbox,
+        config = RunConfig(
+            model=spec,
+            servers=servers,
             name=f"eval:{task.name}",
             system=task.system or self.evals.system,
             limits=limits,
-            risky_tools=set(task.risky_tools or []),
-            price_fn=lambda usage: prices.cost(model_name, usage),
+            risky_tools=sorted(task.risky_tools or []),
+            eval_task=task.name,
+        )
+        agent = Agent(
+            model, ToolBox(self.sources(servers)), config=config, price_fn=lambda usage: prices.cost(spec, usage)
         )
         try:
-            async with toolbox:
+            async with agent.toolbox:
                 state = await agent.run(task.task)
-                state.config = {**_config(spec, agent, servers), "eval_task": task.name, **state.config}
                 rounds = 0
                 while task.approve and state.status == "waiting_for_approval" and rounds < MAX_APPROVAL_ROUNDS:
                     rounds += 1
@@ -203,30 +185,3 @@ class EvalRunner:
             attempt.error = attempt.error or f"the failed run could not be saved: {exc}"
             return False
         return True
-
-
-def _config(spec: str, agent: Agent, servers: list[ServerSpec]) -> dict[str, Any]:
-    """The run's RunConfig, as `toolwire run` saves it, so `toolwire replay` / `resume` can rebuild the run."""
-    from toolwire_client.durable import RunConfig
-    from toolwire_client.durable import ServerSpec as RunServer
-
-    config = RunConfig(
-        model=spec,
-        name=agent.name,
-        system=agent.system,
-        limits=agent.limits,
-        risky_tools=sorted(agent.risky_tools),
-        tools=list(agent.toolbox.specs),
-        servers=[
-            RunServer(
-                name=s.name or f"server{i + 1}",
-                command=s.command,
-                url=s.url,
-                env=s.env,
-                cwd=s.cwd,
-                token_env=s.token_env,
-            )
-            for i, s in enumerate(servers)
-        ],
-    )
-    return config.model_dump(mode="json")

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from toolwire_client.config import ServerSpec
 from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
 
 EXAMPLE = f"""[[servers]]
@@ -23,44 +24,6 @@ expect = {{ tools = ["get_order", "calculator"], max_steps = 6, max_cost_usd = 0
 
 class EvalFileError(ValueError):
     """The eval file is unreadable or malformed; the message says where and shows a correct file."""
-
-
-class ServerSpec(BaseModel):
-    """One tool server: a command started over stdio, or the URL of a Streamable HTTP server."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    command: list[str] | None = None
-    url: str | None = None
-    name: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    token_env: str | None = None
-    """Name of the environment variable holding the bearer token for an HTTP server (never the token itself)."""
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> "ServerSpec":
-        if (self.command is None) == (self.url is None):
-            raise ValueError('a server needs exactly one of command = ["python", "server.py"] or url = "http://..."')
-        if self.command is not None and not self.command:
-            raise ValueError("a server's command is empty")
-        return self
-
-    def expand(self, values: dict[str, str]) -> "ServerSpec":
-        """Fill {python} (this interpreter), {here} (the eval file's folder), {attempt_dir} (a fresh folder per run)."""
-
-        def fill(text: str) -> str:
-            for key, value in values.items():
-                text = text.replace("{" + key + "}", value)
-            return text
-
-        return self.model_copy(
-            update={
-                "command": [fill(part) for part in self.command] if self.command else None,
-                "url": fill(self.url) if self.url else None,
-                "env": {key: fill(value) for key, value in self.env.items()},
-            }
-        )
 
 
 class EvalTask(BaseModel):

@@ -5,19 +5,19 @@ from typing import Any
 
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
+from toolwire_client.models.providers import PROVIDERS, ModelOptions, spec_help
 from toolwire_client.models.retry import RetryPolicy
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1-mini"}
-SPEC_HELP = "use anthropic:MODEL, openai:MODEL or scripted:NAME (e.g. anthropic:claude-sonnet-4-5, scripted:recovers)"
+DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
 
 
 def default_spec() -> str:
-    """The model to use when none is named: whichever provider has a key set, Anthropic first."""
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return f"anthropic:{DEFAULT_MODELS['anthropic']}"
-    if os.environ.get("OPENAI_API_KEY"):
-        return f"openai:{DEFAULT_MODELS['openai']}"
-    raise MissingApiKey(f"no model named and neither ANTHROPIC_API_KEY nor OPENAI_API_KEY is set; {SPEC_HELP}")
+    """The model to use when none is named: the first provider in the table whose API key is set."""
+    for provider in PROVIDERS.values():
+        if provider.key_env and os.environ.get(provider.key_env):
+            return provider.example
+    keys = " nor ".join(p.key_env for p in PROVIDERS.values() if p.key_env)
+    raise MissingApiKey(f"no model named and neither {keys} is set; use --model {spec_help()}")
 
 
 def make_model(
@@ -31,46 +31,20 @@ def make_model(
     tool_choice: str | dict[str, Any] | None = None,
     retry: RetryPolicy | None = None,
 ) -> Model:
-    """Build a model from 'provider:name'. Base URLs also come from ANTHROPIC_BASE_URL / OPENAI_BASE_URL."""
+    """Build a model from 'provider:name' ('provider' alone takes its default model)."""
     spec = spec or default_spec()
-    provider, sep, name = spec.partition(":")
-    provider = provider.strip().lower()
-    name = name.strip() or DEFAULT_MODELS.get(provider, "")
-    if not sep and provider in DEFAULT_MODELS:
-        name = DEFAULT_MODELS[provider]
-    if provider == "anthropic":
-        from toolwire_client.models.anthropic import DEFAULT_VERSION, AnthropicModel
-
-        return AnthropicModel(
-            name,
-            api_key=api_key,
-            base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-            version=anthropic_version or DEFAULT_VERSION,
-            max_tokens=max_tokens or 4096,
-            stream=stream,
-            retry=retry,
-        )
-    if provider == "openai":
-        from toolwire_client.models.openai_chat import OpenAIChatModel
-
-        return OpenAIChatModel(
-            name,
-            api_key=api_key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
-            max_tokens=max_tokens,
-            tool_choice=tool_choice,
-            retry=retry,
-        )
-    if provider == "scripted" and name:
-        from toolwire_client.models.scripted import make_scripted  # type: ignore[import-not-found,unused-ignore]
-
-        scripted: Model = make_scripted(name)
-        return scripted
-    raise ValueError(f"unknown model {spec!r}: {SPEC_HELP}")
+    prefix, _, name = spec.partition(":")
+    provider = PROVIDERS.get(prefix.strip().lower())
+    name = name.strip() or (provider.default_model or "" if provider else "")
+    if provider is None or not name:
+        raise ValueError(f"unknown model {spec!r}: use {spec_help()}")
+    options = ModelOptions(base_url, api_key, anthropic_version, max_tokens, stream, tool_choice, retry)
+    return provider.build(name, options)
 
 
 __all__ = [
     "DEFAULT_MODELS",
+    "PROVIDERS",
     "MissingApiKey",
     "Model",
     "ModelCallFailed",
@@ -78,4 +52,5 @@ __all__ = [
     "RetryPolicy",
     "default_spec",
     "make_model",
+    "spec_help",
 ]

@@ -69,18 +69,12 @@ class AnthropicModel(HttpModel):
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
         reader = read_message_stream if self.stream else None
-        data, latency, attempts = await self._post("/v1/messages", self.request_body(messages, tools), reader)
-        content = data.get("content")
+        posted = await self._post("/v1/messages", self.request_body(messages, tools), reader)
+        content = posted.data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")
-        return ModelReply(
-            message=parse_content(content),
-            usage=parse_usage(data.get("usage")),
-            finish_reason=data.get("stop_reason"),
-            response_id=data.get("id"),
-            response_model=data.get("model"),
-            latency_s=latency,
-            attempts=attempts,
+        return posted.reply(
+            parse_content(content), parse_usage(posted.data.get("usage")), posted.data.get("stop_reason")
         )
 
 

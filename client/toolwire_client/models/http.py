@@ -3,13 +3,16 @@
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
 
-from toolwire_client.models.base import ModelCallFailed
+from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
+from toolwire_shared.messages import AssistantMessage
+from toolwire_shared.usage import Usage
 
 StreamReader = Callable[[httpx2.Response], Awaitable[dict[str, Any]]]
 
@@ -24,6 +27,26 @@ def resolve_key(api_key: str | None, env_var: str, base_url: str, default_base_u
     if not key and base_url.rstrip("/") == default_base_url.rstrip("/"):
         raise MissingApiKey(f"no API key: set {env_var} or pass api_key= (a local server needs --base-url)")
     return key or None
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A provider's parsed JSON reply, the latency of the successful attempt and how many attempts were made."""
+
+    data: dict[str, Any]
+    latency_s: float
+    attempts: int
+
+    def reply(self, message: AssistantMessage, usage: Usage, finish_reason: str | None) -> ModelReply:
+        return ModelReply(
+            message=message,
+            usage=usage,
+            finish_reason=finish_reason,
+            response_id=self.data.get("id"),
+            response_model=self.data.get("model"),
+            latency_s=self.latency_s,
+            attempts=self.attempts,
+        )
 
 
 class HttpModel:
@@ -61,10 +84,8 @@ class HttpModel:
     def _headers(self) -> dict[str, str]:
         raise NotImplementedError
 
-    async def _post(
-        self, path: str, body: dict[str, Any], stream_reader: StreamReader | None = None
-    ) -> tuple[dict[str, Any], float, int]:
-        """POST with retries; the parsed JSON body, the latency of the successful attempt and how many were made.
+    async def _post(self, path: str, body: dict[str, Any], stream_reader: StreamReader | None = None) -> Posted:
+        """POST with retries.
 
         With a stream_reader the reply is read as a stream and folded into one body before anything is returned,
         so a stream that breaks half-way is retried whole."""
@@ -92,7 +113,7 @@ class HttpModel:
             raise self._unreadable(f"not JSON ({exc})") from None
         if not isinstance(data, dict):
             raise self._unreadable(f"a JSON {type(data).__name__}, not an object")
-        return data, latency, attempts
+        return Posted(data, latency, attempts)
 
     def _unreadable(self, problem: str) -> ModelCallFailed:
         reason = redact(f"{self.provider} sent a reply toolwire could not read: {problem}", [self._api_key])

@@ -109,23 +109,15 @@ class OpenAIChatModel(HttpModel):
         return echo
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        data, latency, attempts = await self._post("/chat/completions", self.request_body(messages, tools))
-        choices = data.get("choices")
+        posted = await self._post("/chat/completions", self.request_body(messages, tools))
+        choices = posted.data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
         choice: dict[str, Any] = choices[0]
         message = choice.get("message")
         if not isinstance(message, dict):
             raise self._unreadable("the first choice has no message")
-        return ModelReply(
-            message=parse_message(message),
-            usage=parse_usage(data.get("usage")),
-            finish_reason=choice.get("finish_reason"),
-            response_id=data.get("id"),
-            response_model=data.get("model"),
-            latency_s=latency,
-            attempts=attempts,
-        )
+        return posted.reply(parse_message(message), parse_usage(posted.data.get("usage")), choice.get("finish_reason"))
 
 
 def parse_message(message: dict[str, Any]) -> AssistantMessage:

@@ -1,0 +1,122 @@
+"""One configuration for every run: the limits, the tool servers and the model, saved with the run so any entry
+point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same agent, and the one function that turns
+server specs into tool sources."""
+
+import os
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from toolwire_client.state import RunState
+from toolwire_client.tools.source import ToolSource
+from toolwire_shared.tools import ToolSpec
+
+
+class RunLimits(BaseModel):
+    """The harness's limits for one run; None switches a limit off."""
+
+    max_steps: int = 12
+    max_tokens: int | None = None
+    """Token budget (input + output over the run), checked before each model call."""
+    output_reserve_tokens: int = 256
+    """Output tokens kept back for the next reply when checking the budget, so the run never overspends."""
+    max_wall_s: float | None = None
+    max_cost_usd: float | None = None
+    """Needs the Agent's price_fn."""
+    on_repeat: Literal["stop", "warn"] = "stop"
+    repeat_limit: int = 3
+    """The same tool with the same arguments this many times is a loop."""
+    tool_timeout_s: float | None = None
+    """Overrides every tool's own timeout when set."""
+
+
+class ServerSpec(BaseModel):
+    """One tool server of a run: a stdio command or a Streamable HTTP URL. Secrets are never saved: only the name
+    of the environment variable that holds the bearer token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: list[str] | None = None
+    url: str | None = None
+    name: str | None = None
+    """Used to prefix tool names two servers share; defaults to server1, server2, ..."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Set for a stdio server on top of what it inherits (PATH, HOME, TOOLWIRE_* and OTEL_* settings)."""
+    cwd: str | None = None
+    token_env: str | None = None
+    """Name of the environment variable holding the bearer token for an HTTP server, read where the run runs."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> "ServerSpec":
+        if (self.command is None) == (self.url is None):
+            raise ValueError('a server needs exactly one of command = ["python", "server.py"] or url = "http://..."')
+        if self.command is not None and not self.command:
+            raise ValueError("a server's command is empty")
+        return self
+
+    def expand(self, values: dict[str, str]) -> "ServerSpec":
+        """Fill {python} (this interpreter), {here} (the eval file's folder), {attempt_dir} (a fresh folder per run)."""
+
+        def fill(text: str) -> str:
+            for key, value in values.items():
+                text = text.replace("{" + key + "}", value)
+            return text
+
+        return self.model_copy(
+            update={
+                "command": [fill(part) for part in self.command] if self.command else None,
+                "url": fill(self.url) if self.url else None,
+                "env": {key: fill(value) for key, value in self.env.items()},
+            }
+        )
+
+
+class RunConfig(BaseModel):
+    """The agent's whole configuration, kept in RunState.config (as JSON) from the run's first checkpoint on."""
+
+    model: str
+    """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
+    base_url: str | None = None
+    """The provider's base URL when it is not the default (an OpenAI-compatible local server, a proxy)."""
+    servers: list[ServerSpec] = Field(default_factory=list)
+    name: str = "agent"
+    system: str | None = None
+    limits: RunLimits = Field(default_factory=RunLimits)
+    risky_tools: list[str] = Field(default_factory=list)
+    allow: list[str] | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
+    """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
+    eval_task: str | None = None
+    """The eval task this run was an attempt at, when `toolwire eval` started it."""
+
+
+def config_of(state: RunState) -> RunConfig:
+    if not state.config:
+        raise ValueError(
+            f"run {state.run_id} has no saved config (model and tool servers), so it cannot be rebuilt here; "
+            "start runs with `toolwire run` so their config is saved"
+        )
+    return RunConfig.model_validate(state.config)
+
+
+def build_sources(servers: list[ServerSpec]) -> list[ToolSource]:
+    """One MCP client source per server. A stdio server inherits only PATH/HOME and toolwire's own settings (never
+    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable."""
+    from toolwire_client.tools.mcp_source import McpSource
+
+    inherited = _inherited_env()
+    sources: list[ToolSource] = []
+    for i, server in enumerate(servers):
+        token = os.environ.get(server.token_env) if server.token_env else None
+        env = {**inherited, **server.env} if server.command else None
+        name = server.name or f"server{i + 1}"
+        sources.append(McpSource(name, command=server.command, url=server.url, token=token, env=env, cwd=server.cwd))
+    return sources
+
+
+def _inherited_env() -> dict[str, str]:
+    from toolwire_otel.setup import child_process_env
+
+    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
+    passed = {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TOOLWIRE_", "OTEL_"))}
+    return passed | child_process_env()  # and the trace file of this process's `--trace FILE`, if any

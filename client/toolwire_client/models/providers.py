@@ -1,0 +1,98 @@
+"""The provider table: one row per model spec prefix (`anthropic:`, `openai:`, `scripted:`) with its factory, default
+model, API-key variable and help text. Adding a provider is adding a row."""
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire_client.models.base import Model
+from toolwire_client.models.retry import RetryPolicy
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """What make_model passes to every factory; each uses the options its wire format has."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    anthropic_version: str | None = None
+    max_tokens: int | None = None
+    stream: bool = False
+    tool_choice: str | dict[str, Any] | None = None
+    retry: RetryPolicy | None = None
+
+
+@dataclass(frozen=True)
+class Provider:
+    prefix: str
+    build: Callable[[str, ModelOptions], Model]
+    default_model: str | None
+    key_env: str | None
+    """The environment variable holding the API key; None for providers that need none."""
+    about: str
+
+    @property
+    def example(self) -> str:
+        return f"{self.prefix}:{self.default_model or 'NAME'}"
+
+
+def _anthropic(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.anthropic import DEFAULT_VERSION, AnthropicModel
+
+    return AnthropicModel(
+        name,
+        api_key=options.api_key,
+        base_url=options.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
+        version=options.anthropic_version or DEFAULT_VERSION,
+        max_tokens=options.max_tokens or 4096,
+        stream=options.stream,
+        retry=options.retry,
+    )
+
+
+def _openai(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(
+        name,
+        api_key=options.api_key,
+        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
+        max_tokens=options.max_tokens,
+        tool_choice=options.tool_choice,
+        retry=options.retry,
+    )
+
+
+def _scripted(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.scripted import make_scripted
+
+    return make_scripted(name)
+
+
+def scripted_names() -> list[str]:
+    from toolwire_client.models.seed_scripts import SCRIPTS
+
+    return sorted(SCRIPTS)
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.prefix: p
+    for p in (
+        Provider("anthropic", _anthropic, "claude-sonnet-4-5", "ANTHROPIC_API_KEY", "the Anthropic Messages API"),
+        Provider(
+            "openai",
+            _openai,
+            "gpt-4.1-mini",
+            "OPENAI_API_KEY",
+            "OpenAI Chat Completions, or any compatible server with --base-url / OPENAI_BASE_URL",
+        ),
+        Provider("scripted", _scripted, None, None, "a ready script with no network and no key"),
+    )
+}
+
+
+def spec_help() -> str:
+    """Every provider and every scripted model name, for --help and for errors."""
+    rows = [f"{p.example} ({p.about})" for p in PROVIDERS.values()]
+    return f"one of {'; '.join(rows)}. Scripted names: {', '.join(scripted_names())}"

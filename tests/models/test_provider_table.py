@@ -1,0 +1,52 @@
+"""The provider table is the one list of model specs: the factory, the help text and the error all read it."""
+
+import subprocess
+import sys
+
+import pytest
+
+from toolwire_client.models import PROVIDERS, ModelCallFailed, ModelReply, make_model
+from toolwire_client.models.providers import ModelOptions, Provider, scripted_names
+from toolwire_shared.messages import Message
+from toolwire_shared.tools import ToolSpec
+
+
+def test_run_help_lists_every_provider_and_every_scripted_model() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolwire_client.cli", "run", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    help_text = " ".join(proc.stdout.split())  # click wraps lines
+    for provider in PROVIDERS.values():
+        assert f"{provider.prefix}:" in help_text
+    for name in scripted_names():
+        assert name in help_text
+    assert {"recovers", "repeats", "wanders", "support_demo"} <= set(scripted_names())
+
+
+def test_an_unknown_provider_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError) as caught:
+        make_model("antropic:claude")
+    assert all(f"{p}:" in str(caught.value) for p in PROVIDERS)
+
+
+class EchoModel:
+    provider, server_address, server_port = "echo", None, None
+
+    def __init__(self, name: str) -> None:
+        self.model = name
+
+    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+        raise ModelCallFailed("not a real model")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_provider_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    def build(name: str, options: ModelOptions) -> EchoModel:
+        return EchoModel(name)
+
+    monkeypatch.setitem(PROVIDERS, "echo", Provider("echo", build, "e1", None, "an echo"))
+    assert make_model("echo:e2").model == "e2"
+    assert make_model("echo").model == "e1"
