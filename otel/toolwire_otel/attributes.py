@@ -3,6 +3,10 @@
 The conventions are still 'Development'; when the genai repo's renames land, this is the one file to edit.
 """
 
+from collections.abc import Mapping
+
+from opentelemetry.util.types import AttributeValue
+
 # Operations
 OP_INVOKE_AGENT = "invoke_agent"
 OP_CHAT = "chat"
@@ -66,3 +70,13 @@ METRIC_TOOL_DURATION = "toolwire.tool.call.duration"
 
 # Content capture opt-in (same variable and values as opentelemetry-util-genai)
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+def present(pairs: Mapping[str, AttributeValue | None]) -> dict[str, AttributeValue]:
+    """Only the attributes that have a value (OTel drops None, and an empty string says nothing)."""
+    return {key: value for key, value in pairs.items() if value}
+
+
+def server(address: str | None, port: int | None) -> dict[str, AttributeValue]:
+    """server.address, and server.port beside it (a port alone names nothing)."""
+    return present({SERVER_ADDRESS: address, SERVER_PORT: port if address else None})

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from opentelemetry.trace import Span
 
-from toolwire_otel import attributes as A
+from toolwire_otel import attributes as semconv
 from toolwire_shared.messages import (
     AssistantMessage,
     Message,
@@ -41,7 +41,7 @@ class _HasMessage(Protocol):
 
 def capture_enabled() -> bool:
     """Read on every call so a test or a long-lived process can switch it without re-importing."""
-    return os.environ.get(A.CAPTURE_CONTENT_ENV, "").strip().upper() in SPAN_MODES
+    return os.environ.get(semconv.CAPTURE_CONTENT_ENV, "").strip().upper() in SPAN_MODES
 
 
 def redact(text: str) -> str:
@@ -114,16 +114,16 @@ def record_chat_content(
     """
     if not capture_enabled() or not span.is_recording():
         return
-    span.set_attribute(A.GEN_AI_INPUT_MESSAGES, _json(input_messages(messages)))
+    span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, _json(input_messages(messages)))
     system = system_instructions(messages)
     if system:
-        span.set_attribute(A.GEN_AI_SYSTEM_INSTRUCTIONS, _json(system))
+        span.set_attribute(semconv.GEN_AI_SYSTEM_INSTRUCTIONS, _json(system))
     if tools:
-        span.set_attribute(A.GEN_AI_TOOL_DEFINITIONS, _json(tool_definitions(tools)))
+        span.set_attribute(semconv.GEN_AI_TOOL_DEFINITIONS, _json(tool_definitions(tools)))
     if reply is not None:
         message = reply if isinstance(reply, AssistantMessage) else reply.message
         reason = finish_reason if isinstance(reply, AssistantMessage) else (finish_reason or reply.finish_reason)
-        span.set_attribute(A.GEN_AI_OUTPUT_MESSAGES, _json(output_messages(message, reason)))
+        span.set_attribute(semconv.GEN_AI_OUTPUT_MESSAGES, _json(output_messages(message, reason)))
 
 
 def record_agent_content(span: Span, messages: Sequence[Message], final_answer: str | None = None) -> None:
@@ -131,16 +131,16 @@ def record_agent_content(span: Span, messages: Sequence[Message], final_answer: 
     if not capture_enabled() or not span.is_recording():
         return
     task = [message_to_semconv(m) for m in messages if isinstance(m, UserMessage)][:1]
-    span.set_attribute(A.GEN_AI_INPUT_MESSAGES, _json(task))
+    span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, _json(task))
     if final_answer is not None:
         answer = [{"role": "assistant", "parts": [_text_part(final_answer)], "finish_reason": "stop"}]
-        span.set_attribute(A.GEN_AI_OUTPUT_MESSAGES, _json(answer))
+        span.set_attribute(semconv.GEN_AI_OUTPUT_MESSAGES, _json(answer))
 
 
 def record_tool_content(span: Span, call: ToolCall, result: ToolResult | None = None) -> None:
     """Arguments (and the result, on success) of one tool call on its execute_tool span; opt-in."""
     if not capture_enabled() or not span.is_recording():
         return
-    span.set_attribute(A.GEN_AI_TOOL_CALL_ARGUMENTS, _json(call.arguments))
+    span.set_attribute(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, _json(call.arguments))
     if result is not None and not result.is_error:
-        span.set_attribute(A.GEN_AI_TOOL_CALL_RESULT, _json(_cut(result.content)))
+        span.set_attribute(semconv.GEN_AI_TOOL_CALL_RESULT, _json(_cut(result.content)))

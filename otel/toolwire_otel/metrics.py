@@ -6,7 +6,7 @@ False and the record functions return at once. The span helpers in spans.py call
 
 from opentelemetry import metrics
 
-from toolwire_otel import attributes as A
+from toolwire_otel import attributes as semconv
 from toolwire_shared.usage import Usage
 
 DURATION_BUCKETS_S = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
@@ -16,19 +16,19 @@ TOOL_OUTCOME = "toolwire.tool.outcome"
 
 _meter = metrics.get_meter("toolwire")
 _operation_duration = _meter.create_histogram(
-    A.METRIC_OPERATION_DURATION,
+    semconv.METRIC_OPERATION_DURATION,
     unit="s",
     description="GenAI operation duration",
     explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
 )
 _token_usage = _meter.create_histogram(
-    A.METRIC_TOKEN_USAGE,
+    semconv.METRIC_TOKEN_USAGE,
     unit="{token}",
     description="Number of input and output tokens used",
     explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
 )
 _tool_duration = _meter.create_histogram(
-    A.METRIC_TOOL_DURATION,
+    semconv.METRIC_TOOL_DURATION,
     unit="s",
     description="Tool call duration by tool and outcome",
     explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
@@ -58,19 +58,13 @@ def record_chat_duration(
 ) -> None:
     if not _enabled:
         return
-    attrs: dict[str, str | int] = {
-        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
-        A.GEN_AI_PROVIDER_NAME: provider,
-        A.GEN_AI_REQUEST_MODEL: request_model,
+    attrs = {
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
+        semconv.GEN_AI_PROVIDER_NAME: provider,
+        semconv.GEN_AI_REQUEST_MODEL: request_model,
+        **semconv.present({semconv.GEN_AI_RESPONSE_MODEL: response_model, semconv.ERROR_TYPE: error_type}),
+        **semconv.server(server_address, server_port),
     }
-    if response_model:
-        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
-    if error_type:
-        attrs[A.ERROR_TYPE] = error_type
-    if server_address:
-        attrs[A.SERVER_ADDRESS] = server_address
-        if server_port:
-            attrs[A.SERVER_PORT] = server_port
     _operation_duration.record(duration_s, attrs)
 
 
@@ -78,12 +72,12 @@ def record_token_usage(provider: str, request_model: str, usage: Usage, *, respo
     if not _enabled:
         return
     attrs: dict[str, str] = {
-        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
-        A.GEN_AI_PROVIDER_NAME: provider,
-        A.GEN_AI_REQUEST_MODEL: request_model,
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
+        semconv.GEN_AI_PROVIDER_NAME: provider,
+        semconv.GEN_AI_REQUEST_MODEL: request_model,
     }
     if response_model:
-        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
+        attrs[semconv.GEN_AI_RESPONSE_MODEL] = response_model
     _token_usage.record(usage.input_tokens, {**attrs, TOKEN_TYPE: "input"})
     _token_usage.record(usage.output_tokens, {**attrs, TOKEN_TYPE: "output"})
 
@@ -94,14 +88,14 @@ def record_tool_duration(tool_name: str, duration_s: float, outcome: str, tool_t
         return
     _tool_duration.record(
         duration_s,
-        {A.GEN_AI_TOOL_NAME: tool_name, A.GEN_AI_TOOL_TYPE: tool_type, TOOL_OUTCOME: outcome},
+        {semconv.GEN_AI_TOOL_NAME: tool_name, semconv.GEN_AI_TOOL_TYPE: tool_type, TOOL_OUTCOME: outcome},
     )
 
 
 def record_agent_duration(agent_name: str, duration_s: float, error_type: str | None = None) -> None:
     if not _enabled:
         return
-    attrs = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT, A.GEN_AI_AGENT_NAME: agent_name}
+    attrs = {semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT, semconv.GEN_AI_AGENT_NAME: agent_name}
     if error_type:
-        attrs[A.ERROR_TYPE] = error_type
+        attrs[semconv.ERROR_TYPE] = error_type
     _operation_duration.record(duration_s, attrs)

@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
-from toolwire_otel import attributes as A
-from toolwire_otel import metrics as M
+from toolwire_otel import attributes as semconv
+from toolwire_otel import metrics as genai_metrics
 from toolwire_otel.content import record_agent_content, record_chat_content, record_tool_content
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage
@@ -58,7 +59,7 @@ def _off() -> bool:
     if _provider_seen:
         return False
     _provider_seen = not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-    return not _provider_seen and not M.enabled()
+    return not _provider_seen and not genai_metrics.enabled()
 
 
 _provider_seen = False
@@ -104,36 +105,44 @@ def agent_span(
         yield trace.INVALID_SPAN
         return
     attrs: dict[str, str] = {
-        A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
-        A.GEN_AI_AGENT_NAME: agent_name,
-        A.GEN_AI_AGENT_ID: agent_name,
-        A.GEN_AI_CONVERSATION_ID: run_id,
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT,
+        semconv.GEN_AI_AGENT_NAME: agent_name,
+        semconv.GEN_AI_AGENT_ID: agent_name,
+        semconv.GEN_AI_CONVERSATION_ID: run_id,
     }
     if model:
-        attrs[A.GEN_AI_REQUEST_MODEL] = model
-    started = time.perf_counter()
-    error: str | None = None
-    with _tracer.start_as_current_span(
-        f"{A.OP_INVOKE_AGENT} {agent_name}", kind=SpanKind.INTERNAL, attributes=attrs, links=_link(resumed_from)
-    ) as span:
+        attrs[semconv.GEN_AI_REQUEST_MODEL] = model
+    started, failure = time.perf_counter(), list[str]()
+    name = f"{semconv.OP_INVOKE_AGENT} {agent_name}"
+    try:
+        with _noting_errors(name, SpanKind.INTERNAL, attrs, failure, links=_link(resumed_from)) as span:
+            yield span
+    finally:
+        genai_metrics.record_agent_duration(agent_name, time.perf_counter() - started, next(iter(failure), None))
+
+
+@contextmanager
+def _noting_errors(
+    name: str, kind: SpanKind, attrs: dict[str, Any], failure: list[str], links: list[Link] | None = None
+) -> Iterator[Span]:
+    """The current span; an exception leaving it sets error.type there and in `failure` (for the metrics)."""
+    with _tracer.start_as_current_span(name, kind=kind, attributes=attrs, links=links) as span:
         try:
             yield span
         except BaseException as exc:
-            error = _error_type(exc)
-            span.set_attribute(A.ERROR_TYPE, error)
+            failure.append(_error_type(exc))
+            span.set_attribute(semconv.ERROR_TYPE, failure[-1])
             raise
-        finally:
-            M.record_agent_duration(agent_name, time.perf_counter() - started, error)
 
 
 def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | None) -> None:
     """Totals and outcome on the invoke_agent span; a failed run (model gave up, crash) marks it ERROR."""
     record_usage(span, usage)
-    span.set_attribute(A.TOOLWIRE_RUN_STATUS, status)
+    span.set_attribute(semconv.TOOLWIRE_RUN_STATUS, status)
     if stop_reason:
-        span.set_attribute(A.TOOLWIRE_STOP_REASON, stop_reason)
+        span.set_attribute(semconv.TOOLWIRE_STOP_REASON, stop_reason)
     if status == "failed":
-        span.set_attribute(A.ERROR_TYPE, "run_failed")
+        span.set_attribute(semconv.ERROR_TYPE, "run_failed")
         span.set_status(Status(StatusCode.ERROR, (stop_reason or "")[:200]))
 
 
@@ -144,36 +153,27 @@ def chat_span(
     if _off():
         yield trace.INVALID_SPAN
         return
-    attrs: dict[str, str | int] = {
-        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
-        A.GEN_AI_PROVIDER_NAME: provider,
-        A.GEN_AI_REQUEST_MODEL: model,
-        A.GEN_AI_CONVERSATION_ID: run_id,
+    attrs = {
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
+        semconv.GEN_AI_PROVIDER_NAME: provider,
+        semconv.GEN_AI_REQUEST_MODEL: model,
+        semconv.GEN_AI_CONVERSATION_ID: run_id,
+        **semconv.server(server_address, server_port),
     }
-    if server_address:
-        attrs[A.SERVER_ADDRESS] = server_address
-        if server_port:
-            attrs[A.SERVER_PORT] = server_port
     call = _ChatCall(provider, model, server_address, server_port)
     token = _current_chat.set(call)
-    started = time.perf_counter()
-    error: str | None = None
+    started, failure = time.perf_counter(), list[str]()
     try:
-        with _tracer.start_as_current_span(f"{A.OP_CHAT} {model}", kind=SpanKind.CLIENT, attributes=attrs) as span:
-            try:
-                yield span
-            except BaseException as exc:
-                error = _error_type(exc)
-                span.set_attribute(A.ERROR_TYPE, error)
-                raise
+        with _noting_errors(f"{semconv.OP_CHAT} {model}", SpanKind.CLIENT, attrs, failure) as span:
+            yield span
     finally:
         _current_chat.reset(token)
-        M.record_chat_duration(
+        genai_metrics.record_chat_duration(
             provider,
             model,
             time.perf_counter() - started,
             response_model=call.response_model,
-            error_type=error,
+            error_type=next(iter(failure), None),
             server_address=server_address,
             server_port=server_port,
         )
@@ -181,10 +181,10 @@ def chat_span(
 
 def _usage_attributes(usage: Usage) -> dict[str, int]:
     return {
-        A.GEN_AI_USAGE_INPUT_TOKENS: usage.input_tokens,
-        A.GEN_AI_USAGE_OUTPUT_TOKENS: usage.output_tokens,
-        A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: usage.cache_read_tokens,
-        A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: usage.cache_write_tokens,
+        semconv.GEN_AI_USAGE_INPUT_TOKENS: usage.input_tokens,
+        semconv.GEN_AI_USAGE_OUTPUT_TOKENS: usage.output_tokens,
+        semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: usage.cache_read_tokens,
+        semconv.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: usage.cache_write_tokens,
     }
 
 
@@ -198,13 +198,12 @@ def record_chat_response(
     if not span.is_recording():
         _chat_metrics(usage, response_model)
         return
-    attrs: dict[str, int | str | list[str]] = dict(_usage_attributes(usage))
-    if response_model:
-        attrs[A.GEN_AI_RESPONSE_MODEL] = response_model
-    if response_id:
-        attrs[A.GEN_AI_RESPONSE_ID] = response_id
-    if finish_reason:
-        attrs[A.GEN_AI_RESPONSE_FINISH_REASONS] = [finish_reason]
+    reasons = [finish_reason] if finish_reason else None
+    response = {semconv.GEN_AI_RESPONSE_MODEL: response_model, semconv.GEN_AI_RESPONSE_ID: response_id}
+    attrs = {
+        **_usage_attributes(usage),
+        **semconv.present({**response, semconv.GEN_AI_RESPONSE_FINISH_REASONS: reasons}),
+    }
     span.set_attributes(attrs)  # one call: the SDK takes its attribute lock once
     _chat_metrics(usage, response_model)
 
@@ -213,14 +212,18 @@ def _chat_metrics(usage: Usage, response_model: str | None) -> None:
     call = _current_chat.get()
     if call is not None:
         call.response_model = response_model
-        M.record_token_usage(call.provider, call.model, usage, response_model=response_model)
+        genai_metrics.record_token_usage(call.provider, call.model, usage, response_model=response_model)
 
 
 def record_retry(attempt: int, reason: str, wait_s: float) -> None:
     """An event on the current (chat) span: why the model call is tried again and how long we wait."""
     trace.get_current_span().add_event(
-        A.TOOLWIRE_RETRY_EVENT,
-        {A.TOOLWIRE_RETRY_ATTEMPT: attempt, A.TOOLWIRE_RETRY_REASON: reason, A.TOOLWIRE_RETRY_WAIT_S: wait_s},
+        semconv.TOOLWIRE_RETRY_EVENT,
+        {
+            semconv.TOOLWIRE_RETRY_ATTEMPT: attempt,
+            semconv.TOOLWIRE_RETRY_REASON: reason,
+            semconv.TOOLWIRE_RETRY_WAIT_S: wait_s,
+        },
     )
 
 
@@ -230,14 +233,14 @@ def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
         yield trace.INVALID_SPAN
         return
     attrs = {
-        A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-        A.GEN_AI_TOOL_NAME: tool_name,
-        A.GEN_AI_TOOL_CALL_ID: call_id,
-        A.GEN_AI_TOOL_TYPE: "function",
-        A.GEN_AI_CONVERSATION_ID: run_id,
+        semconv.GEN_AI_OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
+        semconv.GEN_AI_TOOL_NAME: tool_name,
+        semconv.GEN_AI_TOOL_CALL_ID: call_id,
+        semconv.GEN_AI_TOOL_TYPE: "function",
+        semconv.GEN_AI_CONVERSATION_ID: run_id,
     }
     with _tracer.start_as_current_span(
-        f"{A.OP_EXECUTE_TOOL} {tool_name}", kind=SpanKind.INTERNAL, attributes=attrs
+        f"{semconv.OP_EXECUTE_TOOL} {tool_name}", kind=SpanKind.INTERNAL, attributes=attrs
     ) as span:
         yield span
 
@@ -246,12 +249,12 @@ def record_tool_result(span: Span, result: ToolResult) -> None:
     """error.type=timeout for a timeout, tool_error for any other error result (isError); also the tool metric."""
     outcome = "ok"
     if result.is_error and span.is_recording():
-        outcome = A.ERROR_TIMEOUT if result.error_kind == "timeout" else A.ERROR_TOOL
-        span.set_attribute(A.ERROR_TYPE, outcome)
+        outcome = semconv.ERROR_TIMEOUT if result.error_kind == "timeout" else semconv.ERROR_TOOL
+        span.set_attribute(semconv.ERROR_TYPE, outcome)
         if result.error_kind:
-            span.set_attribute(A.TOOLWIRE_TOOL_ERROR_KIND, result.error_kind)
+            span.set_attribute(semconv.TOOLWIRE_TOOL_ERROR_KIND, result.error_kind)
         span.set_status(Status(StatusCode.ERROR, result.content[:200]))
-    M.record_tool_duration(result.name, result.duration_s, result.error_kind or outcome)
+    genai_metrics.record_tool_duration(result.name, result.duration_s, result.error_kind or outcome)
 
 
 def record_mcp(
@@ -269,13 +272,12 @@ def record_mcp(
     """
     if transport == "inproc" or not span.is_recording():
         return
-    attrs: dict[str, str | int] = {A.MCP_METHOD_NAME: "tools/call", A.NETWORK_TRANSPORT: transport}
-    if protocol_version:
-        attrs[A.MCP_PROTOCOL_VERSION] = protocol_version
-    if session_id:
-        attrs[A.MCP_SESSION_ID] = session_id
-    if server_address:
-        attrs[A.SERVER_ADDRESS] = server_address
-    if server_port:
-        attrs[A.SERVER_PORT] = server_port
-    span.set_attributes(attrs)
+    session = {semconv.MCP_PROTOCOL_VERSION: protocol_version, semconv.MCP_SESSION_ID: session_id}
+    span.set_attributes(
+        {
+            semconv.MCP_METHOD_NAME: "tools/call",
+            semconv.NETWORK_TRANSPORT: transport,
+            **semconv.present(session),
+            **semconv.server(server_address, server_port),
+        }
+    )
