@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from helpers.loopback import LoopbackServer
+from .loopback import LoopbackServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
+from helpers.telemetry import Telemetry
 from toolwire_client.exits import Limits
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
