@@ -82,11 +82,11 @@ def kill_pid_in(marker: Path) -> None:
 
 
 def rows(tools_db: Path, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(tools_db)
+    """What `sql` reads from the tools' side-effect database. A missing table or a wrong query raises: the tools
+    create both tables on their first call, so "nothing written" is a count of 0, never an empty answer."""
+    conn = sqlite3.connect(tools_db.resolve().as_uri() + "?mode=ro", uri=True)  # a wrong path must not make a file
     try:
         return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []  # the table does not exist yet: nothing written
     finally:
         conn.close()
 
