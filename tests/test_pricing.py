@@ -21,9 +21,11 @@ def test_shipped_table_knows_current_models_and_their_snapshots() -> None:
     assert sonnet == Price(3.0, 15.0, 0.30, 3.75)
     assert table.lookup("anthropic:claude-haiku-4-5") == Price(1.0, 5.0, 0.10, 1.25)
     assert table.lookup("openai/gpt-4o-mini-2024-07-18") == Price(0.15, 0.60, 0.075, 0.15)
-    assert table.lookup("claude-opus-4-0") == table.lookup("claude-opus-4-20250514")
+    opus = Price(15.0, 75.0, 1.50, 18.75)
+    assert table.lookup("claude-opus-4-0") == opus and table.lookup("claude-opus-4-20250514") == opus
     # gpt-4o must not be priced as gpt-4o-mini or vice versa
-    assert table.lookup("gpt-4o") != table.lookup("gpt-4o-mini")
+    assert table.lookup("gpt-4o") == Price(2.50, 10.0, 1.25, 2.50)
+    assert table.lookup("gpt-4o-mini") == Price(0.15, 0.60, 0.075, 0.15)
 
 
 def test_unknown_model_has_tokens_but_no_cost() -> None:
