@@ -1,19 +1,16 @@
 """`toolwire eval` against the real stdio tool server: the seed set passes, failures gate CI and are saved."""
 
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
 
+from helpers.cli import REPO, run_toolwire
 from toolwire_client.evals.checks import AnswerCheck, right_order, right_tools
 from toolwire_client.evals.spec import EvalFileError, load_eval_file
 from toolwire_client.store import open_store
-
-TOOLWIRE = str(Path(sys.executable).parent / "toolwire")
 
 
 @dataclass
@@ -23,12 +20,11 @@ class Done:
 
 
 def toolwire(*args: str) -> Done:
-    """The real command in its own process, as CI runs it."""
-    done = subprocess.run([TOOLWIRE, *args], capture_output=True, text=True, timeout=90)
+    """The real command in its own process, as CI runs it; what it said on stdout and stderr together."""
+    done = run_toolwire(*args, timeout_s=90)
     return Done(done.returncode, done.stdout + done.stderr)
 
 
-REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "examples" / "evals" / "seeds.toml"
 SERVER = f'''[[servers]]
 command = ["{{python}}", "-m", "toolwire_server", "{REPO}/examples/support_tools.py:registry", "--stdio"]
