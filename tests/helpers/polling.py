@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import anyio
 
@@ -39,15 +39,30 @@ def process_output(proc: "subprocess.Popen[Any]", log: Path | None = None) -> st
     return "\n".join(parts)[-LOG_TAIL_CHARS:]
 
 
+class Bounds(TypedDict, total=False):
+    """The options both waits take."""
+
+    timeout_s: float
+    """How long to try (default 60 s)."""
+    interval_s: float
+    """The pause between tries (default 20 ms)."""
+    proc: "subprocess.Popen[Any] | None"
+    """The process that should make the condition true: its end fails the wait at once."""
+    log: Path | None
+    """Its log file, quoted when the wait fails."""
+    detail: Callable[[], str] | None
+    """What was seen instead, said when the time is up."""
+
+
 class _Deadline:
     def __init__(
         self,
         what: str,
-        timeout_s: float,
-        interval_s: float,
-        proc: "subprocess.Popen[Any] | None",
-        log: Path | None,
-        detail: Callable[[], str] | None,
+        timeout_s: float = 60.0,
+        interval_s: float = INTERVAL_S,
+        proc: "subprocess.Popen[Any] | None" = None,
+        log: Path | None = None,
+        detail: Callable[[], str] | None = None,
     ) -> None:
         self.what, self.timeout_s, self.interval_s = what, timeout_s, interval_s
         self.proc, self.log, self.detail = proc, log, detail
@@ -67,36 +82,19 @@ class _Deadline:
 
 
 def wait_until(
-    check: Callable[[], T],
-    what: str,
-    *,
-    timeout_s: float = 60.0,
-    interval_s: float = INTERVAL_S,
-    proc: "subprocess.Popen[Any] | None" = None,
-    log: Path | None = None,
-    detail: Callable[[], str] | None = None,
-    pause: Callable[[float], object] = time.sleep,
+    check: Callable[[], T], what: str, *, pause: Callable[[float], object] = time.sleep, **bounds: Unpack[Bounds]
 ) -> T:
     """Call `check` until it returns something truthy and return that. `pause(seconds)` runs between tries: a
     sleep by default, or e.g. a threading.Condition's wait, to be woken as soon as the condition may have changed."""
-    deadline = _Deadline(what, timeout_s, interval_s, proc, log, detail)
+    deadline = _Deadline(what, **bounds)
     while not (value := check()):
         pause(deadline.next_pause())
     return value
 
 
-async def await_until(
-    check: Callable[[], T | Awaitable[T]],
-    what: str,
-    *,
-    timeout_s: float = 60.0,
-    interval_s: float = INTERVAL_S,
-    proc: "subprocess.Popen[Any] | None" = None,
-    log: Path | None = None,
-    detail: Callable[[], str] | None = None,
-) -> T:
+async def await_until(check: Callable[[], T | Awaitable[T]], what: str, **bounds: Unpack[Bounds]) -> T:
     """wait_until for async code: `check` may be a coroutine function, and the pause is anyio.sleep."""
-    deadline = _Deadline(what, timeout_s, interval_s, proc, log, detail)
+    deadline = _Deadline(what, **bounds)
     while True:
         value = check()
         if inspect.isawaitable(value):
