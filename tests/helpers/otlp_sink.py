@@ -86,15 +86,9 @@ class OtlpSink(LoopbackServer):
         self.requests = 0
         self.metric_names: set[str] = set()
         super().__init__(self._handler_class(), port, name="otlp-sink")
-
-    @property
-    def endpoint(self) -> str:
+        self.endpoint = self.base_url
         """The base URL for OTEL_EXPORTER_OTLP_ENDPOINT (exporters append /v1/traces themselves)."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def traces_url(self) -> str:
-        return f"{self.endpoint}/v1/traces"
+        self.traces_url = f"{self.endpoint}/v1/traces"
 
     def spans(self) -> Spans:
         with self._changed:
