@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.refusals import refusal
 from toolwire_client.pricing import PRICES_ENV, Price, PriceFileError, PriceTable, cost, load_prices
 from toolwire_shared.usage import Usage
 
@@ -68,13 +69,10 @@ def test_user_file_overrides_and_extends(tmp_path: Path, monkeypatch: pytest.Mon
     ],
 )
 def test_bad_price_file_says_what_is_wrong_and_shows_a_row(tmp_path: Path, text: str, says: str) -> None:
-    file = tmp_path / "bad.toml"
-    file.write_text(text)
-    with pytest.raises(PriceFileError) as info:
-        load_prices(file)
-    assert says in str(info.value)
-    assert str(file) in str(info.value)
-    assert "input = 3.0" in str(info.value)
+    file, message = refusal(tmp_path, text, load_prices, PriceFileError)
+    assert says in message
+    assert str(file) in message
+    assert "input = 3.0" in message
 
 
 def test_missing_price_file_is_named(tmp_path: Path) -> None:
