@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 import httpx2
+from tests.helpers.polling import await_until  # the repo's folders import as namespace packages
 
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
@@ -74,20 +75,17 @@ def _rss_kib(pid: int | str, field: str) -> int:
 
 
 async def _wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
-    """Poll the server's health endpoint with a bounded deadline."""
+    """Poll the server's health endpoint (the tests' bounded wait: it fails if the server exits first)."""
     health = url.rsplit("/mcp", 1)[0] + "/healthz"
-    deadline = time.monotonic() + 30
     async with httpx2.AsyncClient(timeout=2) as http:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the tool server exited with status {proc.returncode} before it was ready")
+
+        async def answers() -> bool:
             try:
-                if (await http.get(health)).status_code < 500:
-                    return
+                return (await http.get(health)).status_code < 500
             except httpx2.TransportError:
-                pass
-            await anyio.sleep(0.05)
-    raise RuntimeError(f"the tool server at {url} was not ready within 30 s")
+                return False
+
+        await await_until(answers, f"the tool server at {url} to answer", timeout_s=30, interval_s=0.05, proc=proc)
 
 
 def _step_latencies(states: list[RunState]) -> list[float]:

@@ -108,7 +108,7 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 # ---- the parent: alternate children, collect ---------------------------------------------------------------------
 def _provider_reply(request: Any) -> Any:
     """The loopback OpenAI-compatible provider: a calculator call per step until STEPS - 1 results, then text."""
-    from helpers.fake_providers import openai_call, openai_completion
+    from tests.helpers.fake_providers import openai_call, openai_completion
 
     done = sum(m.get("role") == "tool" for m in request.body["messages"])
     if done >= STEPS - 1:
@@ -140,9 +140,8 @@ def run(
 ) -> dict[str, Any]:
     """inproc: scripted model, in-process tool. provider: the OpenAI adapter over HTTP to a loopback provider (in
     this parent process), in-process tool. stdio: scripted model, the real tool server over stdio."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from helpers.fake_providers import FakeProvider
-    from helpers.otlp_sink import OtlpSink
+    from tests.helpers.fake_providers import FakeProvider  # the repo's folders import as namespace packages
+    from tests.helpers.otlp_sink import OtlpSink
 
     results: dict[str, Any] = {"steps_per_run": STEPS, "rounds": rounds, "target_overhead_pct": TARGET_OVERHEAD_PCT}
     with OtlpSink(decode=False) as sink, FakeProvider(_provider_reply) as provider:

@@ -1,14 +1,9 @@
 """bench/run.py's report: ratios to same-run references, and hand-written notes kept across regenerations."""
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # bench/ is a folder of the repo, not an installed package
-
-from bench.run import BEGIN, END, figure, figures_of, machine, render, write  # noqa: E402
+from bench.run import BEGIN, END, figure, figures_of, machine, render, write  # bench/ is on pytest's pythonpath
 
 
 def section(figs: list[dict[str, object]]) -> dict[str, object]:

@@ -2,37 +2,22 @@
 into `toolwire resume` (the model is an OpenAI-compatible server on 127.0.0.1 speaking the real wire format)."""
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
+from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_call, openai_completion
 
-REPO = Path(__file__).resolve().parents[1]
 SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
 
 
-def toolwire(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire_client.cli", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def clean_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "ANTHROPIC_", "OPENAI_", "TOOLWIRE_"))}
-    env["TOOLWIRE_SUPPORT_DB"] = str(tmp_path / "support.sqlite3")
-    return env
+def support_env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"))
 
 
 def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
-    env, db = clean_env(tmp_path), str(tmp_path / "runs.db")
-    done = toolwire(
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    done = run_toolwire(
         "run",
         "What does order A123 cost in total with 18% GST?",
         "--model",
@@ -46,7 +31,7 @@ def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert 'step 1 | get_order({"id": "A123"}) | ERROR: bad arguments for get_order' in done.stdout
     assert "answer: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
-    runs = toolwire("runs", "--db", db, env=env)
+    runs = run_toolwire("runs", "--db", db, env=env)
     assert " done " in runs.stdout, runs.stdout
 
 
@@ -61,9 +46,9 @@ def provider_turns(request: RecordedRequest) -> Reply:
 
 
 def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Path) -> None:
-    env, db = clean_env(tmp_path), str(tmp_path / "runs.db")
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
     with FakeProvider(provider_turns) as provider:
-        paused = toolwire(
+        paused = run_toolwire(
             "run",
             "Refund A123",
             "--model",
@@ -78,10 +63,10 @@ def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Pa
         )
         assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
         run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
-        assert toolwire("approve", run_id, "--db", db, env=env).returncode == 0
-        resumed = toolwire("resume", run_id, "--db", db, env=env)  # a new process rebuilds the model from the run
+        assert run_toolwire("approve", run_id, "--db", db, env=env).returncode == 0
+        resumed = run_toolwire("resume", run_id, "--db", db, env=env)  # a new process rebuilds the model from the run
         assert resumed.returncode == 0 and "done" in resumed.stdout, resumed.stdout + resumed.stderr
         assert len(provider.requests) == 2 and provider.requests[1].path == "/v1/chat/completions"
-    exported = json.loads(toolwire("trace", "export", run_id, "--json", "--db", db, env=env).stdout)
+    exported = json.loads(run_toolwire("trace", "export", run_id, "--json", "--db", db, env=env).stdout)
     assert exported["config"]["base_url"] == provider.openai_url
     assert exported["final_answer"].startswith("Done: ") and '"amount_cents": 2500' in exported["final_answer"]

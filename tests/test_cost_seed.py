@@ -77,7 +77,8 @@ async def test_ten_steps_cost_49750_input_1500_output_and_17_cents() -> None:
     assert state.usage.input_tokens == 49_750 and state.usage.output_tokens == 1_500
     assert state.cost_usd == pytest.approx(49_750 * 3 / 1e6 + 1_500 * 15 / 1e6)
     assert round(state.cost_usd or 0, 2) == 0.17
-    assert sum(s.cost_usd or 0 for s in state.steps) == pytest.approx(state.cost_usd)
+    step_costs = [((1_600 + 750 * (n - 1)) * 3 + 150 * 15) / 1e6 for n in range(1, 11)]
+    assert [s.cost_usd for s in state.steps] == pytest.approx(step_costs)  # each step priced on its own usage
 
 
 async def test_twenty_steps_cost_174500_input_tokens_three_and_a_half_times_as_much() -> None:
@@ -89,7 +90,8 @@ async def test_twenty_steps_cost_174500_input_tokens_three_and_a_half_times_as_m
 async def test_server_result_cap_cuts_ten_steps_to_31750() -> None:
     cap = cap_for(200)
     state = await run_seed(10, max_result_chars=cap)
-    assert all(r.truncated or "result cut to" in r.content for s in state.steps for r in s.results)
+    note = "\n" + errors.truncated_note(cap, 2400)  # the server's cut: `cap` characters, then the note as a block
+    assert all(r.content.endswith(note) and len(r.content) == cap + len(note) for s in state.steps for r in s.results)
     assert {len(r.content) // 4 for s in state.steps for r in s.results} == {200}
     assert state.usage.input_tokens == 31_750
     saved = 1 - state.usage.input_tokens / 49_750

@@ -1,25 +1,15 @@
 """`toolwire demo` (what `make demo` runs) end to end in its own process: no API key, nothing started by hand."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers.cli import clean_env, run_toolwire
 
 
 def test_demo_runs_pauses_for_approval_resumes_and_traces_both_processes(tmp_path: Path) -> None:
     trace, db = tmp_path / "trace.jsonl", tmp_path / "runs.db"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "ANTHROPIC_", "OPENAI_", "TOOLWIRE_"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "toolwire_client.cli", "demo", "--trace", str(trace), "--db", str(db)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    env = clean_env()
+    done = run_toolwire("demo", "--trace", str(trace), "--db", str(db), env=env, timeout_s=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert "model scripted:support_demo" in out
@@ -46,12 +36,5 @@ def test_demo_runs_pauses_for_approval_resumes_and_traces_both_processes(tmp_pat
     first, resumed = sorted(agents, key=lambda s: s["start_time_unix_nano"])
     assert resumed["links"] and resumed["links"][0]["trace_id"] == first["trace_id"]
 
-    runs = subprocess.run(
-        [sys.executable, "-m", "toolwire_client.cli", "runs", "--db", str(db)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    runs = run_toolwire("runs", "--db", str(db), env=env, timeout_s=60)
     assert runs.returncode == 0 and " done " in runs.stdout, runs.stdout

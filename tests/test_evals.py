@@ -1,19 +1,17 @@
 """`toolwire eval` against the real stdio tool server: the seed set passes, failures gate CI and are saved."""
 
 import json
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
 
+from helpers.cli import REPO, run_toolwire
+from helpers.refusals import refusal
 from toolwire_client.evals.checks import AnswerCheck, right_order, right_tools
 from toolwire_client.evals.spec import EvalFileError, load_eval_file
 from toolwire_client.store import open_store
-
-TOOLWIRE = str(Path(sys.executable).parent / "toolwire")
 
 
 @dataclass
@@ -23,17 +21,32 @@ class Done:
 
 
 def toolwire(*args: str) -> Done:
-    """The real command in its own process, as CI runs it."""
-    done = subprocess.run([TOOLWIRE, *args], capture_output=True, text=True, timeout=90)
+    """The real command in its own process, as CI runs it; what it said on stdout and stderr together."""
+    done = run_toolwire(*args, timeout_s=90)
     return Done(done.returncode, done.stdout + done.stderr)
 
 
-REPO = Path(__file__).resolve().parent.parent
 SEEDS = REPO / "examples" / "evals" / "seeds.toml"
 SERVER = f'''[[servers]]
 command = ["{{python}}", "-m", "toolwire_server", "{REPO}/examples/support_tools.py:registry", "--stdio"]
 env = {{ TOOLWIRE_SUPPORT_DB = "{{attempt_dir}}/support.sqlite3" }}
 '''
+GST = "What does order A123 cost in total with 18% GST?"
+
+
+def task(name: str, question: str, model: str, check: str, expect: str | None = None) -> str:
+    """One [[tasks]] table of an eval file; `check` and `expect` are TOML inline tables."""
+    lines = ["", "[[tasks]]", f'name = "{name}"', f'task = "{question}"', f'model = "{model}"', f"check = {check}"]
+    if expect is not None:
+        lines.append(f"expect = {expect}")
+    return "\n".join(lines) + "\n"
+
+
+def eval_file(tmp_path: Path, *tasks: str, head: str = "") -> Path:
+    """An eval file of these tasks on the real support tool server (SERVER); `head`: top-level settings."""
+    file = tmp_path / "evals.toml"
+    file.write_text(head + SERVER + "".join(tasks))
+    return file
 
 
 def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
@@ -70,31 +83,18 @@ def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
 
 
 def test_failures_fail_the_gate_and_are_saved_for_replay(tmp_path: Path) -> None:
-    evals = tmp_path / "evals.toml"
-    evals.write_text(
-        "max_steps = 6\n"
-        + SERVER
-        + """
-
-[[tasks]]
-name = "stuck"
-task = "What does order A123 cost?"
-model = "scripted:repeats"
-check = { contains = "costs" }
-
-[[tasks]]
-name = "wrong-path"
-task = "What does order A123 cost in total with 18% GST?"
-model = "scripted:recovers"
-check = { contains = "5900" }
-expect = { tools = ["calculator", "get_order"], max_steps = 2 }
-
-[[tasks]]
-name = "fine"
-task = "What does order A123 cost in total with 18% GST?"
-model = "scripted:recovers"
-check = { exact = "Order A123 costs 5900.0 rupees with 18% GST." }
-"""
+    evals = eval_file(
+        tmp_path,
+        task("stuck", "What does order A123 cost?", "scripted:repeats", '{ contains = "costs" }'),
+        task(
+            "wrong-path",
+            GST,
+            "scripted:recovers",
+            '{ contains = "5900" }',
+            expect='{ tools = ["calculator", "get_order"], max_steps = 2 }',
+        ),
+        task("fine", GST, "scripted:recovers", '{ exact = "Order A123 costs 5900.0 rupees with 18% GST." }'),
+        head="max_steps = 6\n",
     )
     db = tmp_path / "runs.sqlite3"
     out = tmp_path / "report.json"
@@ -191,11 +191,8 @@ def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> Non
     ],
 )
 def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) -> None:
-    file = tmp_path / "bad.toml"
-    file.write_text(text)
-    with pytest.raises(EvalFileError) as info:
-        load_eval_file(file)
-    assert says in str(info.value) and "[[tasks]]" in str(info.value)
+    file, message = refusal(tmp_path, text, load_eval_file, EvalFileError)
+    assert says in message and "[[tasks]]" in message
     if "TOML" not in says:
         return
     result = toolwire(*["eval", str(file)])
@@ -204,16 +201,9 @@ def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) 
 
 def test_waterfall_of_a_saved_failed_run(tmp_path: Path) -> None:
     """A real run with two parallel calls (one bad), paused for approval, drawn from the store by the CLI."""
-    evals = tmp_path / "evals.toml"
-    evals.write_text(
-        SERVER
-        + """
-[[tasks]]
-name = "refund-not-approved"
-task = "The keyboard in order A123 arrived broken. Please refund one keyboard."
-model = "scripted:support_demo"
-check = { contains = "Refunded" }
-"""
+    refund = "The keyboard in order A123 arrived broken. Please refund one keyboard."
+    evals = eval_file(
+        tmp_path, task("refund-not-approved", refund, "scripted:support_demo", '{ contains = "Refunded" }')
     )
     db, out = tmp_path / "runs.sqlite3", tmp_path / "r.json"
     assert toolwire("eval", str(evals), "--db", str(db), "--json", str(out)).exit_code == 0

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.refusals import refusal
 from toolwire_client.pricing import PRICES_ENV, Price, PriceFileError, PriceTable, cost, load_prices
 from toolwire_shared.usage import Usage
 
@@ -21,9 +22,11 @@ def test_shipped_table_knows_current_models_and_their_snapshots() -> None:
     assert sonnet == Price(3.0, 15.0, 0.30, 3.75)
     assert table.lookup("anthropic:claude-haiku-4-5") == Price(1.0, 5.0, 0.10, 1.25)
     assert table.lookup("openai/gpt-4o-mini-2024-07-18") == Price(0.15, 0.60, 0.075, 0.15)
-    assert table.lookup("claude-opus-4-0") == table.lookup("claude-opus-4-20250514")
+    opus = Price(15.0, 75.0, 1.50, 18.75)
+    assert table.lookup("claude-opus-4-0") == opus and table.lookup("claude-opus-4-20250514") == opus
     # gpt-4o must not be priced as gpt-4o-mini or vice versa
-    assert table.lookup("gpt-4o") != table.lookup("gpt-4o-mini")
+    assert table.lookup("gpt-4o") == Price(2.50, 10.0, 1.25, 2.50)
+    assert table.lookup("gpt-4o-mini") == Price(0.15, 0.60, 0.075, 0.15)
 
 
 def test_unknown_model_has_tokens_but_no_cost() -> None:
@@ -66,13 +69,10 @@ def test_user_file_overrides_and_extends(tmp_path: Path, monkeypatch: pytest.Mon
     ],
 )
 def test_bad_price_file_says_what_is_wrong_and_shows_a_row(tmp_path: Path, text: str, says: str) -> None:
-    file = tmp_path / "bad.toml"
-    file.write_text(text)
-    with pytest.raises(PriceFileError) as info:
-        load_prices(file)
-    assert says in str(info.value)
-    assert str(file) in str(info.value)
-    assert "input = 3.0" in str(info.value)
+    file, message = refusal(tmp_path, text, load_prices, PriceFileError)
+    assert says in message
+    assert str(file) in message
+    assert "input = 3.0" in message
 
 
 def test_missing_price_file_is_named(tmp_path: Path) -> None:

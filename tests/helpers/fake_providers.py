@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from helpers.loopback import LoopbackServer
+from .loopback import LoopbackServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 
@@ -143,14 +143,8 @@ class FakeProvider(LoopbackServer):
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         super().__init__(self._handler_class(), name="fake-provider")
-
-    @property
-    def anthropic_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def openai_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        self.anthropic_url = self.base_url
+        self.openai_url = f"{self.base_url}/v1"
 
     def push(self, *replies: Reply) -> None:
         with self._lock:

@@ -19,6 +19,10 @@ class LoopbackServer:
     def port(self) -> int:
         return int(self._server.server_address[1])
 
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self) -> Self:
         self._thread.start()
         return self

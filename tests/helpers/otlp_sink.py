@@ -9,7 +9,6 @@ and the resource attributes of the process that sent them (same shape as toolwir
 import gzip
 import json
 import threading
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -19,7 +18,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from helpers.loopback import LoopbackServer
+from .loopback import LoopbackServer
+from .polling import wait_until
 
 Spans = list[dict[str, Any]]
 _KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
@@ -86,15 +86,9 @@ class OtlpSink(LoopbackServer):
         self.requests = 0
         self.metric_names: set[str] = set()
         super().__init__(self._handler_class(), port, name="otlp-sink")
-
-    @property
-    def endpoint(self) -> str:
+        self.endpoint = self.base_url
         """The base URL for OTEL_EXPORTER_OTLP_ENDPOINT (exporters append /v1/traces themselves)."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def traces_url(self) -> str:
-        return f"{self.endpoint}/v1/traces"
+        self.traces_url = f"{self.endpoint}/v1/traces"
 
     def spans(self) -> Spans:
         with self._changed:
@@ -105,15 +99,20 @@ class OtlpSink(LoopbackServer):
             self._spans.clear()
 
     def wait_for(self, predicate: Callable[[Spans], bool], timeout_s: float = 20.0) -> Spans:
-        """Block until predicate(spans) holds (woken by each export), or raise TimeoutError showing what came."""
-        deadline = time.monotonic() + timeout_s
-        with self._changed:
-            while not predicate(list(self._spans)):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    names = sorted({s["name"] for s in self._spans})
-                    raise TimeoutError(f"the sink holds {len(self._spans)} spans, condition not met: {names}")
-                self._changed.wait(left)
+        """Block until predicate(spans) holds (woken by each export), or raise WaitFailed showing what came."""
+
+        def holding() -> str:
+            return f"the sink holds {len(self._spans)} spans: {sorted({s['name'] for s in self._spans})}"
+
+        with self._changed:  # the condition's wait releases the lock until an export (or the deadline) wakes it
+            wait_until(
+                lambda: predicate(list(self._spans)),
+                "the exported spans to meet the test's condition",
+                timeout_s=timeout_s,
+                interval_s=timeout_s,
+                pause=self._changed.wait,
+                detail=holding,
+            )
             return list(self._spans)
 
     def _add(self, spans: Spans) -> None:

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,8 @@ import anyio
 import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+from .polling import WaitFailed, await_until, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORT_TOOLS = "examples.support_tools:registry"
@@ -43,19 +44,15 @@ def free_port() -> int:
 
 
 def wait_until_ok(url: str, proc: "subprocess.Popen[Any]", log: Path, deadline_s: float, what: str) -> None:
-    """Poll GET `url` until it answers 200 while `proc` lives (a real condition with a bounded deadline); on
-    failure say why, with the end of the process's log."""
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode}: {log.read_text(errors='replace')[-3000:]}")
+    """Poll GET `url` until it answers 200 while `proc` lives; on failure say why, with the end of its log."""
+
+    def answers() -> bool:
         try:
-            if httpx2.get(url, timeout=2).status_code == 200:
-                return
+            return httpx2.get(url, timeout=2).status_code == 200
         except httpx2.TransportError:
-            pass
-        time.sleep(0.05)
-    raise RuntimeError(f"{what} not ready after {deadline_s:g} s: {log.read_text(errors='replace')[-3000:]}")
+            return False
+
+    wait_until(answers, f"{what} to answer 200 at {url}", timeout_s=deadline_s, interval_s=0.05, proc=proc, log=log)
 
 
 def stop_process(proc: "subprocess.Popen[Any]", timeout_s: float = 10) -> None:
@@ -75,9 +72,9 @@ async def check_client_cancel_stops_the_tool(client: Client, tmp_path: Path) -> 
     marker = tmp_path / "cancel"
     async with anyio.create_task_group() as tg:
         tg.start_soon(client.call_tool, "slow_sleep", {"seconds": 60, "marker": str(marker)})
-        assert await wait_for_file(tmp_path / "cancel.started")
+        await wait_for_file(tmp_path / "cancel.started")
         tg.cancel_scope.cancel()
-    assert await wait_for_file(tmp_path / "cancel.cancelled")
+    await wait_for_file(tmp_path / "cancel.cancelled")
     assert text_of(await client.call_tool("echo", {"text": "usable"})) == "usable"
     assert not (tmp_path / "cancel.finished").exists()
 
@@ -101,7 +98,7 @@ class HttpServer:
         stderr.close()
         try:
             wait_until_ok(self.base + "/healthz", self.proc, self.stderr_path, self.ready_timeout_s, "tool server")
-        except RuntimeError:
+        except WaitFailed:
             self.__exit__(None, None, None)
             raise
         return self
@@ -126,15 +123,9 @@ async def http_client(
         yield client
 
 
-async def wait_for_file(path: Path, timeout_s: float = 15) -> bool:
-    """Poll for a file a tool writes (a real condition, bounded deadline)."""
-    target = anyio.Path(path)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if await target.exists():
-            return True
-        await anyio.sleep(0.02)
-    return await target.exists()
+async def wait_for_file(path: Path, timeout_s: float = 15) -> None:
+    """Wait for a file a tool writes in the server process; WaitFailed if it does not appear in time."""
+    await await_until(anyio.Path(path).exists, f"{path} to be written", timeout_s=timeout_s)
 
 
 def text_of(result: Any) -> str:

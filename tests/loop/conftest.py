@@ -8,7 +8,6 @@ import pytest
 from toolwire_client.tools.mcp_source import McpSource
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))  # `from helpers... import` like the other test folders
 SUPPORT_TOOLS = "examples.support_tools:registry"
 LOOP_TOOLS = "tests/loop/loop_tools.py:registry"
 TASK = "What does order A123 cost in total with 18% GST?"

@@ -1,12 +1,8 @@
 """Model adapter tests: a loopback fake provider per test and a sleep that records instead of waiting."""
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.fake_providers import FakeProvider
 from toolwire_client.models.retry import RetryPolicy

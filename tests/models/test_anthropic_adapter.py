@@ -4,36 +4,15 @@ import copy
 from typing import Any
 
 from helpers.fake_providers import FakeProvider, Reply, anthropic_message, fixture_reply, load_fixture
+from helpers.fixture_chat import fixture_tools, local_time_result, paris_question, weather_result
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.retry import RetryPolicy
-from toolwire_shared.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    dump_messages,
-    load_messages,
-)
-from toolwire_shared.tools import ToolSpec
+from toolwire_shared import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
+from toolwire_shared.messages import dump_messages, load_messages
 
 KEY = "sk-ant-test"
+TOOLS = "anthropic_1_parallel_tool_use.json"
 THINKING = {"type": "thinking", "thinking": "Two independent lookups; call both.", "signature": "EqQBCkYIARgCKkA+sig=="}
-
-
-def fixture_tools() -> list[ToolSpec]:
-    body = load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
-    return [
-        ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"]) for t in body["tools"]
-    ]
-
-
-def start_messages() -> list[Message]:
-    return [
-        SystemMessage(content="You are a helpful assistant. Use tools when useful."),
-        UserMessage(content="What is the weather in Paris right now, and what time is it there?"),
-    ]
 
 
 def model_for(fake: FakeProvider, policy: RetryPolicy, **kw: Any) -> AnthropicModel:
@@ -47,8 +26,8 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     step1.body["content"].insert(0, THINKING)  # thinking on: the block and its signature must come back unchanged
     fake.push(step1, fixture_reply("anthropic_2_final_answer.json"))
     model = model_for(fake, policy)
-    tools = fixture_tools()
-    messages = start_messages()
+    tools = fixture_tools(TOOLS)
+    messages = paris_question()
 
     first = await model.complete(messages, tools)
     assert [(c.id, c.name, c.arguments) for c in first.message.tool_calls] == [
@@ -64,22 +43,12 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     assert sent.headers["x-api-key"] == KEY and sent.headers["anthropic-version"] == "2026-10-21"
     assert sent.body == load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
 
-    messages.append(first.message)
-    messages.append(
-        ToolResultMessage(
-            call_id="toolu_01WxYz0000000000000000AA",
-            name="get_weather",
-            content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}',
-        )
-    )
-    messages.append(
-        ToolResultMessage(
-            call_id="toolu_01WxYz0000000000000000BB",
-            name="get_local_time",
-            content="MCP tool get_local_time failed: upstream timeout after 10s",
-            is_error=True,
-        )
-    )
+    failed = "MCP tool get_local_time failed: upstream timeout after 10s"
+    messages += [
+        first.message,
+        weather_result("toolu_01WxYz0000000000000000AA"),
+        local_time_result("toolu_01WxYz0000000000000000BB", failed, is_error=True),
+    ]
     messages = load_messages(dump_messages(messages))  # what a saved and resumed run sends: must be the same
 
     final = await model.complete(messages, tools)
@@ -113,7 +82,7 @@ async def test_assistant_turn_from_another_provider_is_rebuilt(fake: FakeProvide
         ToolResultMessage(call_id="call_1", name="get_weather", content="cold"),
         UserMessage(content="Answer in one word."),
     ]
-    await model.complete(messages, fixture_tools())
+    await model.complete(messages, fixture_tools(TOOLS))
     wire = fake.requests[0].body["messages"]
     assert wire[1] == {
         "role": "assistant",

@@ -6,25 +6,12 @@ from typing import Any
 import pytest
 
 from helpers.fake_providers import FakeProvider, Reply, fixture_reply, load_fixture
+from helpers.fixture_chat import fixture_tools, paris_question
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.retry import RetryPolicy
-from toolwire_shared.messages import Message, SystemMessage, UserMessage
-from toolwire_shared.tools import ToolSpec
 
-
-def tools() -> list[ToolSpec]:
-    body = load_fixture("anthropic_1_stream.json")["request"]["body"]
-    return [
-        ToolSpec(name=t["name"], description=t["description"], input_schema=t["input_schema"]) for t in body["tools"]
-    ]
-
-
-def ask() -> list[Message]:
-    return [
-        SystemMessage(content="You are a helpful assistant. Use tools when useful."),
-        UserMessage(content="What is the weather in Paris right now, and what time is it there?"),
-    ]
+STREAM = "anthropic_1_stream.json"
 
 
 def streaming(fake: FakeProvider, policy: RetryPolicy) -> AnthropicModel:
@@ -41,7 +28,7 @@ def streaming(fake: FakeProvider, policy: RetryPolicy) -> AnthropicModel:
 async def test_stream_reassembles_to_the_non_streamed_turn(fake: FakeProvider, policy: RetryPolicy) -> None:
     fake.push(fixture_reply("anthropic_1_stream.json"))
     model = streaming(fake, policy)
-    reply = await model.complete(ask(), tools())
+    reply = await model.complete(paris_question(), fixture_tools(STREAM))
     assert fake.requests[0].body == load_fixture("anthropic_1_stream.json")["request"]["body"]
     whole = load_fixture("anthropic_1_parallel_tool_use.json")["response"]["body"]
     assert reply.message.provider_content == whole["content"]  # split input_json_delta joined, text deltas joined
@@ -66,7 +53,7 @@ def broken_stream() -> Reply:
 async def test_error_event_mid_stream_is_retried(fake: FakeProvider, sleep: Any, policy: RetryPolicy) -> None:
     fake.push(broken_stream(), fixture_reply("anthropic_1_stream.json"))
     model = streaming(fake, policy)
-    reply = await model.complete(ask(), tools())
+    reply = await model.complete(paris_question(), fixture_tools(STREAM))
     assert len(fake.requests) == 2 and len(sleep.waits) == 1
     assert [c.id for c in reply.message.tool_calls] == [
         "toolu_01WxYz0000000000000000AA",
@@ -79,7 +66,7 @@ async def test_error_events_every_time_give_up_readably(fake: FakeProvider, slee
     fake.push(broken_stream(), broken_stream())
     model = streaming(fake, RetryPolicy(max_tries=2, sleep=sleep))
     with pytest.raises(ModelCallFailed) as caught:
-        await model.complete(ask(), tools())
+        await model.complete(paris_question(), fixture_tools(STREAM))
     assert caught.value.reason.startswith("anthropic hit overloaded_error mid-stream 2 times; gave up after 2 tries")
     assert caught.value.retryable
     await model.aclose()
@@ -90,7 +77,7 @@ async def test_stream_cut_short_is_retried(fake: FakeProvider, sleep: Any, polic
     assert good.sse is not None
     fake.push(Reply(status=200, headers=good.headers, sse=good.sse[:5]), good)
     model = streaming(fake, policy)
-    reply = await model.complete(ask(), tools())
+    reply = await model.complete(paris_question(), fixture_tools(STREAM))
     assert len(fake.requests) == 2 and len(reply.message.tool_calls) == 2
     await model.aclose()
 
@@ -100,6 +87,6 @@ async def test_http_error_before_the_stream_is_retried(fake: FakeProvider, sleep
 
     fake.push(error_reply("anthropic", "429_rate_limit"), fixture_reply("anthropic_1_stream.json"))
     model = streaming(fake, policy)
-    await model.complete(ask(), tools())
+    await model.complete(paris_question(), fixture_tools(STREAM))
     assert sleep.waits == [7.0]
     await model.aclose()

@@ -12,26 +12,15 @@ from helpers.fake_providers import (
     openai_call,
     openai_completion,
 )
+from helpers.fixture_chat import fixture_tools, local_time_result, paris_question, weather_result
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_shared import errors
-from toolwire_shared.messages import Message, SystemMessage, ToolResultMessage, UserMessage
-from toolwire_shared.tools import ToolSpec
+from toolwire_shared.messages import ToolResultMessage
 
 KEY = "sk-test"
-
-
-def fixture_tools() -> list[ToolSpec]:
-    body = load_fixture("openai_chat_1_parallel_tool_calls.json")["request"]["body"]
-    return [
-        ToolSpec(
-            name=t["function"]["name"],
-            description=t["function"]["description"],
-            input_schema=t["function"]["parameters"],
-        )
-        for t in body["tools"]
-    ]
+TOOLS = "openai_chat_1_parallel_tool_calls.json"
 
 
 def model_for(fake: FakeProvider, policy: RetryPolicy, **kw: Any) -> OpenAIChatModel:
@@ -39,18 +28,11 @@ def model_for(fake: FakeProvider, policy: RetryPolicy, **kw: Any) -> OpenAIChatM
     return OpenAIChatModel("gpt-4.1-mini", api_key=KEY, base_url=fake.openai_url, retry=policy, **kw)
 
 
-def ask() -> list[Message]:
-    return [
-        SystemMessage(content="You are a helpful assistant. Use tools when useful."),
-        UserMessage(content="What is the weather in Paris right now, and what time is it there?"),
-    ]
-
-
 async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: RetryPolicy) -> None:
     fake.push(fixture_reply("openai_chat_1_parallel_tool_calls.json"), fixture_reply("openai_chat_2_final_answer.json"))
     model = model_for(fake, policy, send_null_content=True)
-    messages = ask()
-    first = await model.complete(messages, fixture_tools())
+    messages = paris_question()
+    first = await model.complete(messages, fixture_tools(TOOLS))
     assert fake.requests[0].path == "/v1/chat/completions"
     assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
     expected = load_fixture("openai_chat_1_parallel_tool_calls.json")["request"]["body"]
@@ -62,22 +44,13 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     ]
     assert (first.usage.input_tokens, first.usage.output_tokens) == (118, 49)
 
-    messages.append(first.message)
-    messages.append(
-        ToolResultMessage(
-            call_id="call_Fake00000000000000000AA",
-            name="get_weather",
-            content='{"city": "Paris", "temp_c": 14, "conditions": "light rain"}',
-        )
-    )
-    messages.append(
-        ToolResultMessage(
-            call_id="call_Fake00000000000000000BB",
-            name="get_local_time",
-            content='{"city": "Paris", "local_time": "2026-12-02T09:41:00+01:00"}',
-        )
-    )
-    final = await model.complete(messages, fixture_tools())
+    local_time = '{"city": "Paris", "local_time": "2026-12-02T09:41:00+01:00"}'
+    messages += [
+        first.message,
+        weather_result("call_Fake00000000000000000AA"),
+        local_time_result("call_Fake00000000000000000BB", local_time),
+    ]
+    final = await model.complete(messages, fixture_tools(TOOLS))
     # assistant echoed with its string arguments untouched, then one role:tool message per tool_call_id
     assert fake.requests[1].body == load_fixture("openai_chat_2_final_answer.json")["request"]["body"]
     assert final.message.tool_calls == [] and final.message.text.startswith("In Paris it is 14")
@@ -94,7 +67,7 @@ async def test_malformed_arguments_become_a_parse_error_not_a_crash(fake: FakePr
         openai_completion("fine"),
     )
     model = model_for(fake, policy)
-    reply = await model.complete(ask(), fixture_tools())
+    reply = await model.complete(paris_question(), fixture_tools(TOOLS))
     bad, not_object = reply.message.tool_calls
     assert bad.raw_arguments == broken and bad.arguments == {}
     assert bad.parse_error is not None and "invalid JSON" in bad.parse_error
@@ -102,12 +75,12 @@ async def test_malformed_arguments_become_a_parse_error_not_a_crash(fake: FakePr
     # the loop answers such a call with the shared error text; the model then sees it and its own string again
     text = errors.unparseable_arguments(bad.name, bad.raw_arguments, bad.parse_error)
     history = [
-        *ask(),
+        *paris_question(),
         reply.message,
         ToolResultMessage(call_id="call_1", name="get_weather", content=text, is_error=True),
         ToolResultMessage(call_id="call_2", name="get_local_time", content="x", is_error=True),
     ]
-    await model.complete(history, fixture_tools())
+    await model.complete(history, fixture_tools(TOOLS))
     wire = fake.requests[1].body["messages"]
     assert wire[2]["tool_calls"][0]["function"]["arguments"] == broken
     assert wire[3] == {"role": "tool", "tool_call_id": "call_1", "content": text}
@@ -130,12 +103,12 @@ async def test_local_server_quirks_object_args_missing_ids_and_stop_reason(
         openai_completion("done"),
     )
     model = model_for(fake, policy)
-    reply = await model.complete(ask(), fixture_tools())
+    reply = await model.complete(paris_question(), fixture_tools(TOOLS))
     calls = reply.message.tool_calls
     assert [c.arguments for c in calls] == [{"city": "Paris"}, {"city": "Paris"}]
     assert all(c.id.startswith("call_") for c in calls) and calls[0].id != calls[1].id
     results = [ToolResultMessage(call_id=c.id, name=c.name, content="ok") for c in calls]
-    await model.complete([*ask(), reply.message, *results], fixture_tools())
+    await model.complete([*paris_question(), reply.message, *results], fixture_tools(TOOLS))
     wire = fake.requests[1].body["messages"]
     assert [tc["id"] for tc in wire[2]["tool_calls"]] == [c.id for c in calls]
     assert [tc["function"]["arguments"] for tc in wire[2]["tool_calls"]] == ['{"city": "Paris"}'] * 2
@@ -164,14 +137,18 @@ async def test_content_null_refused_by_local_servers(policy: RetryPolicy, sleep:
     with FakeProvider(responder=refuses_null_content) as fake:
         fake.push(openai_completion(None, [openai_call("call_1", "get_weather", '{"city": "Paris"}')]))
         local = model_for(fake, policy)  # a non-OpenAI base URL: "" is sent instead of null
-        first = await local.complete(ask(), fixture_tools())
-        history = [*ask(), first.message, ToolResultMessage(call_id="call_1", name="get_weather", content="rain")]
-        assert (await local.complete(history, fixture_tools())).message.text == "answered"
+        first = await local.complete(paris_question(), fixture_tools(TOOLS))
+        history = [
+            *paris_question(),
+            first.message,
+            ToolResultMessage(call_id="call_1", name="get_weather", content="rain"),
+        ]
+        assert (await local.complete(history, fixture_tools(TOOLS))).message.text == "answered"
         assert fake.requests[1].body["messages"][2]["content"] == ""
 
         strict = model_for(fake, RetryPolicy(max_tries=2, sleep=sleep), send_null_content=True)
         try:
-            await strict.complete(history, fixture_tools())
+            await strict.complete(history, fixture_tools(TOOLS))
         except ModelCallFailed as exc:
             assert exc.status == 500 and "content: none is not an allowed value" in exc.reason
         else:
@@ -188,7 +165,7 @@ async def test_429_retry_after_then_500_then_success(fake: FakeProvider, sleep: 
         openai_completion("ok"),
     )
     model = model_for(fake, policy)
-    assert (await model.complete(ask(), [])).message.text == "ok"
+    assert (await model.complete(paris_question(), [])).message.text == "ok"
     assert len(fake.requests) == 4
     assert sleep.waits[0] == 2.0  # the fixture's retry-after: 2
     assert 0 <= sleep.waits[1] <= 1.0 and 0 <= sleep.waits[2] <= 2.0  # full jitter under base*2**n
@@ -199,7 +176,7 @@ async def test_insufficient_quota_is_not_retried(fake: FakeProvider, sleep: Any,
     fake.push(error_reply("openai", "429_insufficient_quota_DO_NOT_RETRY"), openai_completion("never"))
     model = model_for(fake, policy)
     try:
-        await model.complete(ask(), [])
+        await model.complete(paris_question(), [])
     except ModelCallFailed as exc:
         assert (exc.status, exc.retryable, exc.attempts) == (429, False, 1)
         assert exc.reason.startswith("openai returned 429 insufficient_quota: You exceeded your current quota")
@@ -214,7 +191,7 @@ async def test_bad_request_is_not_retried(fake: FakeProvider, sleep: Any, policy
     fake.push(error_reply("openai", "400_bad_request"))
     model = model_for(fake, policy)
     try:
-        await model.complete(ask(), [])
+        await model.complete(paris_question(), [])
     except ModelCallFailed as exc:
         assert exc.status == 400 and not exc.retryable and "must be followed by tool messages" in exc.reason
     else:
@@ -228,7 +205,7 @@ async def test_tool_choice_is_sent_only_when_set(fake: FakeProvider, policy: Ret
     fake.push(openai_completion("a"), openai_completion("b"))
     for choice in (None, forced):
         model = model_for(fake, policy, tool_choice=choice)
-        await model.complete(ask(), fixture_tools())
+        await model.complete(paris_question(), fixture_tools(TOOLS))
         await model.aclose()
     unset, sent = (request.body for request in fake.requests)
     assert "tool_choice" not in unset and sent["tool_choice"] == forced

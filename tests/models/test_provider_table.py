@@ -1,10 +1,8 @@
 """The provider table is the one list of model specs: the factory, the help text and the error all read it."""
 
-import subprocess
-import sys
-
 import pytest
 
+from helpers.cli import run_toolwire
 from toolwire_client.models import PROVIDERS, ModelCallFailed, ModelReply, make_model
 from toolwire_client.models.providers import ModelOptions, Provider, scripted_names
 from toolwire_shared.messages import Message
@@ -12,9 +10,7 @@ from toolwire_shared.tools import ToolSpec
 
 
 def test_run_help_lists_every_provider_and_every_scripted_model() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolwire_client.cli", "run", "--help"], capture_output=True, text=True, timeout=60
-    )
+    proc = run_toolwire("run", "--help")
     assert proc.returncode == 0, proc.stderr
     help_text = " ".join(proc.stdout.split())  # click wraps lines
     for provider in PROVIDERS.values():

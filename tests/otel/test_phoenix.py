@@ -5,7 +5,6 @@ import importlib.util
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from helpers.polling import wait_until
 from helpers.servers import REPO, SUPPORT_TOOLS, free_port, stop_process, wait_until_ok
 
 pytestmark = [
@@ -99,19 +99,24 @@ def run_agent(px: Phoenix, tmp_path: Path) -> dict[str, Any]:
 
 
 def read_spans(px: Phoenix, trace_id: str, expect: int, timeout_s: float = 60) -> list[dict[str, Any]]:
-    """Poll the REST API until the run's spans are all ingested (a real condition, bounded)."""
+    """Poll the REST API until the run's spans are all ingested (Phoenix ingests in its own process)."""
     url = f"{px.base}/v1/projects/{PROJECT}/spans"
-    deadline = time.monotonic() + timeout_s
     spans: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
+
+    def ingested() -> list[dict[str, Any]] | None:
         response = httpx2.get(url, params={"trace_id": trace_id, "limit": 100}, timeout=10)
         if response.status_code == 200:
-            spans = response.json()["data"]
-            if len(spans) >= expect:
-                return spans
-        time.sleep(0.25)
-    raise AssertionError(
-        f"phoenix holds {len(spans)} spans of trace {trace_id}, expected {expect}: {sorted(s['name'] for s in spans)}"
+            spans[:] = response.json()["data"]
+        return spans if len(spans) >= expect else None
+
+    return wait_until(
+        ingested,
+        f"phoenix to hold {expect} spans of trace {trace_id}",
+        timeout_s=timeout_s,
+        interval_s=0.25,
+        proc=px.proc,
+        log=px.log,
+        detail=lambda: f"it holds {len(spans)}: {sorted(s['name'] for s in spans)}",
     )
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from helpers.otlp_sink import OtlpSink
 from toolwire_otel.setup import child_process_env, configure_tracing, resolve_exporter
 

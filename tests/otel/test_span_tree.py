@@ -7,11 +7,11 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import Telemetry
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
+from helpers.telemetry import Telemetry
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
@@ -188,10 +188,10 @@ async def test_run_span_attributes(telemetry: Telemetry) -> None:
     assert all(not [e for e in s.events if e.name == "toolwire.retry"] for s in by_name["chat gpt-test"][1:])
 
     meet_a, meet_b = by_name["execute_tool meet_a"][0], by_name["execute_tool meet_b"][0]
-    for span, call_id in ((meet_a, "call_a"), (meet_b, "call_b")):
+    for span, tool_name, call_id in ((meet_a, "meet_a", "call_a"), (meet_b, "meet_b", "call_b")):
         assert dict(span.attributes or {}) == {
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": span.name.split()[-1],
+            "gen_ai.tool.name": tool_name,
             "gen_ai.tool.call.id": call_id,
             "gen_ai.tool.type": "function",
             "gen_ai.conversation.id": run_id,

@@ -1,11 +1,8 @@
 """Shared fixtures for the server tests; the process helpers live in tests/helpers/servers.py."""
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 @pytest.fixture

@@ -136,7 +136,7 @@ async def test_client_going_away_stops_the_tool(
                 await client.call_tool("slow_sleep", {"seconds": 60, "marker": str(marker)})
 
         tg.start_soon(call_then_vanish)
-        assert await wait_for_file(tmp_path / "gone.started")
+        await wait_for_file(tmp_path / "gone.started")
         tg.cancel_scope.cancel()  # closes the HTTP connection with the call in flight
-    assert await wait_for_file(tmp_path / "gone.cancelled")
+    await wait_for_file(tmp_path / "gone.cancelled")
     assert not (tmp_path / "gone.finished").exists()

@@ -8,7 +8,6 @@ import pytest
 from mcp import Client
 
 from helpers.servers import (
-    REPO,
     SUPPORT_TOOLS,
     TEST_TOOLS,
     check_client_cancel_stops_the_tool,
@@ -59,7 +58,6 @@ async def test_support_tools_listed_and_called(
         assert '"repeated": true' in text_of(again)
         assert text_of(first).split('"refund_id": ')[1][:16] == text_of(again).split('"refund_id": ')[1][:16]
     # The repeated key refunded nothing more: exactly one refund row in the real SQLite file.
-    monkeypatch.syspath_prepend(str(REPO))
     monkeypatch.setenv("TOOLWIRE_SUPPORT_DB", support_db["TOOLWIRE_SUPPORT_DB"])
     from examples.support_tools import refunds_total
 

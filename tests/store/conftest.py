@@ -1,13 +1,10 @@
 """Every store test runs twice: on a SQLite file and on a real PostgreSQL server started for the session."""
 
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers.postgres import fresh_database, postgres_url
 from toolwire_client.store import SqlRunStore, open_store

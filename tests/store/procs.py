@@ -1,5 +1,5 @@
-"""Separate processes for the durable-run tests: the driver (a run), the CLI (approve, reject, resume), kill -9,
-and bounded waits on real conditions (a marker file appearing, a process ending)."""
+"""Separate processes for the durable-run tests: the driver (a run), the CLI (approve, reject, resume), kill -9.
+Waits on what they do (a marker file appearing) use helpers.polling."""
 
 import contextlib
 import json
@@ -8,10 +8,13 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from helpers.cli import TOOLWIRE, run_toolwire
 
 if TYPE_CHECKING:
     from toolwire_client.state import RunState
@@ -19,7 +22,6 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DRIVER = str(HERE / "driver.py")
-TOOLWIRE = str(Path(sys.executable).with_name("toolwire"))
 DEADLINE_S = 60.0
 
 
@@ -41,10 +43,15 @@ def spawn_run(
 
 def cli(db: str, *args: str, env: dict[str, str] | None = None, real: bool = False) -> subprocess.CompletedProcess[str]:
     """`toolwire ARGS --db DB` in its own process: the installed entry point, or the driver (test script known)."""
-    head = [TOOLWIRE] if real else [sys.executable, DRIVER, "cli"]
-    return subprocess.run(
-        [*head, *args, "--db", db], cwd=REPO, env=_env(env), capture_output=True, text=True, timeout=DEADLINE_S
-    )
+    command = [TOOLWIRE] if real else [sys.executable, DRIVER, "cli"]
+    return run_toolwire(*args, "--db", db, env=_env(env), timeout_s=DEADLINE_S, command=command)
+
+
+async def run_cli(
+    db: str, *args: str, env: dict[str, str] | None = None, real: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """cli() from an async test, in a worker thread so the test's event loop keeps running meanwhile."""
+    return await anyio.to_thread.run_sync(lambda: cli(db, *args, env=env, real=real))
 
 
 def cli_popen(db: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -56,18 +63,6 @@ def cli_popen(db: str, *args: str, env: dict[str, str] | None = None) -> subproc
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_until(condition: Callable[[], bool], proc: subprocess.Popen[str] | None = None, what: str = "") -> None:
-    """Poll a real condition with a bounded deadline; fail early with the process's output if it died."""
-    end = time.monotonic() + DEADLINE_S
-    while not condition():
-        if proc is not None and proc.poll() is not None:
-            out, err = proc.communicate()
-            raise AssertionError(f"process ended ({proc.returncode}) before {what}:\n{out}\n{err}")
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.02)
 
 
 def kill9(proc: subprocess.Popen[str]) -> None:
@@ -82,11 +77,11 @@ def kill_pid_in(marker: Path) -> None:
 
 
 def rows(tools_db: Path, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(tools_db)
+    """What `sql` reads from the tools' side-effect database. A missing table or a wrong query raises: the tools
+    create both tables on their first call, so "nothing written" is a count of 0, never an empty answer."""
+    conn = sqlite3.connect(tools_db.resolve().as_uri() + "?mode=ro", uri=True)  # a wrong path must not make a file
     try:
         return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError:
-        return []  # the table does not exist yet: nothing written
     finally:
         conn.close()
 

@@ -2,14 +2,9 @@
 
 from pathlib import Path
 
-import anyio
-from procs import cli, rows, setup_dirs, waiting_run
+from procs import rows, run_cli, setup_dirs, waiting_run
 
 REFUNDS = "SELECT COUNT(*) FROM refunds"
-
-
-def run_cli(db: str, *args: str):  # type: ignore[no-untyped-def]
-    return anyio.to_thread.run_sync(lambda: cli(db, *args))
 
 
 async def test_double_approval_and_second_resume_run_nothing_more(db: str, tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import anyio
-from procs import cli, kill9, kill_pid_in, load, rows, setup_dirs, spawn_run, wait_until
+from procs import kill9, kill_pid_in, load, rows, run_cli, setup_dirs, spawn_run
 
+from helpers.polling import await_until
 from toolwire_client.tools.toolbox import idempotency_key
 from toolwire_shared import errors
 
@@ -17,8 +18,13 @@ async def test_kill_while_tool_calls_are_in_flight_then_resume(db: str, tmp_path
     (gate / "hold_send_note").touch()
     (gate / "hold_refund").touch()
     proc = spawn_run(db, "run_flight_kill", tools_db, gate)
-    both = lambda: (gate / "send_note_started").exists() and (gate / "refund_started").exists()  # noqa: E731
-    await anyio.to_thread.run_sync(lambda: wait_until(both, proc, "both calls in flight"))
+
+    async def both() -> bool:
+        return (
+            await anyio.Path(gate / "send_note_started").exists() and await anyio.Path(gate / "refund_started").exists()
+        )
+
+    await await_until(both, "both calls in flight", proc=proc)
     kill9(proc)
     kill_pid_in(gate / "refund_started")  # the orphaned stdio server of the killed run
 
@@ -33,7 +39,7 @@ async def test_kill_while_tool_calls_are_in_flight_then_resume(db: str, tmp_path
 
     (gate / "hold_send_note").unlink()
     (gate / "hold_refund").unlink()
-    done = await anyio.to_thread.run_sync(lambda: cli(db, "resume", "run_flight_kill"))
+    done = await run_cli(db, "resume", "run_flight_kill")
     assert done.returncode == 0, done.stderr
     final = await load(db, "run_flight_kill")
     assert (final.status, final.stop_reason) == ("done", "final_answer")

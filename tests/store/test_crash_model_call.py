@@ -4,13 +4,15 @@ no tool runs again."""
 from pathlib import Path
 
 import anyio
-from procs import cli, kill9, load, rows, setup_dirs, spawn_run, wait_until
+from procs import kill9, load, rows, run_cli, setup_dirs, spawn_run
+
+from helpers.polling import await_until
 
 
 async def test_kill_during_a_model_call_then_resume(db: str, tmp_path: Path) -> None:
     tools_db, gate = setup_dirs(tmp_path)
     proc = spawn_run(db, "run_model_kill", tools_db, gate, env={"DURABLE_HANG_STEP": "2"})
-    await anyio.to_thread.run_sync(lambda: wait_until((gate / "model_started").exists, proc, "the second model call"))
+    await await_until(anyio.Path(gate / "model_started").exists, "the second model call", proc=proc)
     kill9(proc)
 
     crashed = await load(db, "run_model_kill")
@@ -19,7 +21,7 @@ async def test_kill_during_a_model_call_then_resume(db: str, tmp_path: Path) -> 
     assert len(before) == 2 and before[0] == "noted: refund on its way"
     assert rows(tools_db, "SELECT COUNT(*) FROM notes") == [(1,)]
 
-    done = await anyio.to_thread.run_sync(lambda: cli(db, "resume", "run_model_kill"))
+    done = await run_cli(db, "resume", "run_model_kill")
     assert done.returncode == 0, done.stderr
     final = await load(db, "run_model_kill")
     assert (final.status, final.stop_reason, len(final.steps)) == ("done", "final_answer", 2)

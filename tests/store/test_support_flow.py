@@ -5,9 +5,9 @@ import json
 import sqlite3
 from pathlib import Path
 
-import anyio
-from procs import REPO, TOOLWIRE, cli, load
+from procs import REPO, load, run_cli
 
+from helpers.cli import TOOLWIRE
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
@@ -46,30 +46,27 @@ async def test_support_refund_waits_for_a_person_then_resumes_elsewhere(db: str,
     amount = waiting.call.arguments["amount_cents"]
     assert (waiting.call.name, waiting.state) == ("issue_refund", "pending_approval")
 
-    def toolwire(*args: str):  # type: ignore[no-untyped-def]
-        return anyio.to_thread.run_sync(lambda: cli(db, *args, real=True))
-
-    listed = await toolwire("approvals")
+    listed = await run_cli(db, "approvals", real=True)
     assert run_id in listed.stdout and "issue_refund" in listed.stdout and f'"amount_cents": {amount},' in listed.stdout
-    approved = await toolwire("approve", run_id)
+    approved = await run_cli(db, "approve", run_id, real=True)
     assert approved.returncode == 0 and "approved" in approved.stdout, approved.stderr
-    resumed = await toolwire("resume", run_id)
+    resumed = await run_cli(db, "resume", run_id, real=True)
     assert resumed.returncode == 0 and f"{run_id}: done (final_answer)" in resumed.stdout, resumed.stderr
     assert refunded_cents(support_db, "A123") == amount
 
     final = await load(db, run_id)
-    shown = await toolwire("trace", "show", run_id)
+    shown = await run_cli(db, "trace", "show", run_id, real=True)
     lines = shown.stdout.splitlines()
     assert len(lines) == sum(max(1, len(s.tool_calls)) for s in final.steps) + 1
     assert lines[0].startswith('step 1 | get_order({"order_id": "A123"}) | ')
     assert lines[-2].startswith(f"step {len(final.steps)} | final: Refunded one keyboard")
     assert lines[-2].endswith(f"tokens so far {final.usage.total_tokens}")
     assert lines[-1].startswith("-> done, final_answer: finished with a final answer")
-    exported = await toolwire("trace", "export", run_id, "--json")
+    exported = await run_cli(db, "trace", "export", run_id, "--json", real=True)
     assert json.loads(exported.stdout)["steps"][0]["model_reply"]["message"]["tool_calls"][0]["name"] == "get_order"
-    replayed = await toolwire("replay", run_id)
+    replayed = await run_cli(db, "replay", run_id, real=True)
     assert replayed.returncode == 0 and f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
-    changed = await toolwire("replay", run_id, "--max-steps", "2")
+    changed = await run_cli(db, "replay", run_id, "--max-steps", "2", real=True)
     assert changed.returncode == 1 and "differs: step 3" in changed.stdout
-    runs = await toolwire("runs")
+    runs = await run_cli(db, "runs", real=True)
     assert run_id in runs.stdout and "done" in runs.stdout
