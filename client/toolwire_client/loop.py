@@ -24,15 +24,7 @@ from toolwire_otel.content import record_agent_content, record_chat_content
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    call_text,
-)
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.usage import Usage
 
@@ -251,15 +243,15 @@ class Agent:
         repeats = self._repeats(state, step.tool_calls)
         if repeats and self.limits.on_repeat == "stop":
             call, times = repeats[0]
-            raise exits.RepeatedCall(f"stopped by a repeated call: {_text(call)} asked for the {_nth(times)} time")
+            raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
         for call, times in repeats:
-            step.results.append(failed(call.id, call.name, "blocked", errors.repeated(_text(call), times)))
+            step.results.append(failed(call.id, call.name, "blocked", errors.repeated(call.signature, times)))
         answered = {r.call_id for r in step.results}
         risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
         await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
         if risky:
             state.pending += [self._pending(c, "pending_approval") for c in risky]
-            names = ", ".join(_text(c) for c in risky)
+            names = ", ".join(c.signature for c in risky)
             raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {names}")
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
@@ -267,8 +259,8 @@ class Agent:
         before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
         found = []
         for call in calls:
-            this_turn[_text(call)] += 1
-            times = before[_text(call)] + this_turn[_text(call)]
+            this_turn[call.signature] += 1
+            times = before[call.signature] + this_turn[call.signature]
             if times >= self.limits.repeat_limit:
                 found.append((call, times))
         return found
@@ -398,10 +390,6 @@ def _decided(p: PendingCall) -> ToolResult | None:
 def _in_call_order(step: StepRecord) -> None:
     order = {c.id: n for n, c in enumerate(step.tool_calls)}
     step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
-
-
-def _text(call: ToolCall) -> str:
-    return call_text(call.name, call.arguments)
 
 
 def _nth(n: int) -> str:

@@ -15,7 +15,7 @@ from toolwire_client.state import RunState, StepRecord
 from toolwire_client.tools.source import TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
-from toolwire_shared.messages import Message, ToolCall, UserMessage, call_text
+from toolwire_shared.messages import Message, ToolCall, UserMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
 
@@ -152,7 +152,7 @@ def exit_text(state: RunState) -> str:
 def _step_text(step: StepRecord) -> str:
     if not step.tool_calls:
         return f"final answer {step.model_text!r}"
-    return ", ".join(call_text(c.name, c.arguments) for c in step.tool_calls)
+    return ", ".join(c.signature for c in step.tool_calls)
 
 
 def _observations(step: StepRecord) -> list[tuple[str, str, bool]]:
@@ -177,11 +177,11 @@ def first_difference(recorded: RunState, replayed: RunState) -> str | None:
             return f"{label}: expected calls {_step_text(want)}, got {_step_text(got)}"
         for call, w, g in zip(want.tool_calls, _observations(want), _observations(got), strict=False):
             if w != g:
-                return f"{label}: {call_text(call.name, call.arguments)} expected observation {w[1]!r}, got {g[1]!r}"
+                return f"{label}: {call.signature} expected observation {w[1]!r}, got {g[1]!r}"
         if len(got.results) < len(want.results):
             missing = want.tool_calls[len(got.results)]
             return (
-                f"{label}: expected {call_text(missing.name, missing.arguments)} to be answered, but the replay "
+                f"{label}: expected {missing.signature} to be answered, but the replay "
                 "stopped here "
                 f"({exit_text(replayed)}: {replayed.report})"
             )

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from toolwire_shared.messages import AssistantMessage, Message, ToolCall, call_text
+from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage
 
@@ -87,6 +87,6 @@ class RunState(BaseModel):
             self._asked, self._asked_upto = Counter(), 0
         for message in self.messages[self._asked_upto : turn]:
             if isinstance(message, AssistantMessage):
-                self._asked.update(call_text(c.name, c.arguments) for c in message.tool_calls)
+                self._asked.update(c.signature for c in message.tool_calls)
         self._asked_upto = turn
         return self._asked

@@ -13,14 +13,7 @@ from typing import Any, Protocol
 from opentelemetry.trace import Span
 
 from toolwire_otel import attributes as semconv
-from toolwire_shared.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 

@@ -5,7 +5,6 @@ user message, the OpenAI adapter sends one `role: tool` message each.
 """
 
 import json
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -21,6 +20,12 @@ class ToolCall(BaseModel):
     """The arguments exactly as the model wrote them, when they came as a JSON string (OpenAI)."""
     parse_error: str | None = None
     """Set when raw_arguments was not a JSON object; the call is then answered with this error, never run."""
+
+    @property
+    def signature(self) -> str:
+        """The call as the model and the reports show it, `get_order({"order_id": "A123"})`: the same string for the
+        same tool and arguments (the repeat guard counts by it)."""
+        return f"{self.name}({json.dumps(self.arguments, sort_keys=True)})"
 
 
 class SystemMessage(BaseModel):
@@ -63,8 +68,3 @@ def dump_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 def load_messages(data: Any) -> list[Message]:
     return _MESSAGES.validate_python(data)
-
-
-def call_text(name: str, arguments: Mapping[str, Any]) -> str:
-    """A call as the model and the reports show it: `get_order({"order_id": "A123"})`."""
-    return f"{name}({json.dumps(arguments, sort_keys=True)})"

@@ -113,15 +113,9 @@ def run(
         spec = model_spec or default_spec()
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    config = RunConfig(
-        model=spec,
-        base_url=base_url,
-        servers=servers,
-        system=system,
-        risky_tools=list(risky),
-        allow=list(allow) or None,
-        limits=RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall),
-    )
+    limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
+    config = RunConfig(model=spec, base_url=base_url, servers=servers, system=system, limits=limits)
+    config = config.model_copy(update={"risky_tools": list(risky), "allow": list(allow) or None})
     console = Console(soft_wrap=True)
     with configure_tracing(trace_to):
         state = anyio.run(_run, task, config, db, console)

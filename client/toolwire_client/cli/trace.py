@@ -8,7 +8,6 @@ import click
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
-from toolwire_shared.messages import call_text
 
 OBSERVATION_WIDTH = 200
 
@@ -34,7 +33,7 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
             observation = "not run: waiting for approval"
         else:
             observation = "not run"
-        lines.append(f"step {step.index} | {call_text(call.name, call.arguments)} | {observation} | {tokens}")
+        lines.append(f"step {step.index} | {call.signature} | {observation} | {tokens}")
     return lines
 
 
