@@ -14,7 +14,7 @@ from toolwire_client import exits
 from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.models.base import Model, ModelCallFailed
-from toolwire_client.ordering import MessageOrderError, check_order
+from toolwire_client.ordering import MessageOrderError
 from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
 from toolwire_client.store.base import RunStore
 from toolwire_client.tokens import estimate_prompt
@@ -153,7 +153,7 @@ class Agent:
     async def _step(self, state: RunState) -> None:
         self._check_limits(state)
         try:
-            check_order(state.messages)
+            state.check_order()
         except MessageOrderError as exc:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         step = await self._ask_model(state)

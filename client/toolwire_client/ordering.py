@@ -1,5 +1,6 @@
 """The message-order rules every provider enforces, checked before each request so a mistake names the message
-index here instead of coming back as an API 400 several frames away."""
+index here instead of coming back as an API 400 several frames away. The check is incremental: an OrderCheck
+remembers how far the list was found valid, so a step costs the same on a long run as on a short one."""
 
 from toolwire_shared.messages import AssistantMessage, Message, ToolResultMessage
 
@@ -19,49 +20,65 @@ NO_ORPHANS = "no orphan results"
 NOT_EMPTY = "no empty assistant turn"
 
 
-def check_order(messages: list[Message]) -> None:
-    """Raise MessageOrderError at the first message that breaks a rule."""
-    asked_at = -1  # index of the assistant turn whose results are being read
-    waiting: dict[str, str] = {}  # call id -> tool name, not answered yet
-    answered: set[str] = set()
-    in_results = False
-    for index, message in enumerate(messages):
+class OrderCheck:
+    """Checks a growing message list: each call reads only the messages added since the last one."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self.checked = 0
+        self.asked_at = -1  # index of the assistant turn whose results are being read
+        self.waiting: dict[str, str] = {}  # call id -> tool name, not answered yet
+        self.answered: set[str] = set()
+        self.in_results = False
+
+    def check(self, messages: list[Message]) -> None:
+        """Raise MessageOrderError at the first message that breaks a rule."""
+        if len(messages) < self.checked:  # the list was cut back: start again
+            self._reset()
+        for index in range(self.checked, len(messages)):
+            self._read(index, messages[index])
+            self.checked = index + 1
+        if self.waiting:
+            missing = ", ".join(f"{name} ({cid})" for cid, name in self.waiting.items())
+            raise MessageOrderError(self.asked_at, ANSWERED_ONCE, f"these calls have no result: {missing}")
+
+    def _read(self, index: int, message: Message) -> None:
         if isinstance(message, ToolResultMessage):
-            _check_result(index, message, in_results, waiting, answered)
-            waiting.pop(message.call_id)
-            answered.add(message.call_id)
-            continue
-        if waiting:
-            missing = ", ".join(f"{name} ({cid})" for cid, name in waiting.items())
-            raise MessageOrderError(
-                index, RIGHT_AFTER, f"the calls of message {asked_at} are not all answered before it: {missing}"
-            )
-        in_results = False
+            self._check_result(index, message)
+            self.waiting.pop(message.call_id)
+            self.answered.add(message.call_id)
+            return
+        if self.waiting:
+            missing = ", ".join(f"{name} ({cid})" for cid, name in self.waiting.items())
+            detail = f"the calls of message {self.asked_at} are not all answered before it: {missing}"
+            raise MessageOrderError(index, RIGHT_AFTER, detail)
+        self.in_results = False
         if isinstance(message, AssistantMessage):
             if not message.text and not message.tool_calls:
                 raise MessageOrderError(index, NOT_EMPTY, "the assistant turn has no text and no tool calls")
             ids = [call.id for call in message.tool_calls]
             if len(set(ids)) != len(ids):
                 raise MessageOrderError(index, ANSWERED_ONCE, f"the turn repeats a call id: {ids}")
-            waiting = {call.id: call.name for call in message.tool_calls}
-            answered = set()
-            asked_at, in_results = index, bool(ids)
-    if waiting:
-        missing = ", ".join(f"{name} ({cid})" for cid, name in waiting.items())
-        raise MessageOrderError(asked_at, ANSWERED_ONCE, f"these calls have no result: {missing}")
+            self.waiting = {call.id: call.name for call in message.tool_calls}
+            self.answered = set()
+            self.asked_at, self.in_results = index, bool(ids)
+
+    def _check_result(self, index: int, message: ToolResultMessage) -> None:
+        if message.call_id in self.answered:
+            raise MessageOrderError(index, ANSWERED_ONCE, f"call {message.call_id} is answered a second time")
+        if not self.in_results:
+            raise MessageOrderError(
+                index,
+                RIGHT_AFTER,
+                f"the result for {message.call_id} does not follow the assistant turn that asked for it "
+                "(or its other results)",
+            )
+        if message.call_id not in self.waiting:
+            raise MessageOrderError(index, NO_ORPHANS, f"no call with id {message.call_id} in the turn before it")
 
 
-def _check_result(
-    index: int, message: ToolResultMessage, in_results: bool, waiting: dict[str, str], answered: set[str]
-) -> None:
-    if message.call_id in answered:
-        raise MessageOrderError(index, ANSWERED_ONCE, f"call {message.call_id} is answered a second time")
-    if not in_results:
-        raise MessageOrderError(
-            index,
-            RIGHT_AFTER,
-            f"the result for {message.call_id} does not follow the "
-            "assistant turn that asked for it (or its other results)",
-        )
-    if message.call_id not in waiting:
-        raise MessageOrderError(index, NO_ORPHANS, f"no call with id {message.call_id} in the turn before it")
+def check_order(messages: list[Message]) -> None:
+    """The whole list checked from the start."""
+    OrderCheck().check(messages)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from toolwire_client.ordering import OrderCheck
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage
@@ -76,8 +77,13 @@ class RunState(BaseModel):
     version: int = 0
     """Bumped on every save; the store refuses a save whose version is stale (two resumers)."""
 
+    _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: Counter[str] = PrivateAttr(default_factory=Counter)
     _asked_upto: int = PrivateAttr(default=0)
+
+    def check_order(self) -> None:
+        """MessageOrderError if the message list is not a valid request; reads only what was added since last time."""
+        self._order.check(self.messages)
 
     def asked_before(self, turn: int) -> Counter[str]:
         """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.

@@ -8,6 +8,7 @@ from toolwire_client.ordering import (
     NOT_EMPTY,
     RIGHT_AFTER,
     MessageOrderError,
+    OrderCheck,
     check_order,
 )
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
@@ -64,3 +65,20 @@ def test_a_result_with_no_turn_before_it() -> None:
 def test_an_empty_assistant_turn() -> None:
     error = broken([UserMessage(content="t"), AssistantMessage()])
     assert (error.index, error.rule) == (1, NOT_EMPTY) and "message 1" in str(error)
+
+
+def test_the_incremental_check_reads_only_what_was_added_and_still_catches_each_rule() -> None:
+    messages: list[Message] = [UserMessage(content="t"), ask("a"), answer("a")]
+    check = OrderCheck()
+    check.check(messages)
+    assert check.checked == 3
+    messages += [ask("b"), answer("a")]  # an orphan appended after the prefix was found valid
+    with pytest.raises(MessageOrderError) as caught:
+        check.check(messages)
+    assert (caught.value.index, caught.value.rule) == (4, NO_ORPHANS)
+    del messages[3:]  # cut back: the check starts again and finds the shorter list valid
+    check.check(messages)
+    messages.append(ask("c"))
+    with pytest.raises(MessageOrderError) as caught:  # a turn left unanswered at the end is still refused
+        check.check(messages)
+    assert caught.value.rule == ANSWERED_ONCE and check.checked == 4
