@@ -50,6 +50,10 @@ class WaitingForApproval(RunExit, code="waiting_for_approval", status="waiting_f
 class ModelFailed(RunExit, code="model_failed", status="failed"): ...
 
 
+class Tampered(RunExit, code="tampered", status="failed"):
+    """A risky call was about to run with no approval of exactly it on record: the saved state was changed."""
+
+
 class HarnessFailed(RunExit, code="harness_error", status="failed"):
     """The harness refused to go on (a malformed request it would have sent)."""
 

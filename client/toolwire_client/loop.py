@@ -11,6 +11,7 @@ from collections.abc import Callable
 import anyio
 
 from toolwire_client import exits
+from toolwire_client.approval_rules import NotApproved
 from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.models.base import Model, ModelCallFailed
@@ -279,6 +280,7 @@ class Agent:
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
+        calls = await self._authorized(state, step, calls)
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
         state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
@@ -291,6 +293,28 @@ class Agent:
         async with anyio.create_task_group() as group:
             for call in calls:
                 group.start_soon(one, call)
+
+    async def _authorized(self, state: RunState, step: StepRecord, calls: list[ToolCall]) -> list[ToolCall]:
+        """A risky call runs only on the store's record of an approval of exactly this call, whatever the saved
+        state says; one sent before is sent again only if idempotent (same key)."""
+        if self.store is None:
+            return calls
+        allowed = []
+        for call in calls:
+            if not self._is_risky(call):
+                allowed.append(call)
+                continue
+            try:
+                found = await self.store.authorize(state.run_id, call, self._pending(call, "sent").idempotent)
+            except NotApproved as exc:
+                raise exits.Tampered(
+                    f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
+                ) from exc
+            if found == "sent_before":
+                step.results.append(failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name)))
+            else:
+                allowed.append(call)
+        return allowed
 
     async def _call_with_hooks(self, run_id: str, call: ToolCall) -> ToolResult:
         checked = await run_before(self.hooks, call)
@@ -329,17 +353,22 @@ class Agent:
         waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
         if waiting:
             raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
-        step = state.steps[-1]
+        step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
         answered = {r.call_id for r in step.results}
         to_run: list[ToolCall] = []
-        for p in state.pending:
+        for p in (p for p in state.pending if p.call.id in asked):
+            if p.call != asked[p.call.id]:
+                why = f"its saved pending copy is not the call the model asked for ({asked[p.call.id].signature})"
+                if self.store is not None:
+                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
+                raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
             answer = _decided(p)
             if answer is None:
-                to_run.append(p.call)
+                to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
                 step.results.append(answer)
-        answered = {r.call_id for r in step.results}
-        unrecorded = [c for c in last.tool_calls if c.id not in answered and c not in to_run]
+        answered |= {r.call_id for r in step.results} | {c.id for c in to_run}
+        unrecorded = [c for c in last.tool_calls if c.id not in answered]
         if any(self._is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
             state.pending += [self._pending(c, "pending_approval") for c in unrecorded if self._is_risky(c)]
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")

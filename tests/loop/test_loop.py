@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
+from toolwire_client import approvals
 from toolwire_client.config import RunLimits
 from toolwire_client.hooks import Block
 from toolwire_client.loop import Agent
@@ -154,9 +155,17 @@ async def test_a_risky_call_pauses_the_run_and_runs_once_after_approval(tmp_path
     assert [r[0] for r in src.received] == ["get_order"] and REFUNDS == []  # the safe sibling ran, the refund not
     assert "issue_refund not run yet (waiting for approval)" in (state.report or "")
 
-    saved = await store.load("run_risky")
-    saved.pending[0].state = "approved"
-    done = await agent.resume(saved)
+    forged = await store.load("run_risky")
+    forged.pending[0].state = "approved"  # said by the state alone, not by a person: refused
+    refused = await agent.resume(forged)
+    assert (refused.status, refused.stop_reason, REFUNDS) == ("failed", "tampered", [])
+    assert "no approval of it is on record" in (refused.report or "")
+
+    store = await SqliteRunStore(tmp_path / "fresh.sqlite3").open()
+    agent = Agent(turns(first, "refunded"), ToolBox([src]), store=store)
+    await agent.run("refund A123", run_id="run_risky")
+    await approvals.approve(store, "run_risky", "r")
+    done = await agent.resume("run_risky")
     assert done.status == "done" and done.final_answer == "refunded"
     assert REFUNDS == [{"order_id": "A123", "amount_cents": 250000}] and done.pending == []
     assert [m.call_id for m in done.messages if m.role == "tool"] == ["o", "r"]  # the model's order
@@ -177,8 +186,8 @@ async def test_rejected_or_changed_calls_are_answered_not_run() -> None:
     state.pending[0].state = "approved"
     tampered = state.pending[0].call.model_copy(update={"arguments": {"order_id": "A123", "amount_cents": 999}})
     state.pending[0].call = tampered
-    resumed = await agent.resume(state)
-    assert resumed.steps[0].results[0].error_kind == "rejected" and REFUNDS == []
+    resumed = await agent.resume(state)  # the pending copy no longer matches the call the model asked for
+    assert (resumed.stop_reason, resumed.steps[0].results[0].error_kind, REFUNDS) == ("tampered", "blocked", [])
 
 
 async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> None:

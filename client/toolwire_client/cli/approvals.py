@@ -35,7 +35,14 @@ def approvals(db: str | None) -> None:
                     p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
                     p.decision_reason or "",
                 )
-    Console(width=220).print(table)
+    console = Console(width=220)
+    console.print(table)
+    tampered = with_store(db, lambda store: store.tampered())
+    if tampered:
+        flagged = Table("run", "call id", "tool", "tampered: what was wrong", "when", title="not run: tampered")
+        for run_id, call_id, tool, why, when in tampered:
+            flagged.add_row(run_id, call_id, tool, why or "", str(when)[:19])
+        console.print(flagged)
 
 
 def _said(verb: str, run_id: str, p: PendingCall) -> str:

@@ -5,7 +5,9 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from toolwire_client.approval_rules import Verdict
 from toolwire_client.state import RunState, RunStatus
+from toolwire_shared.messages import ToolCall
 
 
 class StaleRunState(Exception):
@@ -35,6 +37,12 @@ class RunStore(Protocol):
     async def load(self, run_id: str) -> RunState: ...
 
     async def list_runs(self, limit: int = 50) -> list[RunSummary]: ...
+
+    async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
+        """The record's verdict on a risky call about to run; NotApproved when no approval of exactly it exists."""
+        ...
+
+    async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None: ...
 
     async def claim(self, run_id: str, owner: str) -> None:
         """Take the run for resuming; raises RunAlreadyClaimed if another owner holds it."""

@@ -44,4 +44,28 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     ),
 ]
 
+MIGRATIONS.append(
+    (
+        3,
+        [
+            # Decisions and their uses, append-only: a row is never updated or deleted (schema 2's table was not).
+            """CREATE TABLE approval_events (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                call_id TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                binding TEXT NOT NULL,
+                event TEXT NOT NULL CHECK (event IN ('approve', 'reject', 'use', 'tampered')),
+                reason TEXT,
+                at {ts} NOT NULL
+            )""",
+            "CREATE INDEX approval_events_call ON approval_events (run_id, call_id)",
+            "CREATE UNIQUE INDEX approval_events_one_decision ON approval_events (run_id, call_id)"
+            " WHERE event IN ('approve', 'reject')",
+            "CREATE UNIQUE INDEX approval_events_one_use ON approval_events (run_id, call_id, binding)"
+            " WHERE event = 'use'",
+            "DROP TABLE decisions",
+        ],
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -14,14 +14,16 @@ from typing import Any, Literal, TypeVar
 
 import anyio.to_thread
 
+from toolwire_client.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
+from toolwire_client.approval_rules import decision as decision_of
 from toolwire_client.state import PendingCall, RunState, RunStatus, args_hash, now
 from toolwire_client.store.base import RunAlreadyClaimed, RunSummary, StaleRunState
 from toolwire_client.store.claims import claim_is_orphaned
 from toolwire_client.store.schema import LATEST, MIGRATIONS
+from toolwire_shared.messages import ToolCall
 
 T = TypeVar("T")
 Decision = Literal["approve", "reject"]
-_OPEN_DECISION_STATES = ("pending_approval", "approved", "rejected")
 
 
 class RunNotFound(KeyError):
@@ -170,23 +172,8 @@ class SqlRunStore(ABC):
                     " claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END WHERE run_id = ?",
                     (*columns, self._ts_param(stamp), state.run_id),
                 )
-            self._mark_used_decisions(cur, state, stamp)
         state.version = new_version
         state.updated_at = stamp
-
-    def _mark_used_decisions(self, cur: Any, state: RunState, stamp: datetime) -> None:
-        """A decision is used once the saved state no longer holds its call as waiting/approved/rejected."""
-        still_open = {p.call.id for p in state.pending if p.state in _OPEN_DECISION_STATES}
-        rows = self._execute(
-            cur, "SELECT call_id FROM decisions WHERE run_id = ? AND used_at IS NULL", (state.run_id,)
-        ).fetchall()
-        for (call_id,) in rows:
-            if call_id not in still_open:
-                self._execute(
-                    cur,
-                    "UPDATE decisions SET used_at = ? WHERE run_id = ? AND call_id = ?",
-                    (self._ts_param(stamp), state.run_id, call_id),
-                )
 
     async def load(self, run_id: str) -> RunState:
         return await self._run(lambda: self._load(run_id))
@@ -198,15 +185,23 @@ class SqlRunStore(ABC):
                 raise RunNotFound(run_id)
             state = RunState.model_validate(self._json_value(row[0]))
             state.version = int(row[1])
-            decisions = self._decisions(cur, run_id)
-        _void_unsafe_approvals(state, decisions)
         return state
 
-    def _decisions(self, cur: Any, run_id: str) -> dict[str, tuple[str, str, Any]]:
+    def _events(self, cur: Any, run_id: str, call_id: str) -> list[ApprovalEvent]:
         rows = self._execute(
-            cur, "SELECT call_id, decision, args_hash, used_at FROM decisions WHERE run_id = ?", (run_id,)
+            cur,
+            "SELECT event, binding, reason FROM approval_events WHERE run_id = ? AND call_id = ?",
+            (run_id, call_id),
         ).fetchall()
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+        return [ApprovalEvent(r[0], r[1], r[2]) for r in rows]
+
+    def _append_event(self, cur: Any, run_id: str, call: ToolCall, event: str, reason: str | None = None) -> None:
+        self._execute(
+            cur,
+            "INSERT INTO approval_events (run_id, call_id, tool, binding, event, reason, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run_id, call.id, call.name, binding(run_id, call), event, reason, self._ts_param(now())),
+        )
 
     async def list_runs(self, limit: int = 50, status: RunStatus | None = None) -> list[RunSummary]:
         def read() -> list[RunSummary]:
@@ -282,8 +277,7 @@ class SqlRunStore(ABC):
                 raise RunNotFound(run_id)
             state = RunState.model_validate(self._json_value(row[0]))
             version = int(row[1])
-            previous = self._decisions(cur, run_id).get(call_id)
-            pending = _check_decidable(state, call_id, previous, shown_hash)
+            pending = _check_decidable(state, call_id, decision_of(self._events(cur, run_id, call_id)), shown_hash)
             pending.state = "approved" if decision == "approve" else "rejected"
             pending.decision_reason = reason
             state.version = version + 1
@@ -293,15 +287,53 @@ class SqlRunStore(ABC):
                 "UPDATE runs SET state = ?, version = ?, updated_at = ? WHERE run_id = ? AND version = ?",
                 (self._json_param(state.model_dump_json()), version + 1, self._ts_param(stamp), run_id, version),
             )
-            # A call back at pending_approval had its earlier decision voided: the new one replaces it.
-            self._execute(cur, "DELETE FROM decisions WHERE run_id = ? AND call_id = ?", (run_id, call_id))
-            self._execute(
-                cur,
-                "INSERT INTO decisions (run_id, call_id, args_hash, decision, reason, decided_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (run_id, call_id, pending.args_hash, decision, reason, self._ts_param(stamp)),
-            )
+            self._append_event(cur, run_id, pending.call, decision, reason)
         return pending
+
+    async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
+        """At the moment a risky call is about to run: the verdict of the record (and a `use` appended when it runs),
+        or NotApproved (and a `tampered` event appended) when no approval of exactly this call is on record."""
+        return await self._run(lambda: self._authorize(run_id, call, idempotent))
+
+    def _authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
+        problem: NotApproved | None = None
+        with self._transaction() as cur:
+            self._execute(cur, f"SELECT version FROM runs WHERE run_id = ?{self.for_update}", (run_id,))
+            try:
+                found = verdict(self._events(cur, run_id, call.id), binding(run_id, call), idempotent)
+            except NotApproved as exc:
+                problem = exc
+                self._append_event(cur, run_id, call, "tampered", str(exc))
+            else:
+                if found == "run":
+                    self._append_event(cur, run_id, call, "use")
+        if problem is not None:
+            raise problem
+        return found
+
+    async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None:
+        """Put on record that the saved run was changed around this call (`toolwire approvals` shows it)."""
+
+        def flag() -> None:
+            with self._transaction() as cur:
+                self._append_event(cur, run_id, call, "tampered", why)
+
+        await self._run(flag)
+
+    async def tampered(self, limit: int = 200) -> list[tuple[str, str, str, str | None, Any]]:
+        """Calls that a run was about to run with no approval on record: run id, call id, tool, why, when."""
+
+        def read() -> list[tuple[str, str, str, str | None, Any]]:
+            with self._transaction() as cur:
+                rows = self._execute(
+                    cur,
+                    "SELECT run_id, call_id, tool, reason, at FROM approval_events WHERE event = 'tampered'"
+                    " ORDER BY at DESC LIMIT ?",
+                    (limit,),
+                ).fetchall()
+            return [tuple(r) for r in rows]
+
+        return await self._run(read)
 
     async def waiting(self, limit: int = 200) -> list[RunState]:
         """Runs that wait for a person, newest first."""
@@ -310,7 +342,7 @@ class SqlRunStore(ABC):
 
 
 def _check_decidable(
-    state: RunState, call_id: str, previous: tuple[str, str, Any] | None, shown_hash: str | None
+    state: RunState, call_id: str, previous: ApprovalEvent | None, shown_hash: str | None
 ) -> PendingCall:
     match = [p for p in state.pending if p.call.id == call_id]
     if not match:
@@ -320,10 +352,9 @@ def _check_decidable(
             f"run {state.run_id} never asked for approval of call '{call_id}'; calls waiting: {listing}"
         )
     pending = match[0]
+    if previous is not None:
+        raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous.event})")
     if pending.state != "pending_approval":
-        if previous is not None:
-            used = " and a resume already used it" if previous[2] is not None else ""
-            raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous[0]}){used}")
         raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} is not waiting for approval ({pending.state})")
     if args_hash(pending.call.arguments) != pending.args_hash:
         raise ApprovalRefused(
@@ -335,22 +366,3 @@ def _check_decidable(
             "look again with `toolwire approvals`"
         )
     return pending
-
-
-def _void_unsafe_approvals(state: RunState, decisions: dict[str, tuple[str, str, Any]]) -> None:
-    """Fail closed on load: an approved call runs only with an unused approval bound to exactly these arguments."""
-    for pending in state.pending:
-        if pending.state not in ("approved", "rejected"):
-            continue
-        decision = decisions.get(pending.call.id)
-        expected = "approve" if pending.state == "approved" else "reject"
-        problem = None
-        if decision is None or decision[0] != expected:
-            problem = "no matching decision was recorded for it"
-        elif decision[2] is not None:
-            problem = "its decision was already used by an earlier resume"
-        elif decision[1] != pending.args_hash or args_hash(pending.call.arguments) != pending.args_hash:
-            problem = "its arguments changed after the decision"
-        if problem is not None and pending.state == "approved":
-            pending.state = "pending_approval"
-            pending.decision_reason = f"approval void: {problem}; approve it again if it is still wanted"
