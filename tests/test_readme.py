@@ -33,6 +33,7 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     status, report = done.stdout.split(" ", 1)
     assert status == "done", done.stdout
     assert report.startswith(
-        "finished with a final answer after 4 steps; called get_order 2 times (1 ok), calculator once (failed) "
+        "finished with a final answer after 4 steps; asked for get_order 2 times, 1 run (ok), "
+        "asked for calculator once, none run "
     ), done.stdout
     assert "ERROR: unknown tool 'calculator'. Tools you may call: get_order." in report, done.stdout

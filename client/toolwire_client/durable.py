@@ -1,4 +1,5 @@
-"""Resuming a saved run under an exclusive claim (two resumers: one proceeds, the other is told so)."""
+"""Resuming a saved run in this process: rebuild its agent from the saved config and go on. The agent takes the
+run's lease, so a run that another live process drives is refused (RunAlreadyClaimed) before anything runs."""
 
 from collections.abc import Awaitable, Callable
 
@@ -6,7 +7,6 @@ from toolwire_client.config import RunConfig, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
-from toolwire_client.store.claims import claim_owner
 
 AgentFactory = Callable[[RunConfig, RunStore], Awaitable[Agent]]
 
@@ -16,16 +16,10 @@ async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
     return Agent.from_config(config, store=store)
 
 
-async def resume_claimed(store: RunStore, run_id: str, build: AgentFactory, owner: str | None = None) -> RunState:
-    """Claim the run (RunAlreadyClaimed if another process holds it), rebuild its agent, resume, release."""
-    owner = owner or claim_owner()
-    await store.claim(run_id, owner)
+async def resume_run(store: RunStore, run_id: str, build: AgentFactory = build_agent) -> RunState:
+    state = await store.load(run_id)
+    agent = await build(config_of(state), store)
     try:
-        state = await store.load(run_id)
-        agent = await build(config_of(state), store)
-        try:
-            return await agent.resume(state)
-        finally:
-            await agent.model.aclose()
+        return await agent.resume(state)
     finally:
-        await store.release(run_id, owner)
+        await agent.model.aclose()

@@ -3,7 +3,6 @@
 from collections import Counter
 
 from toolwire_client.state import RunState, RunStatus
-from toolwire_shared.messages import ToolResultMessage
 
 
 class RunExit(Exception):
@@ -54,6 +53,10 @@ class Tampered(RunExit, code="tampered", status="failed"):
     """A risky call was about to run with no approval of exactly it on record: the saved state was changed."""
 
 
+class LeaseLost(RunExit, code="lease_lost"):
+    """Another process drives the run now; this one stops before its next model or tool call and saves nothing."""
+
+
 class HarnessFailed(RunExit, code="harness_error", status="failed"):
     """The harness refused to go on (a malformed request it would have sent)."""
 
@@ -71,23 +74,32 @@ def finish(state: RunState, exit_: RunExit) -> None:
     state.report = f"{exit_.why}; {work_summary(state)}"
 
 
+NOT_RUN: frozenset[str] = frozenset({"unknown_tool", "bad_arguments", "refused", "rejected", "blocked"})
+"""Error kinds of calls that never reached a tool: the report does not count them as called."""
+
+
 def work_summary(state: RunState) -> str:
-    """'called get_order 3 times (1 ok), calculator once (ok); no final answer'."""
-    calls: Counter[str] = Counter()
+    """'called get_order 3 times (1 ok), calculator once (ok); no final answer', or for calls that were asked for
+    but not run: 'asked for get_order 20 times, none run'."""
+    asked: Counter[str] = Counter()
+    ran: Counter[str] = Counter()
     ok: Counter[str] = Counter()
-    for message in state.messages:
-        if isinstance(message, ToolResultMessage):
-            calls[message.name] += 1
-            ok[message.name] += not message.is_error
-    parts = [_tool_part(name, n, ok[name]) for name, n in calls.items()]
-    done = "called " + ", ".join(parts) if parts else "no tool called"
+    for step in state.steps:
+        asked.update(call.name for call in step.tool_calls)
+        for result in step.results:
+            ran[result.name] += result.error_kind not in NOT_RUN
+            ok[result.name] += not result.is_error
+    parts = [_tool_part(name, n, ran[name], ok[name]) for name, n in asked.items()]
+    done = ", ".join(parts) if parts else "no tool called"
     pending = [p.call.name for p in state.pending if p.state == "pending_approval"]
     if pending:
         done += f"; {', '.join(pending)} not run yet (waiting for approval)"
     return done + ("" if state.final_answer is not None else "; no final answer")
 
 
-def _tool_part(name: str, n: int, ok: int) -> str:
-    times = "once" if n == 1 else f"{n} times"
-    status = ("ok" if ok else "failed") if n == 1 else f"{ok} ok"
-    return f"{name} {times} ({status})"
+def _tool_part(name: str, asked: int, ran: int, ok: int) -> str:
+    times = "once" if asked == 1 else f"{asked} times"
+    status = ("ok" if ok else "failed") if ran == 1 else f"{ok} ok"
+    if ran == asked:
+        return f"called {name} {times} ({status})"
+    return f"asked for {name} {times}, " + ("none run" if ran == 0 else f"{ran} run ({status})")

@@ -7,17 +7,22 @@ below. Every exit is an exception; `_close_turn` is the one place a step ends on
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 
 import anyio
+from opentelemetry.trace import Span
 
-from toolwire_client import exits
+from toolwire_client import budget, exits
 from toolwire_client.approval_rules import NotApproved
+from toolwire_client.budget import PriceFn
+from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
+from toolwire_client.lease import Lease
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.ordering import MessageOrderError
 from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
-from toolwire_client.store.base import RunStore
+from toolwire_client.store.base import LeaseLost, RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes
@@ -27,9 +32,7 @@ from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult, failed
-from toolwire_shared.usage import Usage
 
-PriceFn = Callable[[Usage], float | None]
 OnStep = Callable[[RunState, StepRecord], None]
 
 
@@ -65,6 +68,7 @@ class Agent:
         self.model, self.toolbox, self.config = model, toolbox, config
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
         self.risky_tools = set(config.risky_tools)
+        self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
 
     @classmethod
     def from_config(
@@ -124,18 +128,24 @@ class Agent:
         with agent_span(self.config.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
+            async with _ToolsOpen(self.toolbox):
+                state.config = state.config or self._recorded_config()  # with the tools offered, once listed
+                await self._drive_held(state, resuming, span)
+        return state
+
+    async def _drive_held(self, state: RunState, resuming: bool, span: Span) -> None:
+        """The run under this process's lease: the loop, the exit, and the last save."""
+        async with self._driving(state) as lease:
             try:
-                async with _ToolsOpen(self.toolbox):
-                    state.config = state.config or self._recorded_config()
-                    await self._save(state)  # the run is on record before its first model call
-                    await self._loop(state, resuming)
+                await self._save(state)  # the run is on record before its first model call
+                await self._loop(state, resuming)
             except exits.RunExit as exit_:
                 self._close_turn(state, exit_)
                 exits.finish(state, exit_)
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
-            await self._save(state)
-        return state
+            if lease is None or lease.lost is None:  # a driver that lost the run saves nothing over it
+                await self._save(state)
 
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
@@ -152,12 +162,16 @@ class Agent:
         )
 
     async def _step(self, state: RunState) -> None:
-        self._check_limits(state)
+        cap = self._check_limits(state)
+        lease = self._leases.get(state.run_id)
+        if lease is not None:
+            lease.check()
         try:
             state.check_order()
         except MessageOrderError as exc:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
-        step = await self._ask_model(state)
+        step = await self._ask_model(state, cap)
+        budget.check_spent(self.limits, state)
         if not step.tool_calls:
             raise exits.FinalAnswer(step.model_text, len(state.steps))
         await self._act(state, step)
@@ -187,39 +201,30 @@ class Agent:
             self._end_step(state, step)
 
     # ---- limits ---------------------------------------------------------------------------------------------
-    def _check_limits(self, state: RunState) -> None:
-        lim, n = self.limits, len(state.steps)
-        if n >= lim.max_steps:
-            raise exits.StepLimit(f"stopped at the step limit after {n} steps")
-        if lim.max_tokens is None and lim.max_cost_usd is None:
-            return
-        next_usage = Usage(
-            input_tokens=estimate_prompt(state.messages, self.toolbox.specs), output_tokens=lim.output_reserve_tokens
-        )
-        spent = state.usage.total_tokens
-        if lim.max_tokens is not None and spent + next_usage.total_tokens > lim.max_tokens:
-            raise exits.TokenBudget(
-                f"stopped by the token budget before step {n + 1}: {spent} tokens spent, the "
-                f"next call needs about {next_usage.total_tokens} more, budget {lim.max_tokens}"
-            )
-        price = self.price_fn(next_usage) if self.price_fn else None
-        if lim.max_cost_usd is not None and price is not None and (state.cost_usd or 0) + price > lim.max_cost_usd:
-            raise exits.CostBudget(
-                f"stopped by the cost budget before step {n + 1}: {state.cost_usd or 0:.4f} USD "
-                f"spent, the next call costs about {price:.4f}, budget {lim.max_cost_usd:g} USD"
-            )
+    def _check_limits(self, state: RunState) -> int | None:
+        """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply."""
+        if len(state.steps) >= self.limits.max_steps:
+            raise exits.StepLimit(f"stopped at the step limit after {len(state.steps)} steps")
+        if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
+            return None
+        prompt = estimate_prompt(state.messages, self.toolbox.specs)
+        return budget.output_cap(self.limits, state, prompt, self.price_fn)
 
     # ---- the model ------------------------------------------------------------------------------------------
-    async def _ask_model(self, state: RunState) -> StepRecord:
+    async def _ask_model(self, state: RunState, cap: int | None) -> StepRecord:
         m = self.model
         with chat_span(m.provider, m.model, state.run_id, m.server_address, m.server_port) as span:
             span.set_attribute(attributes.TOOLWIRE_STEP, len(state.steps) + 1)
             try:
-                reply = await m.complete(state.messages, self.toolbox.specs)
+                if cap is None:
+                    reply = await m.complete(state.messages, self.toolbox.specs)
+                else:
+                    reply = await m.complete(state.messages, self.toolbox.specs, max_output_tokens=cap)
             except ModelCallFailed as exc:
                 raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
             record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
             record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
+        reply.message = unique_call_ids(reply.message)
         state.messages.append(reply.message)
         state.usage = state.usage + reply.usage
         cost = self.price_fn(reply.usage) if self.price_fn else None
@@ -275,12 +280,14 @@ class Agent:
         idempotent = bool(spec and spec.policy.idempotent)
         return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
 
-    async def _run_calls(self, state: RunState, step: StepRecord, calls: list[ToolCall]) -> None:
+    async def _run_calls(
+        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str] = frozenset()
+    ) -> None:
         """All at once, marked `sent` before; each call has its own timeout and never cancels a sibling. A result
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
-        calls = await self._authorized(state, step, calls)
+        calls = await self._authorized(state, step, calls, approved)
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
         state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
@@ -294,14 +301,16 @@ class Agent:
             for call in calls:
                 group.start_soon(one, call)
 
-    async def _authorized(self, state: RunState, step: StepRecord, calls: list[ToolCall]) -> list[ToolCall]:
-        """A risky call runs only on the store's record of an approval of exactly this call, whatever the saved
-        state says; one sent before is sent again only if idempotent (same key)."""
+    async def _authorized(
+        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
+    ) -> list[ToolCall]:
+        """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
+        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
         if self.store is None:
             return calls
         allowed = []
         for call in calls:
-            if not self._is_risky(call):
+            if not self._is_risky(call) and call.id not in approved:
                 allowed.append(call)
                 continue
             try:
@@ -362,7 +371,10 @@ class Agent:
                 if self.store is not None:
                     await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
                 raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
-            answer = _decided(p)
+            by_record = self.store is not None and (
+                p.state == "approved" or (p.state == "sent" and self._is_risky(p.call))
+            )
+            answer = None if by_record else _decided(p)  # the record, not the state, says what was approved and sent
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
@@ -372,7 +384,8 @@ class Agent:
         if any(self._is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
             state.pending += [self._pending(c, "pending_approval") for c in unrecorded if self._is_risky(c)]
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
-        await self._run_calls(state, step, to_run + unrecorded)
+        approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
+        await self._run_calls(state, step, to_run + unrecorded, approved)
         state.pending = []
         self._append_results(state, step)
         await self._save(state)
@@ -382,10 +395,37 @@ class Agent:
         """The config as saved with the run: with the tool definitions offered, so replay offers the same ones."""
         return self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
 
+    def _driving(self, state: RunState) -> AbstractAsyncContextManager[Lease | None]:
+        """This process's lease on the run while it drives it (none without a store: nothing to share)."""
+        if self.store is None:
+            return nullcontext()
+        return _Held(self._leases, Lease(self.store, state))
+
     async def _save(self, state: RunState) -> None:
-        if self.store is not None:
-            state.updated_at = now()
-            await self.store.save(state)
+        if self.store is None:
+            return
+        lease = self._leases.get(state.run_id)
+        state.updated_at = now()
+        try:
+            await self.store.save(state, owner=lease.owner if lease else None)
+        except LeaseLost as exc:
+            raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
+
+
+class _Held:
+    """The lease, entered and kept in the Agent's table of the runs it drives for as long as it is held."""
+
+    def __init__(self, leases: dict[str, Lease], lease: Lease):
+        self.leases, self.lease = leases, lease
+
+    async def __aenter__(self) -> Lease:
+        await self.lease.__aenter__()
+        self.leases[self.lease.state.run_id] = self.lease
+        return self.lease
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.leases.pop(self.lease.state.run_id, None)
+        await self.lease.__aexit__(None, None, None)
 
 
 class _ToolsOpen:

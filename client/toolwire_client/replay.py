@@ -37,7 +37,9 @@ class ReplayModel:
         self._replies = [ModelReply.model_validate(s.model_reply) for s in recorded.steps]
         self.calls = 0
 
-    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
         if self.calls >= len(self._replies):
             raise ModelCallFailed(END_OF_RECORD)
         reply = self._replies[self.calls]

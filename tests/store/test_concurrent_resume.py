@@ -19,7 +19,7 @@ async def test_two_resumes_exactly_one_proceeds(db: str, tmp_path: Path) -> None
     await await_until(anyio.Path(gate / "model_started").exists, "the first resume's model call", proc=first)
     second = await run_cli(db, "resume", "run_race")
     assert second.returncode == 3, second.stderr
-    assert "run run_race is already being resumed by" in second.stderr
+    assert "run run_race is being driven by another process" in second.stderr
 
     (gate / "release").touch()
     out, err = await anyio.to_thread.run_sync(lambda: first.communicate(timeout=60))

@@ -42,7 +42,7 @@ def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T
     try:
         return anyio.run(main)
     except RunAlreadyClaimed as exc:
-        raise AlreadyClaimed(f"{exc}; try again when it is done (`toolwire runs` shows its status)") from exc
+        raise AlreadyClaimed(f"{exc} (`toolwire runs` shows its status)") from exc
     except StaleRunState as exc:
         raise click.ClickException(f"{exc}; nothing of ours was saved over it") from exc
     except (RunNotFound, ApprovalRefused, ValueError) as exc:

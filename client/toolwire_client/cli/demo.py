@@ -15,7 +15,7 @@ from rich.console import Console
 from toolwire_client.approvals import approve
 from toolwire_client.cli.run import print_outcome, with_prices_and_printing
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.durable import resume_claimed
+from toolwire_client.durable import resume_run
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
@@ -110,7 +110,7 @@ async def _demo(config: RunConfig, db: str, console: Console) -> RunState:
         while state.status == "waiting_for_approval":
             await _approve_all(store, state, console)
             console.print("resuming the saved run ...", markup=False, highlight=False)
-            state = await resume_claimed(store, state.run_id, build)
+            state = await resume_run(store, state.run_id, build)
         return state
     finally:
         await store.aclose()

@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.durable import build_agent, resume_claimed
+from toolwire_client.durable import build_agent, resume_run
 from toolwire_client.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 
@@ -39,7 +39,7 @@ def resume(run_id: str, db: str | None) -> None:
     """Continue RUN_ID: run approved calls, answer rejected ones, settle calls cut off by a crash, go on."""
 
     async def work(store: SqlRunStore) -> RunState:
-        return await resume_claimed(store, run_id, build_agent)
+        return await resume_run(store, run_id, build_agent)
 
     state = with_store(db, work)
     click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")

@@ -49,8 +49,11 @@ class AnthropicModel(HttpModel):
             headers["x-api-key"] = self._api_key
         return headers
 
-    def request_body(self, messages: list[Message], tools: list[ToolSpec]) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens}
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> dict[str, Any]:
+        limit = self.max_tokens if max_output_tokens is None else min(self.max_tokens, max_output_tokens)
+        body: dict[str, Any] = {"model": self.model, "max_tokens": limit}
         system = [m.content for m in messages if isinstance(m, SystemMessage)]
         if system:
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in system]
@@ -67,9 +70,11 @@ class AnthropicModel(HttpModel):
             body["stream"] = True
         return body
 
-    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
         reader = read_message_stream if self.stream else None
-        posted = await self._post("/v1/messages", self.request_body(messages, tools), reader)
+        posted = await self._post("/v1/messages", self.request_body(messages, tools, max_output_tokens), reader)
         content = posted.data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")

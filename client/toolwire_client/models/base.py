@@ -41,8 +41,11 @@ class Model(Protocol):
     server_address: str | None
     server_port: int | None
 
-    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        """One model call, retried inside as the retry policy says; raises ModelCallFailed when it gives up."""
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
+        """One model call, retried inside as the retry policy says; raises ModelCallFailed when it gives up.
+        `max_output_tokens` (what the run's budget leaves) caps the reply below the adapter's own limit."""
         ...
 
     async def aclose(self) -> None: ...

@@ -56,7 +56,9 @@ class OpenAIChatModel(HttpModel):
             headers["authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def request_body(self, messages: list[Message], tools: list[ToolSpec]) -> dict[str, Any]:
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
         if tools:
             body["tools"] = [
@@ -76,8 +78,9 @@ class OpenAIChatModel(HttpModel):
             body["parallel_tool_calls"] = True
             if self.tool_choice is not None:
                 body["tool_choice"] = self.tool_choice
-        if self.max_tokens is not None:
-            body["max_completion_tokens"] = self.max_tokens
+        limit = _smallest(self.max_tokens, max_output_tokens)
+        if limit is not None:
+            body["max_completion_tokens"] = limit
         return body
 
     def wire_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
@@ -108,8 +111,10 @@ class OpenAIChatModel(HttpModel):
             ]
         return echo
 
-    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        posted = await self._post("/chat/completions", self.request_body(messages, tools))
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
+        posted = await self._post("/chat/completions", self.request_body(messages, tools, max_output_tokens))
         choices = posted.data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
@@ -171,3 +176,8 @@ def parse_usage(usage: Any) -> Usage:
         cache_read_tokens=details.get("cached_tokens") or 0,
         cache_write_tokens=details.get("cache_write_tokens") or 0,
     )
+
+
+def _smallest(*limits: int | None) -> int | None:
+    given = [n for n in limits if n is not None]
+    return min(given) if given else None

@@ -27,7 +27,9 @@ class ScriptedModel:
         self.usage_fn = usage_fn
         self.calls = 0
 
-    async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
         started = time.perf_counter()
         message = self.script(list(messages)).model_copy(update={"provider": self.provider})
         self.calls += 1

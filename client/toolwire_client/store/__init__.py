@@ -1,11 +1,12 @@
 """Run stores: where RunState lives between steps and between processes (SQLite by default, PostgreSQL to share)."""
 
-from toolwire_client.store.base import RunAlreadyClaimed, RunStore, RunSummary, StaleRunState
+from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunStore, RunSummary, StaleRunState
 from toolwire_client.store.claims import claim_owner
 from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore
 
 __all__ = [
     "ApprovalRefused",
+    "LeaseLost",
     "RunAlreadyClaimed",
     "RunNotFound",
     "RunStore",

@@ -15,7 +15,11 @@ class StaleRunState(Exception):
 
 
 class RunAlreadyClaimed(Exception):
-    """Another process is resuming this run right now."""
+    """Another process is driving this run right now (its lease is fresh)."""
+
+
+class LeaseLost(StaleRunState):
+    """This process no longer holds the run's lease: another driver took it over."""
 
 
 class RunSummary(BaseModel):
@@ -30,8 +34,9 @@ class RunSummary(BaseModel):
 
 
 class RunStore(Protocol):
-    async def save(self, state: RunState) -> None:
-        """Write the whole state atomically; state.version must equal the stored one, and is bumped on success."""
+    async def save(self, state: RunState, owner: str | None = None) -> None:
+        """Write the whole state atomically; state.version must equal the stored one, and is bumped on success.
+        With `owner`, the save is also refused (LeaseLost) unless that owner holds the run's lease."""
         ...
 
     async def load(self, run_id: str) -> RunState: ...
@@ -46,6 +51,10 @@ class RunStore(Protocol):
 
     async def claim(self, run_id: str, owner: str) -> None:
         """Take the run for resuming; raises RunAlreadyClaimed if another owner holds it."""
+        ...
+
+    async def renew(self, run_id: str, owner: str) -> bool:
+        """Refresh the lease; False when `owner` no longer holds it."""
         ...
 
     async def release(self, run_id: str, owner: str) -> None: ...

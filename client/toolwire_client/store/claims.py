@@ -6,8 +6,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-CLAIM_LEASE = timedelta(seconds=float(os.environ.get("TOOLWIRE_CLAIM_LEASE_S", "3600")))
-"""A claim not refreshed by a save for this long is treated as abandoned (its holder is on another machine)."""
+LEASE_S = float(os.environ.get("TOOLWIRE_LEASE_S", "30"))
+"""A claim whose heartbeat has not renewed it for this long is abandoned (its holder is gone, or on another machine
+and cut off); a holder on this host whose process is gone loses it at once."""
+CLAIM_LEASE = timedelta(seconds=LEASE_S)
 
 
 def claim_owner() -> str:

@@ -17,8 +17,8 @@ import anyio.to_thread
 from toolwire_client.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
 from toolwire_client.approval_rules import decision as decision_of
 from toolwire_client.state import PendingCall, RunState, RunStatus, args_hash, now
-from toolwire_client.store.base import RunAlreadyClaimed, RunSummary, StaleRunState
-from toolwire_client.store.claims import claim_is_orphaned
+from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunSummary, StaleRunState
+from toolwire_client.store.claims import LEASE_S, claim_is_orphaned
 from toolwire_client.store.schema import LATEST, MIGRATIONS
 from toolwire_shared.messages import ToolCall
 
@@ -128,18 +128,20 @@ class SqlRunStore(ABC):
         return await self._run(read)
 
     # -- RunStore ------------------------------------------------------------------------------------------------
-    async def save(self, state: RunState) -> None:
-        await self._run(lambda: self._save(state))
+    async def save(self, state: RunState, owner: str | None = None) -> None:
+        await self._run(lambda: self._save(state, owner))
 
-    def _save(self, state: RunState) -> None:
+    def _save(self, state: RunState, owner: str | None = None) -> None:
         stamp = now()
         new_version = state.version + 1
         body = state.model_copy(update={"version": new_version, "updated_at": stamp}).model_dump_json()
         with self._transaction() as cur:
             row = self._execute(
-                cur, f"SELECT version FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
+                cur, f"SELECT version, claimed_by FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
             ).fetchone()
             stored = None if row is None else int(row[0])
+            if owner is not None and row is not None and row[1] != owner:
+                raise LeaseLost(f"run {state.run_id} is now driven by {row[1] or 'no one'}, not this process")
             if (stored is None and state.version != 0) or (stored is not None and stored != state.version):
                 raise StaleRunState(
                     f"run {state.run_id} was saved by another process (stored version {stored}, ours "
@@ -245,7 +247,24 @@ class SqlRunStore(ABC):
                 ).rowcount
                 if stolen == 1:
                     return
-        raise RunAlreadyClaimed(f"run {run_id} is already being resumed by {holder}")
+        raise RunAlreadyClaimed(
+            f"run {run_id} is being driven by another process ({holder}, lease renewed at {str(row[1])[:19]}); wait "
+            "for it to finish, or stop it: a stopped driver's run can be resumed at once on its host, elsewhere "
+            f"{LEASE_S:g} s after its last heartbeat"
+        )
+
+    async def renew(self, run_id: str, owner: str) -> bool:
+        def renew() -> bool:
+            with self._transaction() as cur:
+                return bool(
+                    self._execute(
+                        cur,
+                        "UPDATE runs SET claimed_at = ? WHERE run_id = ? AND claimed_by = ?",
+                        (self._ts_param(now()), run_id, owner),
+                    ).rowcount
+                )
+
+        return await self._run(renew)
 
     async def release(self, run_id: str, owner: str) -> None:
         def release() -> None:

@@ -1,0 +1,36 @@
+"""Every call of a turn gets an id of its own before the turn is saved: a provider (often a local server) may send
+none, or the same id twice, and approvals, results and resumes must each address exactly one call. The provider's
+own content blocks are renamed to match, so what is echoed back to it stays consistent."""
+
+from typing import Any
+
+from toolwire_shared.ids import new_call_id
+from toolwire_shared.messages import AssistantMessage, ToolCall
+
+
+def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    seen: set[str] = set()
+    renamed = 0
+    calls = []
+    for call in message.tool_calls:
+        if call.id and call.id not in seen:
+            seen.add(call.id)
+            calls.append(call)
+            continue
+        fresh = new_call_id()
+        renamed += 1
+        seen.add(fresh)
+        calls.append(call.model_copy(update={"id": fresh}))
+    if not renamed:
+        return message
+    return message.model_copy(
+        update={"tool_calls": calls, "provider_content": _renamed(message.provider_content, calls)}
+    )
+
+
+def _renamed(blocks: list[dict[str, Any]] | None, calls: list[ToolCall]) -> list[dict[str, Any]] | None:
+    """The provider's tool_use blocks carry the calls in the same order (that is how the adapter read them)."""
+    if blocks is None:
+        return None
+    ids = iter(call.id for call in calls)
+    return [{**b, "id": next(ids, b.get("id"))} if b.get("type") == "tool_use" else b for b in blocks]

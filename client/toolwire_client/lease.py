@@ -1,0 +1,69 @@
+"""One driver per run: the lease a process holds while it drives a run (`run`, `resume`, `demo`, `eval`, workers).
+
+Taken before the run's first model call, renewed by a heartbeat that does not wait for step saves, and released at
+the end. Before each model call the driver checks that its last renewal is recent (no one can have taken an
+unexpired lease); before each tool call the step save that marks the calls `sent` is refused unless this owner still
+holds the lease. So no model call or tool call of one run runs in two processes."""
+
+import time
+from types import TracebackType
+
+import anyio
+from anyio.abc import TaskGroup
+
+from toolwire_client import exits
+from toolwire_client.state import RunState
+from toolwire_client.store.base import RunStore
+from toolwire_client.store.claims import LEASE_S, claim_owner
+from toolwire_client.store.sql import RunNotFound
+
+
+class Lease:
+    def __init__(self, store: RunStore, state: RunState, ttl_s: float = LEASE_S):
+        self.store, self.state, self.ttl_s = store, state, ttl_s
+        self.owner = claim_owner()
+        self.renewed = 0.0
+        self.lost: str | None = None
+        self._group: TaskGroup | None = None
+
+    async def __aenter__(self) -> "Lease":
+        try:
+            await self.store.claim(self.state.run_id, self.owner)
+        except RunNotFound:  # a new run: on record first, then claimed (its id is new, so no one else can)
+            await self.store.save(self.state)
+            await self.store.claim(self.state.run_id, self.owner)
+        self.renewed = time.monotonic()
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._beat)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._group is not None
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        if self.lost is None:
+            with anyio.CancelScope(shield=True):
+                await self.store.release(self.state.run_id, self.owner)
+        return None
+
+    async def _beat(self) -> None:
+        while True:
+            await anyio.sleep(self.ttl_s / 3)
+            if not await self.store.renew(self.state.run_id, self.owner):
+                self.lost = "another process took the run over"
+                return
+            self.renewed = time.monotonic()
+
+    def check(self) -> None:
+        """Before a model call: stop unless this process surely still holds the lease."""
+        if self.lost is None and time.monotonic() - self.renewed > self.ttl_s / 2:
+            self.lost = f"its lease was not renewed for {time.monotonic() - self.renewed:.0f} s"
+        if self.lost is not None:
+            raise exits.LeaseLost(f"stopped: this process no longer drives the run ({self.lost})")
+
+    def lose(self, why: str) -> exits.LeaseLost:
+        self.lost = why
+        return exits.LeaseLost(f"stopped: this process no longer drives the run ({why})")
