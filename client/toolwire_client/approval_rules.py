@@ -7,7 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from toolwire_client.state import PendingCall, args_hash
+from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
+from toolwire_shared.results import ToolResult, failed
 
 Event = Literal["approve", "reject", "use", "tampered"]
 Verdict = Literal["run", "resend", "sent_before"]
@@ -49,3 +52,15 @@ def verdict(events: list[ApprovalEvent], bound: str, idempotent: bool) -> Verdic
     if any(e.event == "use" and e.binding == bound for e in events):
         return "resend" if idempotent else "sent_before"
     return "run"
+
+
+def answer_without_running(p: PendingCall) -> ToolResult | None:
+    """The result a settled pending call gets without running, or None when it should be (re)sent."""
+    call = p.call
+    if p.state == "rejected":
+        return failed(call.id, call.name, "rejected", errors.rejected(p.decision_reason or "no reason given"))
+    if p.state == "approved" and p.args_hash != args_hash(call.arguments):
+        return failed(call.id, call.name, "rejected", errors.changed_after_approval())
+    if p.state == "sent" and not p.idempotent:
+        return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
+    return None

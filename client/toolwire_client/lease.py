@@ -6,6 +6,8 @@ unexpired lease); before each tool call the step save that marks the calls `sent
 holds the lease. So no model call or tool call of one run runs in two processes."""
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from types import TracebackType
 
 import anyio
@@ -67,3 +69,18 @@ class Lease:
     def lose(self, why: str) -> exits.LeaseLost:
         self.lost = why
         return exits.LeaseLost(f"stopped: this process no longer drives the run ({why})")
+
+
+@asynccontextmanager
+async def held(store: RunStore | None, state: RunState, table: dict[str, Lease]) -> AsyncIterator[Lease | None]:
+    """This process's lease on the run while it drives it, kept in `table` by run id (none without a store: a run
+    nobody else can see needs none)."""
+    if store is None:
+        yield None
+        return
+    async with Lease(store, state) as lease:
+        table[state.run_id] = lease
+        try:
+            yield lease
+        finally:
+            table.pop(state.run_id, None)

@@ -7,18 +7,17 @@ below. Every exit is an exception; `_close_turn` is the one place a step ends on
 import time
 from collections import Counter
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
 
 import anyio
 from opentelemetry.trace import Span
 
 from toolwire_client import budget, exits
-from toolwire_client.approval_rules import NotApproved
+from toolwire_client.approval_rules import NotApproved, answer_without_running
 from toolwire_client.budget import PriceFn
 from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
-from toolwire_client.lease import Lease
+from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.ordering import MessageOrderError
 from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
@@ -128,14 +127,14 @@ class Agent:
         with agent_span(self.config.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
-            async with _ToolsOpen(self.toolbox):
+            async with self.toolbox.opened():
                 state.config = state.config or self._recorded_config()  # with the tools offered, once listed
                 await self._drive_held(state, resuming, span)
         return state
 
     async def _drive_held(self, state: RunState, resuming: bool, span: Span) -> None:
         """The run under this process's lease: the loop, the exit, and the last save."""
-        async with self._driving(state) as lease:
+        async with held(self.store, state, self._leases) as lease:
             try:
                 await self._save(state)  # the run is on record before its first model call
                 await self._loop(state, resuming)
@@ -374,7 +373,9 @@ class Agent:
             by_record = self.store is not None and (
                 p.state == "approved" or (p.state == "sent" and self._is_risky(p.call))
             )
-            answer = None if by_record else _decided(p)  # the record, not the state, says what was approved and sent
+            answer = (
+                None if by_record else answer_without_running(p)
+            )  # the record, not the state, says what was approved and sent
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
@@ -395,12 +396,6 @@ class Agent:
         """The config as saved with the run: with the tool definitions offered, so replay offers the same ones."""
         return self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
 
-    def _driving(self, state: RunState) -> AbstractAsyncContextManager[Lease | None]:
-        """This process's lease on the run while it drives it (none without a store: nothing to share)."""
-        if self.store is None:
-            return nullcontext()
-        return _Held(self._leases, Lease(self.store, state))
-
     async def _save(self, state: RunState) -> None:
         if self.store is None:
             return
@@ -410,50 +405,6 @@ class Agent:
             await self.store.save(state, owner=lease.owner if lease else None)
         except LeaseLost as exc:
             raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
-
-
-class _Held:
-    """The lease, entered and kept in the Agent's table of the runs it drives for as long as it is held."""
-
-    def __init__(self, leases: dict[str, Lease], lease: Lease):
-        self.leases, self.lease = leases, lease
-
-    async def __aenter__(self) -> Lease:
-        await self.lease.__aenter__()
-        self.leases[self.lease.state.run_id] = self.lease
-        return self.lease
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.leases.pop(self.lease.state.run_id, None)
-        await self.lease.__aexit__(None, None, None)
-
-
-class _ToolsOpen:
-    """Starts the toolbox for the run unless the caller already did, and closes only what it started."""
-
-    def __init__(self, toolbox: ToolBox):
-        self.toolbox, self.owned = toolbox, False
-
-    async def __aenter__(self) -> None:
-        if not self.toolbox.started:
-            await self.toolbox.start()
-            self.owned = True
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.owned:
-            await self.toolbox.aclose()
-
-
-def _decided(p: PendingCall) -> ToolResult | None:
-    """The result a settled pending call gets without running, or None when it should be (re)sent."""
-    call = p.call
-    if p.state == "rejected":
-        return failed(call.id, call.name, "rejected", errors.rejected(p.decision_reason or "no reason given"))
-    if p.state == "approved" and p.args_hash != args_hash(call.arguments):
-        return failed(call.id, call.name, "rejected", errors.changed_after_approval())
-    if p.state == "sent" and not p.idempotent:
-        return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
-    return None
 
 
 def _in_call_order(step: StepRecord) -> None:

@@ -5,6 +5,8 @@ import fnmatch
 import hashlib
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -66,6 +68,15 @@ class ToolBox:
         self.started = False
         for source in reversed(self.sources):
             await source.aclose()
+
+    @asynccontextmanager
+    async def opened(self) -> AsyncIterator["ToolBox"]:
+        """Started for the caller unless it already is, and closed only if started here."""
+        if self.started:
+            yield self
+            return
+        async with self:
+            yield self
 
     async def __aenter__(self) -> "ToolBox":
         await self.start()
