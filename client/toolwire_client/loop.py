@@ -18,6 +18,7 @@ from toolwire_client.ordering import MessageOrderError, check_order
 from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
 from toolwire_client.store.base import RunStore
 from toolwire_client.tokens import estimate_prompt
+from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes
 from toolwire_otel.content import record_agent_content, record_chat_content
@@ -74,12 +75,14 @@ class Agent:
         hooks: tuple[ToolHook, ...] = (),
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
+        stderr_sink: LineSink | None = None,
     ) -> "Agent":
-        """The agent a config describes: its model from the provider table, its tool servers as MCP sources."""
+        """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
+        stderr to `stderr_sink`, default this process's stderr)."""
         from toolwire_client.models import make_model
 
         model = make_model(config.model, base_url=config.base_url)
-        toolbox = ToolBox(build_sources(config.servers), allow=config.allow)
+        toolbox = ToolBox(build_sources(config.servers, stderr_sink), allow=config.allow)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property
