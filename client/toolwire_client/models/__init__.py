@@ -5,12 +5,10 @@ from typing import Any
 
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
-from toolwire_client.models.providers import PROVIDERS, ModelOptions, spec_help
+from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
 from toolwire_client.models.retry import RetryPolicy
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
-
-
 def default_spec() -> str:
     """The model to use when none is named: the first provider in the table whose API key is set."""
     for provider in PROVIDERS.values():
@@ -37,7 +35,7 @@ def make_model(
     provider = PROVIDERS.get(prefix.strip().lower())
     name = name.strip() or (provider.default_model or "" if provider else "")
     if provider is None or not name:
-        raise ValueError(f"unknown model {spec!r}: use {spec_help()}")
+        raise UnknownModel(f"unknown model {spec!r}: use {spec_help()}")
     options = ModelOptions(base_url, api_key, anthropic_version, max_tokens, stream, tool_choice, retry)
     return provider.build(name, options)
 
@@ -50,6 +48,7 @@ __all__ = [
     "ModelCallFailed",
     "ModelReply",
     "RetryPolicy",
+    "UnknownModel",
     "default_spec",
     "make_model",
     "spec_help",
