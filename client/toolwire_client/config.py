@@ -27,8 +27,8 @@ class RunLimits(BaseModel):
     max_cost_usd: float | None = None
     """Needs the Agent's price_fn."""
     on_repeat: Literal["stop", "warn"] = "stop"
-    repeat_limit: int = 3
-    """The same tool with the same arguments this many times is a loop."""
+    repeat_limit: int = Field(default=3, ge=2)
+    """The same tool with the same arguments this many times is a loop (2 or more: a first call is no repeat)."""
     tool_timeout_s: float | None = None
     """Overrides every tool's own timeout when set."""
 

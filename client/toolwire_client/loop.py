@@ -396,4 +396,7 @@ def _in_call_order(step: StepRecord) -> None:
 
 
 def _nth(n: int) -> str:
-    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+    """An ordinal for a repeat, which is at least the second time (RunLimits.repeat_limit is 2 or more)."""
+    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return words.get(n, f"{n}{suffix}")
