@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from toolwire_client import approvals as decisions
-from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 
@@ -16,25 +16,32 @@ HASH_SHOWN = 12
 
 @click.command("approvals")
 @db_option
-def approvals(db: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the waiting calls as a JSON list.")
+def approvals(db: str | None, as_json: bool) -> None:
     """List waiting calls: run, call id, tool, arguments, args hash, since when."""
 
     async def work(store: SqlRunStore) -> list[RunState]:
         return await store.waiting()
 
+    waiting = [(state, p) for state in with_store(db, work) for p in state.pending if p.state == "pending_approval"]
+    if as_json:
+        rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not waiting:
+        click.echo(f"no calls wait for approval in {store_name(db)}")
+        return
     table = Table("run", "call id", "tool", "arguments", "hash", "since", "note")
-    for state in with_store(db, work):
-        for p in state.pending:
-            if p.state == "pending_approval":
-                table.add_row(
-                    state.run_id,
-                    p.call.id,
-                    p.call.name,
-                    json.dumps(p.call.arguments, sort_keys=True),
-                    p.args_hash[:HASH_SHOWN],
-                    p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-                    p.decision_reason or "",
-                )
+    for state, p in waiting:
+        table.add_row(
+            state.run_id,
+            p.call.id,
+            p.call.name,
+            json.dumps(p.call.arguments, sort_keys=True),
+            p.args_hash[:HASH_SHOWN],
+            p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+            p.decision_reason or "",
+        )
     Console(width=220).print(table)
 
 
