@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-BEGIN = "<!-- the command table: made by `python -m toolwire_client.cli.reference README.md`, checked by the tests -->"
+BEGIN = "<!-- the command table: `make readme` writes it, the tests check it -->"
 END = "<!-- end of the command table -->"
 
 
