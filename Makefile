@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench readme clean
 
 install: $(VENV)/.installed-$(EXTRAS)
 
@@ -26,6 +26,9 @@ lint: install
 
 bench: install
 	$(PY) -m bench.run
+
+readme: install  # the README's table of every command and option, from the click command tree
+	$(PY) -m toolwire_client.cli.reference README.md
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -3,13 +3,16 @@ point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same agent,
 server specs into tool sources."""
 
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.state import RunState
 from toolwire_client.tools.source import ToolSource
 from toolwire_shared.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from toolwire_client.tools.server_stderr import LineSink
 
 
 class RunLimits(BaseModel):
@@ -24,8 +27,8 @@ class RunLimits(BaseModel):
     max_cost_usd: float | None = None
     """Needs the Agent's price_fn."""
     on_repeat: Literal["stop", "warn"] = "stop"
-    repeat_limit: int = 3
-    """The same tool with the same arguments this many times is a loop."""
+    repeat_limit: int = Field(default=3, ge=2)
+    """The same tool with the same arguments this many times is a loop (2 or more: a first call is no repeat)."""
     tool_timeout_s: float | None = None
     """Overrides every tool's own timeout when set."""
 
@@ -99,10 +102,12 @@ def config_of(state: RunState) -> RunConfig:
     return RunConfig.model_validate(state.config)
 
 
-def build_sources(servers: list[ServerSpec]) -> list[ToolSource]:
+def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = None) -> list[ToolSource]:
     """One MCP client source per server. A stdio server inherits only PATH/HOME and toolwire's own settings (never
-    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable."""
+    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable. A stdio
+    server's stderr goes to `stderr_sink` (default: this process's stderr)."""
     from toolwire_client.tools.mcp_source import McpSource
+    from toolwire_client.tools.server_stderr import ServerStderr
 
     inherited = _inherited_env()
     sources: list[ToolSource] = []
@@ -110,7 +115,10 @@ def build_sources(servers: list[ServerSpec]) -> list[ToolSource]:
         token = os.environ.get(server.token_env) if server.token_env else None
         env = {**inherited, **server.env} if server.command else None
         name = server.name or f"server{i + 1}"
-        sources.append(McpSource(name, command=server.command, url=server.url, token=token, env=env, cwd=server.cwd))
+        stderr = ServerStderr(name, stderr_sink) if stderr_sink else None
+        sources.append(
+            McpSource(name, command=server.command, url=server.url, token=token, env=env, cwd=server.cwd, stderr=stderr)
+        )
     return sources
 
 

@@ -23,6 +23,7 @@ from toolwire_client.ordering import MessageOrderError
 from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
 from toolwire_client.store.base import LeaseLost, RunStore
 from toolwire_client.tokens import estimate_prompt
+from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes
 from toolwire_otel.content import record_agent_content, record_chat_content
@@ -78,12 +79,14 @@ class Agent:
         hooks: tuple[ToolHook, ...] = (),
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
+        stderr_sink: LineSink | None = None,
     ) -> "Agent":
-        """The agent a config describes: its model from the provider table, its tool servers as MCP sources."""
+        """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
+        stderr to `stderr_sink`, default this process's stderr)."""
         from toolwire_client.models import make_model
 
         model = make_model(config.model, base_url=config.base_url)
-        toolbox = ToolBox(build_sources(config.servers), allow=config.allow)
+        toolbox = ToolBox(build_sources(config.servers, stderr_sink), allow=config.allow)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property
@@ -413,4 +416,7 @@ def _in_call_order(step: StepRecord) -> None:
 
 
 def _nth(n: int) -> str:
-    return {1: "first", 2: "second", 3: "third"}.get(n, f"{n}th")
+    """An ordinal for a repeat, which is at least the second time (RunLimits.repeat_limit is 2 or more)."""
+    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return words.get(n, f"{n}{suffix}")

@@ -7,11 +7,13 @@ variable): the OpenTelemetry API then stays its no-op self and every span helper
 import atexit
 import logging
 import os
+import socket
 import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
@@ -107,14 +109,48 @@ def build_resource(service_name: str | None, default_service: str) -> Resource:
     return from_env.merge(Resource(extra))
 
 
-def _span_exporter(name: str) -> SpanExporter:
+def _span_exporter(name: str) -> SpanExporter | None:
     if name == "console":
         return ConsoleSpanExporter(out=sys.stderr)  # stdout may be a stdio MCP pipe or the CLI's own output
     if name.startswith("file:"):
         return JsonLinesSpanExporter(name.removeprefix("file:"))
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
+    endpoint = otlp_traces_endpoint()
+    trouble = _unreachable(endpoint)
+    if trouble is not None:  # one line now, instead of export retries slowing the end of the run
+        logging.getLogger("toolwire.otel").warning(
+            "spans not exported: nothing answers at %s (%s); start a receiver (e.g. Phoenix) or set "
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            endpoint,
+            trouble,
+        )
+        return None
     return OTLPSpanExporter()  # endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables
+
+
+PROBE_TIMEOUT_S = 1.0
+
+
+def otlp_traces_endpoint(env: Mapping[str, str] | None = None) -> str:
+    """Where the OTLP/HTTP exporter sends spans, read from the same variables it reads."""
+    env = os.environ if env is None else env
+    full = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if full:
+        return full
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or "http://localhost:4318"
+    return base.rstrip("/") + "/v1/traces"
+
+
+def _unreachable(endpoint: str) -> str | None:
+    """Why nothing can take spans at `endpoint` (a TCP connect is tried), or None when something listens."""
+    url = urlsplit(endpoint)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+        with socket.create_connection((url.hostname or "localhost", port), timeout=PROBE_TIMEOUT_S):
+            return None
+    except (OSError, ValueError) as exc:
+        return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 def _metric_exporter() -> MetricExporter | None:
@@ -165,9 +201,10 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
     if exporter_name == "none" and metric_exporter is None:
         return handle
     resource = build_resource(service_name, default_service)
-    if exporter_name != "none":
+    span_exporter = _span_exporter(exporter_name) if exporter_name != "none" else None
+    if span_exporter is not None:
         provider = TracerProvider(resource=resource)
-        provider.add_span_processor(BatchSpanProcessor(_span_exporter(exporter_name)))
+        provider.add_span_processor(BatchSpanProcessor(span_exporter))
         trace.set_tracer_provider(provider)
         handle.tracer_provider = provider
     if metric_exporter is not None:

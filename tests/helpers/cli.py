@@ -24,7 +24,8 @@ def run_toolwire(
     env: dict[str, str] | None = None,
     timeout_s: float = 120,
     command: Sequence[str] = (TOOLWIRE,),
+    cwd: Path = REPO,
 ) -> subprocess.CompletedProcess[str]:
-    """`toolwire ARGS` from the repo's folder, output captured; `command` replaces the entry point (e.g. a driver
-    script that registers a test's scripted model first). env None: this process's environment."""
-    return subprocess.run([*command, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
+    """`toolwire ARGS` from the repo's folder (or `cwd`), output captured; `command` replaces the entry point (e.g. a
+    driver script that registers a test's scripted model first). env None: this process's environment."""
+    return subprocess.run([*command, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s)

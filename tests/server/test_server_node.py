@@ -1,7 +1,8 @@
 """Clients nobody here wrote: the official MCP conformance suite (server mode) and the MCP Inspector CLI.
 
-Needs Node 22 with @modelcontextprotocol/conformance@0.1.16 and @modelcontextprotocol/inspector@2.12.0 installed in
-$TOOLWIRE_NODE_DIR (CI: ./node22 at the repo root)."""
+Those need Node 22 with @modelcontextprotocol/conformance@0.1.16 and @modelcontextprotocol/inspector@2.12.0 installed
+in $TOOLWIRE_NODE_DIR (CI: ./node22 at the repo root); the check that the conformance fixtures exist needs no Node and
+always runs."""
 
 import json
 import os
@@ -29,13 +30,10 @@ FIXTURE_TOOLS = {
     "test_elicitation",
 }
 
-pytestmark = [
-    pytest.mark.node,
-    pytest.mark.skipif(
-        not (BIN / "node").exists(),
-        reason=f"Node 22 not found at {BIN} (set TOOLWIRE_NODE_DIR; see .ci/run for the npm install line)",
-    ),
-]
+NO_NODE = pytest.mark.skipif(
+    not (BIN / "node").exists(),
+    reason=f"Node 22 not found at {BIN} (set TOOLWIRE_NODE_DIR; see .ci/run for the npm install line)",
+)
 
 
 def _node_env(home: Path) -> dict[str, str]:
@@ -49,11 +47,13 @@ def conformance_server() -> Iterator[HttpServer]:
 
 
 async def test_conformance_fixture_tools_exist(conformance_server: HttpServer) -> None:
-    # Some conformance checks pass even when a fixture is missing, so check the names ourselves.
+    # Some conformance checks pass even when a fixture is missing, so check the names ourselves (no Node needed).
     async with http_client(conformance_server.url) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} == FIXTURE_TOOLS
 
 
+@pytest.mark.node
+@NO_NODE
 def test_conformance_suite_passes(conformance_server: HttpServer, tmp_path: Path) -> None:
     url = f"http://localhost:{conformance_server.port}/mcp"  # the suite's DNS-rebinding scenario needs localhost
     proc = subprocess.run(
@@ -91,6 +91,8 @@ def _inspector(args: list[str], home: Path) -> tuple[int, dict[str, object]]:
     return proc.returncode, json.loads(lines[-1])
 
 
+@pytest.mark.node
+@NO_NODE
 def test_inspector_over_stdio(tmp_path: Path) -> None:
     server = serve_argv(TEST_TOOLS, "--stdio")
     rc, listed = _inspector([*server, "--method", "tools/list"], tmp_path)
@@ -107,6 +109,8 @@ def test_inspector_over_stdio(tmp_path: Path) -> None:
     assert rc == 5 and failed["result"]["isError"] is True  # type: ignore[index]
 
 
+@pytest.mark.node
+@NO_NODE
 def test_inspector_over_http(tmp_path: Path) -> None:
     with HttpServer(TEST_TOOLS) as server:
         rc, listed = _inspector([server.url, "--method", "tools/list"], tmp_path)

@@ -2,11 +2,14 @@
 
 import click
 
+from toolwire_client.cli.mistakes import ToolwireGroup, one_line_logs
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=ToolwireGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="toolwire")
 def main() -> None:
     """Run LLM agents on real tools over MCP."""
+    one_line_logs()
 
 
 def _register() -> None:

@@ -1,19 +1,14 @@
-"""What the run-store commands share: the --db option and turning store errors into clear CLI messages."""
+"""What the run-store commands share: the --db option, running one piece of work on the opened store, and naming the
+store in messages. Store errors become one line in `mistakes.py`."""
 
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import click
 
-from toolwire_client.store import (
-    ApprovalRefused,
-    RunAlreadyClaimed,
-    RunNotFound,
-    SqlRunStore,
-    StaleRunState,
-    open_store,
-)
+from toolwire_client.store import SqlRunStore, open_store
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -25,12 +20,8 @@ def db_option(fn: F) -> F:
     return click.option("--db", envvar="TOOLWIRE_DB", default=None, metavar="PATH|URL", help=DB_HELP)(fn)
 
 
-class AlreadyClaimed(click.ClickException):
-    exit_code = 3
-
-
 def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T:
-    """Open the store, run `work`, close it; store errors become one readable line and a non-zero exit."""
+    """Open the store, run `work`, close it."""
 
     async def main() -> T:
         store = await open_store(db)
@@ -39,11 +30,15 @@ def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T
         finally:
             await store.aclose()
 
-    try:
-        return anyio.run(main)
-    except RunAlreadyClaimed as exc:
-        raise AlreadyClaimed(f"{exc} (`toolwire runs` shows its status)") from exc
-    except StaleRunState as exc:
-        raise click.ClickException(f"{exc}; nothing of ours was saved over it") from exc
-    except (RunNotFound, ApprovalRefused, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    return anyio.run(main)
+
+
+def store_name(db: str | None) -> str:
+    """The store as a message names it: the file, or the PostgreSQL URL without its password."""
+    if db and db.startswith(("postgresql://", "postgres://")):
+        url = urlsplit(db)
+        host = url.hostname or ""
+        return f"{url.scheme}://{url.username + '@' if url.username else ''}{host}{url.path}"
+    from toolwire_client.store.sqlite import default_sqlite_path
+
+    return db.removeprefix("sqlite:///") if db else str(default_sqlite_path())

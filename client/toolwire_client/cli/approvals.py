@@ -1,13 +1,14 @@
 """`toolwire approvals` lists calls waiting for a person; `approve` and `reject` record a decision on one."""
 
 import json
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from toolwire_client import approvals as decisions
-from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 
@@ -16,33 +17,39 @@ HASH_SHOWN = 12
 
 @click.command("approvals")
 @db_option
-def approvals(db: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the waiting calls as a JSON list.")
+def approvals(db: str | None, as_json: bool) -> None:
     """List waiting calls: run, call id, tool, arguments, args hash, since when."""
 
-    async def work(store: SqlRunStore) -> list[RunState]:
-        return await store.waiting()
+    async def work(store: SqlRunStore) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]]]:
+        return await store.waiting(), await store.tampered()
 
-    table = Table("run", "call id", "tool", "arguments", "hash", "since", "note")
-    for state in with_store(db, work):
-        for p in state.pending:
-            if p.state == "pending_approval":
-                table.add_row(
-                    state.run_id,
-                    p.call.id,
-                    p.call.name,
-                    json.dumps(p.call.arguments, sort_keys=True),
-                    p.args_hash[:HASH_SHOWN],
-                    p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S"),
-                    p.decision_reason or "",
-                )
+    states, tampered = with_store(db, work)
+    waiting = [(state, p) for state in states for p in state.pending if p.state == "pending_approval"]
+    if as_json:
+        rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting]
+        flagged = [
+            {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
+        ]
+        click.echo(json.dumps({"waiting": rows, "tampered": flagged}, indent=2))
+        return
     console = Console(width=220)
-    console.print(table)
-    tampered = with_store(db, lambda store: store.tampered())
+    if not waiting:
+        console.print(f"no calls wait for approval in {store_name(db)}", markup=False, highlight=False)
+    else:
+        table = Table("run", "call id", "tool", "arguments", "hash", "since", "note")
+        for state, p in waiting:
+            args = json.dumps(p.call.arguments, sort_keys=True)
+            since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+            table.add_row(
+                state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, p.decision_reason or ""
+            )
+        console.print(table)
     if tampered:
-        flagged = Table("run", "call id", "tool", "tampered: what was wrong", "when", title="not run: tampered")
+        flagged_table = Table("run", "call id", "tool", "what was wrong", "when", title="not run: tampered")
         for run_id, call_id, tool, why, when in tampered:
-            flagged.add_row(run_id, call_id, tool, why or "", str(when)[:19])
-        console.print(flagged)
+            flagged_table.add_row(run_id, call_id, tool, why or "", str(when)[:19])
+        console.print(flagged_table)
 
 
 def _said(verb: str, run_id: str, p: PendingCall) -> str:

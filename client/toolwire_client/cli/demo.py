@@ -13,12 +13,22 @@ import click
 from rich.console import Console
 
 from toolwire_client.approvals import approve
-from toolwire_client.cli.run import print_outcome, with_prices_and_printing
+from toolwire_client.cli._store import db_option, store_name
+from toolwire_client.cli.run import (
+    note_server_log,
+    print_outcome,
+    print_server_log,
+    verbose_option,
+    with_prices_and_printing,
+)
+from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.durable import resume_run
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.tools.server_stderr import LineSink
+from toolwire_shared.ids import new_run_id
 
 TASK = "Customer cus_8123 says the keyboards in order A123 arrived broken. Check the order and refund one keyboard."
 SYSTEM = (
@@ -51,36 +61,45 @@ def _model_spec(model: str | None) -> str:
 @click.option("--model", help="Run on this model instead (default: scripted, or the provider whose API key is set).")
 @click.option(
     "--trace",
-    "trace_file",
-    default="toolwire-demo-trace.jsonl",
-    show_default=True,
-    help="Where the run's spans go (a JSON-lines file, or otlp / console).",
+    "trace_to",
+    metavar="otlp|console|FILE",
+    help="Export the run's spans (and its tool server's): otlp, console or a JSON-lines FILE.",
 )
-@click.option("--db", help="Run store (default: a fresh SQLite file in a temporary folder).")
-def demo(model: str | None, trace_file: str, db: str | None) -> None:
-    """Run the support agent end to end: parallel calls, a repaired call, an approval, a resume."""
+@db_option
+@verbose_option
+def demo(model: str | None, trace_to: str | None, db: str | None, verbose: bool) -> None:
+    """Run the support agent end to end: parallel calls, a repaired call, an approval, a resume.
+
+    The run is saved in the run store, like any `toolwire run`; the support desk's own database lives in a
+    temporary folder that is removed at the end, so the demo leaves nothing in the working folder or /tmp.
+    """
     from toolwire_otel.setup import child_process_env, configure_tracing
 
     console = Console(soft_wrap=True)
-    work = Path(tempfile.mkdtemp(prefix="toolwire-demo-"))
-    db = db or str(work / "runs.db")
-    server = ServerSpec(
-        name="support",
-        command=[sys.executable, "-m", "toolwire_server", SUPPORT_TOOLS, "--stdio"],
-        cwd=str(_examples_root()),
-        env={"TOOLWIRE_SUPPORT_DB": str(work / "support.db"), **child_process_env()},
-    )
-    config = RunConfig(
-        model=_model_spec(model),
-        servers=[server],
-        name="support-agent",
-        system=SYSTEM,
-        limits=RunLimits(max_steps=8, max_wall_s=120),
-    )
-    console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {db}")
-    console.print(f"task: {TASK}\n", markup=False, highlight=False)
-    with configure_tracing(trace_file):
-        state = anyio.run(_demo, config, db, console)
+    with tempfile.TemporaryDirectory(prefix="toolwire-demo-") as work:
+        server = ServerSpec(
+            name="support",
+            command=[sys.executable, "-m", "toolwire_server", SUPPORT_TOOLS, "--stdio"],
+            cwd=str(_examples_root()),
+            env={"TOOLWIRE_SUPPORT_DB": str(Path(work) / "support.db"), **child_process_env()},
+        )
+        config = RunConfig(
+            model=_model_spec(model),
+            servers=[server],
+            name="support-agent",
+            system=SYSTEM,
+            limits=RunLimits(max_steps=8, max_wall_s=120),
+        )
+        console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {store_name(db)}")
+        console.print(f"task: {TASK}\n", markup=False, highlight=False)
+        run_id = new_run_id()
+        output = ServerOutput(run_id, verbose=verbose)
+        try:
+            with configure_tracing(trace_to):
+                state = anyio.run(_demo, config, run_id, db, console, output.line)
+        except Exception as exc:
+            note_server_log(exc, output)
+            raise
     print_outcome(console, state)
     if config.model.startswith("scripted:"):
         reference = default_prices().cost(REFERENCE_MODEL, state.usage)
@@ -88,23 +107,27 @@ def demo(model: str | None, trace_file: str, db: str | None) -> None:
             console.print(
                 f"(the same tokens on {REFERENCE_MODEL} would cost {reference:.4f} USD)", markup=False, highlight=False
             )
-    where = f"spans exported ({trace_file})" if trace_file in ("otlp", "console") else f"trace written to {trace_file}"
+    print_server_log(console, output)
+    if trace_to:
+        where = f"spans exported ({trace_to})" if trace_to in ("otlp", "console") else f"trace written to {trace_to}"
+        console.print(where, markup=False, highlight=False)
+    store = f" --db {db}" if db else ""
     console.print(
-        f"{where}; the saved run: `toolwire trace show {state.run_id} --db {db}` "
-        f"(add --waterfall for its timeline), `toolwire replay {state.run_id} --db {db}`",
+        f"the run is saved in {store_name(db)}: `toolwire trace show {state.run_id}{store}` (add --waterfall for "
+        f"its timeline), `toolwire replay {state.run_id}{store}`",
         markup=False,
         highlight=False,
     )
     sys.exit(0 if state.status == "done" else 1)
 
 
-async def _demo(config: RunConfig, db: str, console: Console) -> RunState:
+async def _demo(config: RunConfig, run_id: str, db: str | None, console: Console, sink: LineSink) -> RunState:
     store = await open_store(db)
-    build = with_prices_and_printing(console)
+    build = with_prices_and_printing(console, sink)
     try:
         agent = await build(config, store)
         try:
-            state = await agent.run(TASK)
+            state = await agent.run(TASK, run_id)
         finally:
             await agent.model.aclose()
         while state.status == "waiting_for_approval":

@@ -4,16 +4,22 @@ same. Optional limit overrides show what a change to the harness would have done
 import click
 
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.config import config_of
+from toolwire_client.config import RunLimits, config_of
 from toolwire_client.replay import ReplayOutcome, replay
 from toolwire_client.store import SqlRunStore
 
 
 @click.command("replay")
 @click.argument("run_id")
-@click.option("--max-steps", type=int, default=None, help="Replay with this step limit instead of the recorded one.")
-@click.option("--repeat-limit", type=int, default=None, help="Replay with this repeated-call limit.")
-@click.option("--max-tokens", type=int, default=None, help="Replay with this token budget.")
+@click.option(
+    "--max-steps", type=click.IntRange(min=1), help="Replay with this step limit instead of the recorded one."
+)
+@click.option(
+    "--repeat-limit",
+    type=click.IntRange(min=2),
+    help="Replay with this repeated-call limit (the same call this many times is a loop; 2 or more).",
+)
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Replay with this token budget.")
 @db_option
 def replay_command(
     run_id: str, max_steps: int | None, repeat_limit: int | None, max_tokens: int | None, db: str | None
@@ -31,7 +37,7 @@ def replay_command(
         if changes:
             if limits is None:
                 raise ValueError(f"run {run_id} has no saved limits to change")
-            limits = limits.model_copy(update=changes)
+            limits = RunLimits.model_validate({**limits.model_dump(), **changes})
         return await replay(recorded, limits=limits)
 
     outcome = with_store(db, work)

@@ -1,7 +1,6 @@
 """`toolwire run TASK`: one agent run on the model and tool servers you name, saved step by step in the run store,
 with the live step table (step | call | observation | tokens so far | cost)."""
 
-import shlex
 import sys
 from collections.abc import Callable
 
@@ -9,9 +8,11 @@ import anyio
 import click
 from rich.console import Console
 
+from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
+from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, spec_help
@@ -19,6 +20,8 @@ from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.server_stderr import LineSink
+from toolwire_shared.ids import new_run_id
 
 
 def print_step(console: Console) -> Callable[[RunState, StepRecord], None]:
@@ -30,13 +33,15 @@ def print_step(console: Console) -> Callable[[RunState, StepRecord], None]:
     return on_step
 
 
-def with_prices_and_printing(console: Console) -> AgentFactory:
-    """Agent.from_config, plus the price table for costs and the live step table."""
+def with_prices_and_printing(console: Console, stderr_sink: LineSink | None = None) -> AgentFactory:
+    """Agent.from_config, plus the price table for costs, the live step table and where servers' stderr goes."""
 
     async def build(config: RunConfig, store: RunStore) -> Agent:
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
         price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
-        return Agent.from_config(config, store=store, price_fn=price_fn, on_step=print_step(console))
+        return Agent.from_config(
+            config, store=store, price_fn=price_fn, on_step=print_step(console), stderr_sink=stderr_sink
+        )
 
     return build
 
@@ -63,6 +68,25 @@ def print_outcome(console: Console, state: RunState) -> None:
     )
 
 
+def print_server_log(console: Console, output: ServerOutput) -> None:
+    """Where the tool servers' own output went, when they wrote any."""
+    log = output.close()
+    if log is not None:
+        console.print(f"tool server output: {log}", style="dim", markup=False, highlight=False)
+
+
+def note_server_log(exc: BaseException, output: ServerOutput) -> None:
+    """A failed run's error line names the log its tool servers wrote (their words come before ours)."""
+    log = output.close()
+    if log is not None:
+        exc.add_note(f"tool server output: {log}")
+
+
+verbose_option = click.option(
+    "-v", "--verbose", is_flag=True, help="Show the tool servers' own output (stderr) inline instead of in a log file."
+)
+
+
 @click.command("run")
 @click.argument("task")
 @click.option("--model", "model_spec", metavar="SPEC", help=f"Model: {spec_help()}.")
@@ -72,25 +96,47 @@ def print_outcome(console: Console, state: RunState) -> None:
     "commands",
     multiple=True,
     metavar="CMD",
-    help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio').",
+    callback=servers.commands,
+    help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
+    "`toolwire` there is this toolwire, on PATH or not).",
 )
-@click.option("--server-url", "urls", multiple=True, metavar="URL", help="A Streamable HTTP tool server.")
-@click.option("--token-env", metavar="VAR", help="Environment variable holding the bearer token for --server-url.")
+@click.option(
+    "--server-url",
+    "urls",
+    multiple=True,
+    metavar="URL",
+    callback=servers.urls,
+    help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
+)
+@click.option(
+    "--token-env",
+    metavar="VAR",
+    callback=servers.token_variable,
+    help="Environment variable holding the bearer token for --server-url.",
+)
 @click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
 @click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool.")
 @click.option("--system", help="System prompt.")
-@click.option("--max-steps", default=12, show_default=True)
-@click.option("--max-tokens", type=int, help="Token budget, checked before each model call.")
-@click.option("--max-cost", type=float, help="Budget in USD, checked before each model call.")
-@click.option("--max-wall", type=float, help="Wall-clock limit for the whole run, in seconds.")
+@click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
+@click.option(
+    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Budget in USD, checked before each model call."
+)
+@click.option(
+    "--max-wall", type=click.FloatRange(min=0, min_open=True), help="Wall-clock limit for the whole run, in seconds."
+)
 @click.option("--trace", "trace_to", metavar="otlp|console|FILE", help="Export the run's spans.")
 @db_option
+@verbose_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the final run state as JSON on stdout (the table on stderr)."
+)
 def run(
     task: str,
     model_spec: str | None,
     base_url: str | None,
-    commands: tuple[str, ...],
-    urls: tuple[str, ...],
+    commands: list[list[str]],
+    urls: list[str],
     token_env: str | None,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
@@ -101,40 +147,52 @@ def run(
     max_wall: float | None,
     trace_to: str | None,
     db: str | None,
+    verbose: bool,
+    as_json: bool,
 ) -> None:
     """Run the agent on TASK until it answers or the harness stops it."""
     from toolwire_otel.setup import configure_tracing
 
     if not commands and not urls:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
-    servers = [ServerSpec(name=f"stdio{i}", command=shlex.split(c)) for i, c in enumerate(commands)]
-    servers += [ServerSpec(name=f"http{i}", url=u, token_env=token_env) for i, u in enumerate(urls)]
-    try:
-        spec = model_spec or default_spec()
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
-    config = RunConfig(model=spec, base_url=base_url, servers=servers, system=system, limits=limits)
-    config = config.model_copy(update={"risky_tools": list(risky), "allow": list(allow) or None})
-    console = Console(soft_wrap=True)
-    with configure_tracing(trace_to):
-        state = anyio.run(_run, task, config, db, console)
+    config = RunConfig(
+        model=model_spec or default_spec(),
+        base_url=base_url,
+        servers=servers.server_specs(commands, urls, token_env),
+        system=system,
+        limits=limits,
+        risky_tools=list(risky),
+        allow=list(allow) or None,
+    )
+    console = Console(soft_wrap=True, stderr=as_json)
+    run_id = new_run_id()
+    output = ServerOutput(run_id, verbose=verbose)
+    try:
+        with configure_tracing(trace_to):
+            state = anyio.run(_run, task, run_id, config, db, with_prices_and_printing(console, output.line))
+    except Exception as exc:
+        note_server_log(exc, output)
+        raise
     print_outcome(console, state)
+    print_server_log(console, output)
     if state.status == "waiting_for_approval":
         console.print(
             f"approve with `toolwire approve {state.run_id}` then `toolwire resume {state.run_id}`",
             markup=False,
             highlight=False,
         )
+    if as_json:
+        click.echo(state.model_dump_json(indent=2))
     sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)
 
 
-async def _run(task: str, config: RunConfig, db: str | None, console: Console) -> RunState:
+async def _run(task: str, run_id: str, config: RunConfig, db: str | None, build: AgentFactory) -> RunState:
     store = await open_store(db)
     try:
-        agent = await with_prices_and_printing(console)(config, store)
+        agent = await build(config, store)
         try:
-            return await agent.run(task)
+            return await agent.run(task, run_id)
         finally:
             await agent.model.aclose()
     finally:

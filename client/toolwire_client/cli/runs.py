@@ -1,13 +1,20 @@
 """`toolwire runs` lists saved runs; `toolwire resume RUN` continues one in this process, under a claim."""
 
+import json
+
 import click
 from rich.console import Console
 from rich.table import Table
 
-from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.durable import build_agent, resume_run
+from toolwire_client.cli._store import db_option, store_name, with_store
+from toolwire_client.cli.run import note_server_log, print_server_log, verbose_option
+from toolwire_client.cli.server_output import ServerOutput
+from toolwire_client.config import RunConfig
+from toolwire_client.durable import resume_run
+from toolwire_client.loop import Agent
 from toolwire_client.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
+from toolwire_client.store.base import RunStore
 
 
 def _when(summary: RunSummary, field: str) -> str:
@@ -16,15 +23,23 @@ def _when(summary: RunSummary, field: str) -> str:
 
 @click.command("runs")
 @db_option
-@click.option("--limit", default=50, show_default=True, help="How many runs, newest first.")
-def runs(db: str | None, limit: int) -> None:
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as a JSON list.")
+def runs(db: str | None, limit: int, as_json: bool) -> None:
     """List saved runs: id, task, status, steps, tokens, started, updated."""
 
     async def work(store: SqlRunStore) -> list[RunSummary]:
         return await store.list_runs(limit)
 
+    found = with_store(db, work)
+    if as_json:
+        click.echo(json.dumps([s.model_dump(mode="json") for s in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no saved runs in {store_name(db)}; `toolwire run` or `toolwire demo` saves one")
+        return
     table = Table("id", "task", "status", "steps", "tokens", "started", "updated")
-    for s in with_store(db, work):
+    for s in found:
         task = s.task if len(s.task) <= 60 else s.task[:57] + "..."
         table.add_row(
             s.run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"), _when(s, "updated_at")
@@ -35,17 +50,27 @@ def runs(db: str | None, limit: int) -> None:
 @click.command("resume")
 @click.argument("run_id")
 @db_option
-def resume(run_id: str, db: str | None) -> None:
+@verbose_option
+def resume(run_id: str, db: str | None, verbose: bool) -> None:
     """Continue RUN_ID: run approved calls, answer rejected ones, settle calls cut off by a crash, go on."""
+    output = ServerOutput(run_id, verbose=verbose)
+
+    async def build(config: RunConfig, store: RunStore | None) -> Agent:
+        return Agent.from_config(config, store=store, stderr_sink=output.line)
 
     async def work(store: SqlRunStore) -> RunState:
-        return await resume_run(store, run_id, build_agent)
+        return await resume_run(store, run_id, build)
 
-    state = with_store(db, work)
+    try:
+        state = with_store(db, work)
+    except Exception as exc:
+        note_server_log(exc, output)
+        raise
     click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")
     if state.report:
         click.echo(state.report)
     if state.final_answer:
         click.echo(f"answer: {state.final_answer}")
+    print_server_log(Console(soft_wrap=True), output)
     if state.status == "waiting_for_approval":
         click.echo(f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`")

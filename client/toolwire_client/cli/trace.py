@@ -1,6 +1,7 @@
-"""`toolwire trace show RUN` prints the seed's table (step | call | observation | tokens so far) and the stop reason;
-`toolwire trace export RUN --json` writes the whole saved run."""
+"""`toolwire trace show RUN` prints the step table (step | call | observation | tokens so far) and how the run
+ended; `toolwire trace export RUN` writes the whole saved run as JSON."""
 
+import json
 from typing import TextIO
 
 import click
@@ -18,7 +19,7 @@ def _cut(text: str, wide: bool) -> str:
 
 
 def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[str]:
-    """One line per tool call of the step (or one for its final answer), as the seed prints them."""
+    """One line per tool call of the step (or one for its final answer): step | call | observation | tokens so far."""
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
     if not step.tool_calls:
         return [f"step {step.index} | final: {_cut(step.model_text, wide)} | {tokens}"]
@@ -38,13 +39,45 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
 
 
 def trace_lines(state: RunState, wide: bool = False) -> list[str]:
-    """The seed's table for the whole run, then how the run ended."""
+    """The step table of the whole run, then how the run ended."""
     lines = [line for step in state.steps for line in step_lines(state, step, wide)]
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
     )
     return lines
+
+
+def _summary(state: RunState) -> dict[str, object]:
+    """What the table shows, as data: each step's calls and observations, the usage and the exit."""
+    steps = []
+    for step in state.steps:
+        results = {r.call_id: r for r in step.results}
+        calls = [
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+                "observation": results[call.id].content if call.id in results else None,
+                "is_error": results[call.id].is_error if call.id in results else None,
+            }
+            for call in step.tool_calls
+        ]
+        final = None if step.tool_calls else step.model_text
+        steps.append(
+            {"index": step.index, "calls": calls, "final": final, "tokens_so_far": step.usage_so_far.total_tokens}
+        )
+    return {
+        "run_id": state.run_id,
+        "task": state.task,
+        "status": state.status,
+        "stop_reason": state.stop_reason,
+        "report": state.report,
+        "final_answer": state.final_answer,
+        "usage": state.usage.model_dump(mode="json"),
+        "cost_usd": state.cost_usd,
+        "steps": steps,
+    }
 
 
 def _load(db: str | None, run_id: str) -> RunState:
@@ -63,9 +96,13 @@ def trace() -> None:
 @click.argument("run_id")
 @click.option("--wide", is_flag=True, help="Do not shorten long observations.")
 @click.option("--waterfall", is_flag=True, help="Draw the timeline: model and tool calls as bars on a time axis.")
+@click.option("--json", "as_json", is_flag=True, help="Print the steps and the exit as JSON instead of the table.")
 @db_option
-def show(run_id: str, wide: bool, waterfall: bool, db: str | None) -> None:
-    """The seed's table for RUN_ID: step | call | observation | tokens so far, then the stop reason."""
+def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None) -> None:
+    """The step table of RUN_ID: step | call | observation | tokens so far, then how the run ended."""
+    if as_json:
+        click.echo(json.dumps(_summary(_load(db, run_id)), indent=2))
+        return
     if waterfall:
         from rich.console import Console
 
@@ -79,7 +116,7 @@ def show(run_id: str, wide: bool, waterfall: bool, db: str | None) -> None:
 
 @trace.command("export")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True, required=True, help="Write the whole saved run as JSON.")
+@click.option("--json", "as_json", is_flag=True, default=True, help="JSON, the only format (the default).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="File to write (default: stdout).")
 @db_option
 def export(run_id: str, as_json: bool, output: TextIO, db: str | None) -> None:

@@ -1,14 +1,20 @@
 """Model adapters: each turns the neutral message list into one provider's wire format and back."""
 
+import logging
 import os
 from typing import Any
 
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
-from toolwire_client.models.providers import PROVIDERS, ModelOptions, spec_help
+from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
 from toolwire_client.models.retry import RetryPolicy
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
+NO_KEY_MODEL = "scripted:recovers"
+"""What `make_model()` with no spec runs when no provider key is set: a ready script, no network (it looks up the
+order the task names, repairs its first call from the error, and answers with the total)."""
+
+log = logging.getLogger("toolwire.client.models")
 
 
 def default_spec() -> str:
@@ -31,25 +37,35 @@ def make_model(
     tool_choice: str | dict[str, Any] | None = None,
     retry: RetryPolicy | None = None,
 ) -> Model:
-    """Build a model from 'provider:name' ('provider' alone takes its default model)."""
-    spec = spec or default_spec()
+    """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
+    whose API key is set (`default_spec()`), else the scripted NO_KEY_MODEL, with a warning saying so (the CLI
+    calls `default_spec()` itself, so `toolwire run` with no key and no --model is still an error)."""
+    if not spec:
+        try:
+            spec = default_spec()
+        except MissingApiKey:
+            spec = NO_KEY_MODEL
+            keys = " or ".join(p.key_env for p in PROVIDERS.values() if p.key_env)
+            log.warning("no model named and no %s set: running %s (a ready script, no network)", keys, spec)
     prefix, _, name = spec.partition(":")
     provider = PROVIDERS.get(prefix.strip().lower())
     name = name.strip() or (provider.default_model or "" if provider else "")
     if provider is None or not name:
-        raise ValueError(f"unknown model {spec!r}: use {spec_help()}")
+        raise UnknownModel(f"unknown model {spec!r}: use {spec_help()}")
     options = ModelOptions(base_url, api_key, anthropic_version, max_tokens, stream, tool_choice, retry)
     return provider.build(name, options)
 
 
 __all__ = [
     "DEFAULT_MODELS",
+    "NO_KEY_MODEL",
     "PROVIDERS",
     "MissingApiKey",
     "Model",
     "ModelCallFailed",
     "ModelReply",
     "RetryPolicy",
+    "UnknownModel",
     "default_spec",
     "make_model",
     "spec_help",

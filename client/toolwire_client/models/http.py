@@ -20,12 +20,17 @@ StreamReader = Callable[[httpx2.Response], Awaitable[dict[str, Any]]]
 class MissingApiKey(ValueError):
     """No key was passed and the provider's environment variable is not set."""
 
+    def __init__(self, message: str, env_var: str | None = None):
+        super().__init__(message)
+        self.env_var = env_var
+        """The variable that would hold the key (None when no model was named at all)."""
+
 
 def resolve_key(api_key: str | None, env_var: str, base_url: str, default_base_url: str) -> str | None:
     """The key passed in, else the env var. Only a custom base URL (a local server) may go without one."""
     key = api_key if api_key is not None else os.environ.get(env_var)
     if not key and base_url.rstrip("/") == default_base_url.rstrip("/"):
-        raise MissingApiKey(f"no API key: set {env_var} or pass api_key= (a local server needs --base-url)")
+        raise MissingApiKey(f"no API key: set {env_var} or pass api_key= (a local server needs --base-url)", env_var)
     return key or None
 
 

@@ -10,6 +10,10 @@ from toolwire_client.models.base import Model
 from toolwire_client.models.retry import RetryPolicy
 
 
+class UnknownModel(ValueError):
+    """A model spec names no provider in the table, or no ready script."""
+
+
 @dataclass(frozen=True)
 class ModelOptions:
     """What make_model passes to every factory; each uses the options its wire format has."""

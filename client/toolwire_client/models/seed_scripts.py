@@ -53,7 +53,8 @@ def value_of(content: str) -> Any:
 
 
 def recovers(messages: list[Message]) -> AssistantMessage:
-    """Wrong argument name first, repaired from the error text, then calculator, then the answer."""
+    """Wrong argument name first, repaired from the error text, then calculator, then the answer (worked out by
+    hand from the order when there is no calculator to call)."""
     order_id = task_order_id(messages)
     results = last_results(messages)
     if not results:
@@ -63,8 +64,18 @@ def recovers(messages: list[Message]) -> AssistantMessage:
         return _calls(messages, ("get_order", {"order_id": order_id}))
     if last.name == "get_order":
         order = value_of(last.content)
-        return _calls(messages, ("calculator", {"expression": f"{order['unit_price']} * {order['qty']} * 1.18"}))
+        return _calls(messages, ("calculator", {"expression": _gst_expression(order)}))
+    if last.is_error and last.name == "calculator":
+        orders = [r for r in all_results(messages, "get_order") if not r.is_error]
+        if orders:
+            order = value_of(orders[-1].content)
+            total = float(order["unit_price"]) * float(order["qty"]) * 1.18
+            return _final(f"Order {order_id} costs {total} rupees with 18% GST.")
     return _final(f"Order {order_id} costs {value_of(last.content)} rupees with 18% GST.")
+
+
+def _gst_expression(order: dict[str, Any]) -> str:
+    return f"{order['unit_price']} * {order['qty']} * 1.18"
 
 
 def repeats(messages: list[Message]) -> AssistantMessage:

@@ -2,31 +2,40 @@
 
 One owner task enters and exits each `mcp.Client` (anyio cancel scopes must be entered and left in the same task);
 calls from any task share the session concurrently. When the server dies mid-run, the calls in flight get a
-`ToolTransportError` and the owner reconnects once (a stdio server is spawned again).
+`ToolTransportError` and the owner reconnects once (a stdio server is spawned again). A server that cannot be started
+or reached makes `start()` raise `ToolServerFailed`, quoting a stdio server's own error line from its stderr.
 """
 
 import logging
+import math
+import shlex
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client._transport import TransportStreams
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolwire_client.tools.source import ToolTransportError, TransportInfo
+from toolwire_client.tools.server_stderr import ServerStderr, error_line
+from toolwire_client.tools.source import StartFailure, ToolServerFailed, ToolTransportError, TransportInfo
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
+E = TypeVar("E", bound=BaseException)
 
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
+START_TIMEOUT_S = 60.0
+"""How long a server may take to answer MCP's initialize (spawn and import included) before the start has failed."""
 
 
 class McpSource:
@@ -42,11 +51,18 @@ class McpSource:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         max_restarts: int = 1,
+        stderr: ServerStderr | None = None,
+        start_timeout_s: float = START_TIMEOUT_S,
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
         self.name, self.command, self.url, self.token = name, command, url, token
         self.env, self.cwd, self.max_restarts = env, cwd, max_restarts
+        self.stderr = stderr or ServerStderr(name)
+        """Where a stdio server's stderr goes (default: this process's stderr); its latest lines explain a failure."""
+        self.start_timeout_s = start_timeout_s
+        self._http_error: str | None = None
+        self._spawn_ok = False
         self.restarts = 0
         self._client: Client | None = None
         self._generation = 0
@@ -84,7 +100,7 @@ class McpSource:
         while True:
             self._wake = anyio.Event()
             try:
-                async with self._open() as client:
+                async with self._opened() as client:
                     self._client, self._generation = client, self._generation + 1
                     self._info.protocol_version = client.protocol_version
                     self._notify()
@@ -94,7 +110,7 @@ class McpSource:
                     await self._wake.wait()
             except Exception as exc:
                 if not started:
-                    raise
+                    raise await self._start_failure(exc) from exc
                 log.warning("tool server %s: connection ended with %s: %s", self.name, type(exc).__name__, exc)
             self._client = None
             if self._closing:
@@ -108,19 +124,72 @@ class McpSource:
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
 
     @asynccontextmanager
+    async def _opened(self) -> AsyncIterator[Client]:
+        """`_open` with its start bounded: a server that never answers initialize is a failed start."""
+        with anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout_s) as starting:
+            async with self._open() as client:
+                starting.deadline = math.inf
+                yield client
+        if starting.cancelled_caught:
+            raise TimeoutError(f"did not answer MCP's initialize within {self.start_timeout_s:g} s")
+
+    @asynccontextmanager
     async def _open(self) -> AsyncIterator[Client]:
         if self.command is not None:
             params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env, cwd=self.cwd)
-            async with Client(params, cache=None) as client:
+            async with self.stderr.pipe() as errlog, Client(self._spawned(params, errlog), cache=None) as client:
                 yield client
             return
         assert self.url is not None
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        hooks = {"response": [self._note_http_error]}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks) as http,
             Client(streamable_http_client(self.url, http_client=http), cache=None) as client,
         ):
             yield client
+
+    @asynccontextmanager
+    async def _spawned(self, params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[TransportStreams]:
+        """The SDK's stdio transport with the server's stderr on our pipe; our copy of its write end is closed once
+        the server holds its own, so the pipe ends when the server does."""
+        self._spawn_ok = False
+        async with stdio_client(params, errlog=errlog) as streams:
+            self._spawn_ok = True
+            errlog.close()
+            yield streams
+
+    async def _note_http_error(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+    async def _start_failure(self, exc: Exception) -> ToolServerFailed:
+        """What went wrong at start-up, in the server's own words where it had some."""
+        if self.command is not None:
+            target = shlex.join(self.command)
+            spawn = None if self._spawn_ok else _first(exc, OSError)
+            if spawn is not None:
+                kind: StartFailure = "no_command" if isinstance(spawn, FileNotFoundError) else "failed"
+                missing = spawn.filename or self.command[0]
+                return ToolServerFailed(self.name, target, kind, f"cannot be started: {spawn.strerror}: {missing}")
+            said = error_line(await self.stderr.latest())
+            if _first(exc, TimeoutError) is not None:
+                return ToolServerFailed(self.name, target, "timeout", str(_first(exc, TimeoutError)), said)
+            reason = "stopped before it answered MCP's initialize" + ("" if said else ", with nothing on stderr")
+            return ToolServerFailed(self.name, target, "exited", reason, said)
+        target = str(self.url)
+        if _first(exc, TimeoutError) is not None:
+            return ToolServerFailed(self.name, target, "timeout", str(_first(exc, TimeoutError)))
+        unreachable = _first(exc, httpx2.TransportError)
+        if unreachable is not None:
+            refused = _first(exc, ConnectionRefusedError)
+            said = "connection refused" if refused is not None else str(unreachable) or type(unreachable).__name__
+            return ToolServerFailed(self.name, target, "unreachable", "cannot be reached", said)
+        if self._http_error is not None:
+            status = self._http_error
+            kind = "not_found" if " 404" in status else "refused" if status[5:8] in ("401", "403") else "failed"
+            return ToolServerFailed(self.name, target, kind, "refused MCP's initialize", status)
+        return ToolServerFailed(self.name, target, "failed", "failed MCP's initialize", str(exc) or type(exc).__name__)
 
     def _notify(self) -> None:
         changed, self._changed = self._changed, anyio.Event()
@@ -175,6 +244,22 @@ class McpSource:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
         return from_call_result(call_id, name, result, since=started)
+
+
+def _first(exc: BaseException, kind: type[E]) -> E | None:
+    """The first `kind` in an exception, the groups it is in or the errors that caused it."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return current
+        todo += list(getattr(current, "exceptions", ()))
+        todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+    return None
 
 
 def _spec(tool: types.Tool, source: str) -> ToolSpec:

@@ -1,7 +1,7 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry."""
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
@@ -39,3 +39,15 @@ class ToolSource(Protocol):
 
 class ToolTransportError(Exception):
     """The call may not have reached the tool, or its answer was lost (server died, connection dropped)."""
+
+
+StartFailure = Literal["no_command", "exited", "unreachable", "refused", "not_found", "timeout", "failed"]
+
+
+class ToolServerFailed(Exception):
+    """A tool server could not be started or reached at the start of a run. `kind` says which way, `said` is the
+    server's own error line (a stdio server's stderr) or the HTTP status line, `target` the command line or URL."""
+
+    def __init__(self, server: str, target: str, kind: StartFailure, reason: str, said: str | None = None):
+        self.server, self.target, self.kind, self.reason, self.said = server, target, kind, reason, said
+        super().__init__(f"tool server '{server}' ({target}) {reason}" + (f": {said}" if said else ""))

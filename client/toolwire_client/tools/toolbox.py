@@ -53,11 +53,17 @@ class ToolBox:
         self.started = False
 
     async def start(self) -> None:
+        """Start every source in turn; if one fails, the ones already started are closed before the error goes on."""
         self.started = True
         listed: list[tuple[ToolSource, ToolSpec]] = []
-        for source in self.sources:
-            await source.start()
-            listed += [(source, spec) for spec in await source.list_tools()]
+        try:
+            for source in self.sources:
+                await source.start()
+                listed += [(source, spec) for spec in await source.list_tools()]
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.aclose()
+            raise
         counts = Counter(spec.name for _, spec in listed)
         for source, spec in listed:
             name = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name

@@ -1,0 +1,194 @@
+"""The one place a mistake becomes one readable line and an exit code: 2 when the command line names something that
+does not exist or is out of range (a usage error), 1 when the run or the command failed, 3 when another process holds
+the run. A traceback only with TOOLWIRE_DEBUG=1, for errors and for log records alike."""
+
+import asyncio
+import logging
+import os
+import sqlite3
+from urllib.parse import urlsplit
+
+import click
+import psycopg
+import pydantic
+
+from toolwire_client.models import MissingApiKey, UnknownModel
+from toolwire_client.models.providers import scripted_names
+from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState
+from toolwire_client.tools.source import ToolServerFailed
+
+DEBUG_ENV = "TOOLWIRE_DEBUG"
+USAGE, FAILED, CLAIMED = 2, 1, 3
+
+
+def debugging() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+class Mistake(click.ClickException):
+    """Printed as `Error: LINE`; a run or a command that failed: exit status 1."""
+
+    exit_code = FAILED
+
+
+class UsageMistake(Mistake):
+    """The command line names something that does not exist or is out of range: exit status 2."""
+
+    exit_code = USAGE
+
+
+class ClaimedMistake(Mistake):
+    """Another process holds the run: exit status 3."""
+
+    exit_code = CLAIMED
+
+
+def mistake(line: str, exit_code: int = FAILED) -> Mistake:
+    kind = {USAGE: UsageMistake, CLAIMED: ClaimedMistake}.get(exit_code, Mistake)
+    return kind(line)
+
+
+class ToolwireGroup(click.Group):
+    """The `toolwire` group: every error of a sub-command leaves as one line (see `explain`)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if debugging():
+                raise
+            raise one_line_usage(exc) from exc
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if debugging():
+                raise
+            raise explain(exc) from exc
+
+
+def one_line_usage(exc: click.UsageError) -> Mistake:
+    """click's usage error without the usage block around it: the line, and where the help is."""
+    where = f" (`{exc.ctx.command_path} --help` lists the options)" if exc.ctx is not None else ""
+    return UsageMistake(exc.format_message() + where)
+
+
+def explain(exc: BaseException) -> click.ClickException:
+    """The line and exit code for `exc` (or, in an exception group, for the first of its errors that says most)."""
+    leaves = _leaves(exc)
+    known = [leaf for leaf in leaves if isinstance(leaf, _TYPED)]
+    leaf = (known or leaves or [exc])[0]
+    if isinstance(leaf, click.UsageError):
+        return one_line_usage(leaf)
+    if isinstance(leaf, click.ClickException):
+        return leaf
+    line, exit_code = _explain(leaf)
+    notes = [_flat(note) for note in getattr(leaf, "__notes__", ())]
+    return mistake(line + (f" ({'; '.join(notes)})" if notes else ""), exit_code)
+
+
+def _explain(leaf: BaseException) -> tuple[str, int]:
+    if isinstance(leaf, UnknownModel):
+        return str(leaf), USAGE
+    if isinstance(leaf, MissingApiKey):
+        return _no_key(leaf), USAGE
+    if isinstance(leaf, ToolServerFailed):
+        return server_failed(leaf), USAGE if leaf.kind == "no_command" else FAILED
+    if isinstance(leaf, RunAlreadyClaimed):
+        return f"{leaf} (`toolwire runs` shows its status)", CLAIMED
+    if isinstance(leaf, StaleRunState):
+        return f"{leaf}; nothing of ours was saved over it", FAILED
+    if isinstance(leaf, RunNotFound | ApprovalRefused):
+        return str(leaf), FAILED
+    if isinstance(leaf, pydantic.ValidationError):
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in leaf.errors())
+        return f"invalid {leaf.title}: {problems}", FAILED
+    if isinstance(leaf, sqlite3.Error | psycopg.Error):
+        return f"the run store failed: {_flat(str(leaf)) or type(leaf).__name__} (--db or $TOOLWIRE_DB)", FAILED
+    if isinstance(leaf, ValueError | OSError):
+        return _flat(str(leaf)) or type(leaf).__name__, FAILED
+    bug = f"unexpected {type(leaf).__name__}: {_flat(str(leaf))} - a bug in toolwire; run again with {DEBUG_ENV}=1"
+    return bug + " for the traceback", FAILED
+
+
+_TYPED = (
+    click.ClickException,
+    UnknownModel,
+    MissingApiKey,
+    ToolServerFailed,
+    RunAlreadyClaimed,
+    StaleRunState,
+    RunNotFound,
+    ApprovalRefused,
+)
+"""In an exception group, one of these says more than whatever else went wrong with it."""
+
+
+def _no_key(exc: MissingApiKey) -> str:
+    if exc.env_var is None:  # default_spec(): no model named at all
+        return str(exc)
+    scripts = ", ".join(scripted_names())
+    return (
+        f"no API key: set {exc.env_var}, or use a model that needs none: --model scripted:NAME "
+        f"(a ready script, no network; NAME: {scripts}), or a local OpenAI-compatible server "
+        "(--model openai:NAME --base-url http://127.0.0.1:PORT/v1)"
+    )
+
+
+def server_failed(exc: ToolServerFailed) -> str:
+    """A tool server that would not start or answer: what was tried, what it said, what to fix."""
+    said = f": {exc.said}" if exc.said else ""
+    line = f"tool server `{exc.target}` {exc.reason}{said}"
+    hint = {
+        "no_command": "check the --server command: is the program installed and on PATH?",
+        "exited": "" if exc.said else _STDIO_HINT,
+        "timeout": _STDIO_HINT,
+        "unreachable": "nothing answers there: start it (`toolwire serve MODULE:ATTR --http --port PORT`)"
+        " or fix --server-url",
+        "refused": "pass the agent's bearer token: --token-env VAR, with VAR holding the token",
+        "not_found": _not_found_hint(exc.target),
+        "failed": "",
+    }[exc.kind]
+    return line + (f"; {hint}" if hint else "")
+
+
+_STDIO_HINT = "a --server command must serve MCP on stdio, e.g. --server 'toolwire serve MODULE:ATTR --stdio'"
+
+
+def _not_found_hint(url: str) -> str:
+    path = urlsplit(url).path.rstrip("/")
+    if not path.endswith("/mcp"):
+        return f"`toolwire serve --http` answers MCP at /mcp: --server-url {url.rstrip('/')}/mcp"
+    return "no MCP endpoint at this path; `toolwire serve --http` answers at /mcp on its --host and --port"
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [] if isinstance(exc, asyncio.CancelledError) else [exc]
+
+
+def _flat(text: str) -> str:
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+class OneLineLogs(logging.Handler):
+    """The handler Python uses when nothing else is set up (`logging.lastResort`): `warning: MESSAGE` on stderr,
+    one line, without the traceback a library logged with it unless TOOLWIRE_DEBUG=1."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = f"{record.levelname.lower()}: {_flat(record.getMessage())}"
+            if debugging() and record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            click.echo(text, err=True)
+        except Exception:
+            self.handleError(record)
+
+
+def one_line_logs() -> None:
+    """Library log records (the SDK's, OpenTelemetry's, ours) as single lines; `toolwire serve` still configures
+    its own handler, which takes over from this one."""
+    logging.lastResort = OneLineLogs()

@@ -1,0 +1,89 @@
+"""The README's table of every `toolwire` command and option, made from the click command tree.
+
+`python -m toolwire_client.cli.reference README.md` rewrites the table between its markers; tests/test_readme.py
+checks that the README holds exactly what this makes, so a new command or option cannot be left out."""
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+BEGIN = "<!-- the command table: `make readme` writes it, the tests check it -->"
+END = "<!-- end of the command table -->"
+
+
+def commands(group: click.Group, path: str = "toolwire") -> Iterator[tuple[str, click.Command]]:
+    """Every command under `group`, depth first, with its full path (`toolwire trace show`)."""
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if isinstance(command, click.Group):
+            yield from commands(command, f"{path} {name}")
+        else:
+            yield f"{path} {name}", command
+
+
+def _value(option: click.Option) -> str:
+    if option.is_flag:
+        return ""
+    if option.metavar:
+        return f" {option.metavar}"
+    kind = option.type
+    if isinstance(kind, click.Choice):
+        return " " + "|".join(map(str, kind.choices))
+    if isinstance(kind, click.IntRange | click.FloatRange) or kind in (click.INT, click.FLOAT):
+        return " N"
+    if isinstance(kind, click.Path | click.File):
+        return " FILE"
+    longest = max(option.opts, key=len)
+    return " " + longest.lstrip("-").rsplit("-", 1)[-1].upper()
+
+
+def option_text(option: click.Option) -> str:
+    names = "/".join(sorted(option.opts, key=len))
+    repeat = " (repeatable)" if option.multiple else ""
+    return f"`{names}{_value(option)}`{repeat}"
+
+
+def _arguments(command: click.Command) -> str:
+    parts = []
+    for param in command.params:
+        if isinstance(param, click.Argument):
+            name = (param.metavar or param.name or "ARG").upper()
+            parts.append(name if param.required else f"[{name}]")
+    return " ".join(parts)
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def table(group: click.Group) -> str:
+    own = ", ".join(option_text(p) for p in group.params if isinstance(p, click.Option))
+    rows = [
+        "| command | options | what it does |",
+        "|---|---|---|",
+        f"| `toolwire` | {_cell(own)}, `-h/--help` (on every command) | {_cell(group.get_short_help_str(limit=200))} |",
+    ]
+    for path, command in commands(group):
+        usage = f"{path} {_arguments(command)}".strip()
+        options = ", ".join(option_text(p) for p in command.params if isinstance(p, click.Option))
+        what = command.get_short_help_str(limit=200)
+        rows.append(f"| `{_cell(usage)}` | {_cell(options)} | {_cell(what)} |")
+    return "\n".join(rows)
+
+
+def section(group: click.Group) -> str:
+    return f"{BEGIN}\n{table(group)}\n{END}"
+
+
+def rewrite(readme: Path, group: click.Group) -> None:
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    readme.write_text(text[:start] + section(group) + text[end:], encoding="utf-8")
+
+
+if __name__ == "__main__":
+    from toolwire_client.cli import main
+
+    rewrite(Path(sys.argv[1] if len(sys.argv) > 1 else "README.md"), main)
