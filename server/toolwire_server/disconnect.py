@@ -11,6 +11,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire_shared import errors
+
 log = logging.getLogger("toolwire.server")
 
 SESSION_HEADER = b"mcp-session-id"
@@ -58,7 +60,7 @@ class CancelOnDisconnect:
 
     async def _cancel(self, scope: Scope, request_ids: list[Any]) -> None:
         for request_id in request_ids:
-            log.info("client went away during request %r: cancelling it", request_id)
+            log.info("client went away during request %s: cancelling it", errors.quoted(request_id))
             payload = json.dumps(
                 {
                     "jsonrpc": "2.0",
@@ -71,7 +73,7 @@ class CancelOnDisconnect:
             try:
                 await self.app({**scope, "headers": headers}, _one_shot(payload), _discard)
             except Exception as exc:  # the session may already be gone; nothing left to cancel
-                log.debug("synthetic cancel for %r failed: %s", request_id, exc)
+                log.debug("synthetic cancel for %s failed: %s", errors.quoted(request_id), exc)
 
 
 async def _discard(message: Message) -> None:

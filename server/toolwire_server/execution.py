@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from toolwire_server.access import Grant
 from toolwire_server.context import LogFn, ProgressFn, ToolContext
 from toolwire_server.registry import RegisteredTool, Registry
-from toolwire_server.results import to_result
+from toolwire_server.results import cut, to_result
 from toolwire_server.schema import describe_problems
 from toolwire_shared import errors
-from toolwire_shared.results import failed_call
+from toolwire_shared.results import ErrorKind, failed_call
 
 log = logging.getLogger("toolwire.server")
 
@@ -39,10 +39,12 @@ async def call_tool(
     """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout."""
     tool = registry.get(name)
     if tool is None:
-        return failed_call("unknown_tool", errors.unknown_tool(name, [n for n in registry.names() if grant.allows(n)]))
+        log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))
+        known = [n for n in registry.names() if grant.allows(n)]
+        return _failed("unknown_tool", errors.unknown_tool(name, known), max_result_chars)
     if not grant.allows(tool.name):
         log.warning("refused: agent %r called tool %r outside its grant", grant.agent, tool.name)
-        return failed_call("refused", errors.refused(tool.name, grant.agent))
+        return _failed("refused", errors.refused(tool.name, grant.agent), max_result_chars)
     context = ToolContext(
         tool=tool.name,
         agent=grant.agent,
@@ -66,7 +68,8 @@ async def execute(
     try:
         validated = tool.model.model_validate(arguments or {})
     except ValidationError as exc:
-        return failed_call("bad_arguments", errors.bad_arguments(tool.name, describe_problems(exc), tool.schema))
+        text = errors.bad_arguments(tool.name, describe_problems(exc), tool.schema)
+        return _failed("bad_arguments", text, max_result_chars)
     kwargs = dict(validated)
     for param, kind in tool.injected.items():
         kwargs[param] = context if kind == "context" else context.idempotency_key
@@ -79,16 +82,23 @@ async def execute(
             else:
                 async with tool.limiter:
                     value = await _invoke(tool, kwargs)
-    except Exception as exc:  # a tool failure is a result, never a crash; its message is never hidden
-        log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-        return failed_call("tool_failed", errors.tool_failed(tool.name, str(exc) or type(exc).__name__))
+    except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
+        message = errors.clip(str(exc) or type(exc).__name__, max_result_chars)
+        log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, message)
+        return _failed("tool_failed", errors.tool_failed(tool.name, message), max_result_chars)
     if scope.cancelled_caught:
         log.warning("tool %s timed out after %gs and was cancelled", tool.name, timeout)
-        return failed_call("timeout", errors.timed_out(tool.name, timeout))
+        return _failed("timeout", errors.timed_out(tool.name, timeout), max_result_chars)
     try:
         return to_result(value, max_result_chars)
     except Exception as exc:
-        return failed_call("tool_failed", errors.tool_failed(tool.name, f"its result could not be serialised: {exc}"))
+        problem = errors.clip(f"its result could not be serialised: {exc}", max_result_chars)
+        return _failed("tool_failed", errors.tool_failed(tool.name, problem), max_result_chars)
+
+
+def _failed(kind: ErrorKind, text: str, max_result_chars: int) -> types.CallToolResult:
+    """An error result, cut like any result: an error never carries more text than a result may."""
+    return cut(failed_call(kind, text), max_result_chars)
 
 
 async def _invoke(tool: RegisteredTool, kwargs: dict[str, Any]) -> Any:

@@ -21,6 +21,7 @@ from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.disconnect import CancelOnDisconnect
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")
 
@@ -51,14 +52,15 @@ class Gate:
             return
         headers = {k.decode().lower(): v.decode(errors="replace") for k, v in scope["headers"]}
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
+        # len() first: int() of a header of thousands of digits raises instead of answering
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > self.max_body_bytes):
             await _json(
                 send,
                 413,
                 {
                     "error": "request_too_large",
-                    "message": f"request body is {declared} bytes; this server accepts at most {self.max_body_bytes}. "
-                    "Send smaller arguments.",
+                    "message": f"request body is {errors.clip(declared, 20)} bytes; this server accepts at most "
+                    f"{self.max_body_bytes}. Send smaller arguments.",
                 },
             )
             return

@@ -5,11 +5,26 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+QUOTE_CHARS = 200
+"""How much of a caller's value (an argument, a tool name) an error quotes: never a hostile value whole."""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its start and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text)} characters in all]"
+
+
+def quoted(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """`repr(value)`, clipped."""
+    return clip(repr(value), limit)
+
 
 def unknown_tool(name: str, available: Iterable[str]) -> str:
     names = sorted(available)
     listing = ", ".join(names) if names else "(none)"
-    return f"ERROR: unknown tool '{name}'. Tools you may call: {listing}."
+    return f"ERROR: unknown tool '{clip(name, QUOTE_CHARS)}'. Tools you may call: {listing}."
 
 
 def example_call(name: str, schema: dict[str, Any]) -> str:
@@ -41,6 +56,10 @@ def bad_arguments(name: str, problems: list[str], schema: dict[str, Any]) -> str
         f"{name} expects {json.dumps(props)} (required: {schema.get('required', [])}). "
         f"A correct call looks like {example_call(name, schema)}."
     )
+
+
+def more_problems(count: int) -> str:
+    return f"and {count} more problems"
 
 
 def unparseable_arguments(name: str, raw: str, problem: str) -> str:
