@@ -6,11 +6,14 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_shared import errors
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -89,7 +92,23 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    server.middleware.append(explain_uninitialized)
     return server
+
+
+_SDK_PRE_INIT = "Invalid request parameters"
+"""What the SDK's gate answers (code -32602, pinned for compatibility) to a request before `initialize`."""
+
+
+async def explain_uninitialized(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Say why a request before the handshake is refused: same code as the SDK's gate, a message that says so."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        pre_init = exc.error.code == types.INVALID_PARAMS and exc.error.message == _SDK_PRE_INIT
+        if pre_init and ctx.method != "initialize" and ctx.session.client_params is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=errors.not_initialized(ctx.method)) from None
+        raise
 
 
 def _version() -> str:

@@ -23,6 +23,11 @@ import click
 @click.option("--max-result-chars", type=click.IntRange(min=100), help="Cut tool results longer than this.")
 @click.option("--max-body-bytes", type=click.IntRange(min=1024), help="Refuse HTTP request bodies over this (413).")
 @click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1024),
+    help="stdio: skip and answer (JSON-RPC error) request lines over this [default: 16 MiB].",
+)
+@click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
 )
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
@@ -36,6 +41,7 @@ def serve(
     agent: str | None,
     max_result_chars: int | None,
     max_body_bytes: int | None,
+    max_line_bytes: int | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     log_level: str,
@@ -44,7 +50,7 @@ def serve(
     import anyio
 
     import toolwire_server as ts
-    from toolwire_server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RESULT_CHARS
+    from toolwire_server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_RESULT_CHARS
 
     if transport is None:
         raise click.UsageError("choose a transport: --stdio or --http")
@@ -62,6 +68,7 @@ def serve(
     limits = ts.ServerLimits(
         max_result_chars=max_result_chars or DEFAULT_MAX_RESULT_CHARS,
         max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
+        max_line_bytes=max_line_bytes or DEFAULT_MAX_LINE_BYTES,
     )
     if transport == "stdio":
         grant = ts.ALL_TOOLS

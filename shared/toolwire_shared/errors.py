@@ -134,3 +134,31 @@ def transport_failed(name: str, problem: str, *, retried: bool) -> str:
 
 def not_recorded(name: str, call_id: str) -> str:
     return f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
+
+
+# What the server answers to a peer that broke the protocol (a person reads these, through the client's error).
+
+
+def parse_error(problem: str) -> str:
+    return f"Parse error: the line is not JSON ({problem}). Send one JSON-RPC message per line, as UTF-8 JSON."
+
+
+def invalid_request() -> str:
+    return (
+        'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a '
+        '"method", and an "id" for a request).'
+    )
+
+
+def line_too_long(size: int, limit: int) -> str:
+    return (
+        f"Request too large: a line of {size} bytes; this server reads at most {limit} bytes per line "
+        "(--max-line-bytes). The line was skipped; send smaller arguments."
+    )
+
+
+def not_initialized(method: str) -> str:
+    return (
+        f"Server not initialized: '{clip(method, QUOTE_CHARS)}' came before the initialize handshake. Send "
+        "'initialize' (then 'notifications/initialized') first, or the 2026-07-28 per-request '_meta' envelope."
+    )
