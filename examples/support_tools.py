@@ -3,17 +3,16 @@
 The database path comes from $TOOLWIRE_SUPPORT_DB; by default a file in the user data dir, created and seeded on
 first use. Serve it with `toolwire serve examples.support_tools:registry --stdio`."""
 
-import ast
 import json
-import operator
 import os
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+from examples.arithmetic import evaluate
 from platformdirs import user_data_dir
 from pydantic import Field
 
@@ -97,42 +96,9 @@ def search_orders(
     return [dict(row) for row in rows]
 
 
-_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-
-
-def _evaluate(node: ast.AST) -> float:
-    """Walk the syntax tree; only numbers, + - * / // % ** and parentheses. Never eval()."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _evaluate(node.operand)
-        return -value if isinstance(node.op, ast.USub) else value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > 100:
-            raise ValueError("exponent too large (at most 100)")
-        try:
-            return _OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
-        except ZeroDivisionError as exc:
-            raise ValueError("division by zero") from exc
-    raise ValueError("only numbers, parentheses and + - * / // % ** are allowed, e.g. '2500 * 2 * 1.18'")
-
-
 @registry.tool(description="Evaluate arithmetic such as '2500 * 2 * 1.18'. Use it for every calculation.")
 async def calculator(expression: Annotated[str, Field(description="e.g. 2500 * 2 * 1.18")]) -> float:
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"not an arithmetic expression: {expression!r}; write e.g. '2500 * 2 * 1.18'") from exc
-    return round(_evaluate(tree.body), 2)
+    return round(evaluate(expression), 2)  # bounded before it computes: microseconds on the loop, whatever the input
 
 
 @registry.tool(

@@ -1,6 +1,8 @@
 """The MCP server: the low-level `mcp.server.Server` whose tool table is the registry, filtered per caller."""
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -13,6 +15,7 @@ from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_server.watchdog import watch
 from toolwire_shared import errors
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
@@ -83,9 +86,18 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         tool = registry.get(name)
         return tool.schema if tool else None
 
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """Once per server (stdio connection, or HTTP session manager): the stall watchdog and the worker pool."""
+        async with anyio.create_task_group() as tg, registry.workers.serving(warm=registry.isolated()):
+            tg.start_soon(watch)
+            yield {}
+            tg.cancel_scope.cancel()
+
     server: Server[Any] = Server(
         registry.name,
         version=_version(),
+        lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,

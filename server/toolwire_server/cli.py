@@ -31,6 +31,16 @@ import click
     "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
 )
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Run every tool in a worker process, killed on timeout or cancel (tools can also opt in one by one).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Worker processes for isolated tools (calls beyond this wait) [default: 2-4, by CPU count].",
+)
 @click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
 def serve(
     target: str,
@@ -44,6 +54,8 @@ def serve(
     max_line_bytes: int | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
+    isolate: bool,
+    workers: int | None,
     log_level: str,
 ) -> None:
     """Serve the toolwire Registry at MODULE:ATTR (a Registry or a function returning one)."""
@@ -62,6 +74,10 @@ def serve(
         access = ts.load_access(tokens_file) if tokens_file else ts.access_from_env()
     except (ts.AccessConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if isolate:
+        registry.isolate_all()
+    if workers is not None:
+        registry.workers.size = workers
     from toolwire_otel.setup import configure_server_tracing
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace

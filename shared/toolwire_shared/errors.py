@@ -74,6 +74,13 @@ def tool_failed(name: str, message: str) -> str:
     return f"ERROR: {name} failed: {message}"
 
 
+def worker_lost(exitcode: int | None) -> str:
+    return (
+        f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "
+        "Check its effect before repeating it."
+    )
+
+
 def timed_out(name: str, seconds: float) -> str:
     return (
         f"ERROR: {name} timed out after {seconds:g} s and was cancelled. "

@@ -95,7 +95,6 @@ async def raw_stdio(log: Path, *args: str, target: str = FAULT_TOOLS) -> AsyncIt
     pipe = RawStdio(proc, log)
     try:
         yield pipe
-        assert proc.returncode is None, f"the server ended early; log:\n{read_log(log, 3000)}"
     finally:
         pipe.stdin.close()
         try:
