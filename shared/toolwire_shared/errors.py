@@ -169,3 +169,28 @@ def not_initialized(method: str) -> str:
         f"Server not initialized: '{clip(method, QUOTE_CHARS)}' came before the initialize handshake. Send "
         "'initialize' (then 'notifications/initialized') first, or the 2026-07-28 per-request '_meta' envelope."
     )
+
+
+def body_timeout(seconds: float) -> str:
+    return (
+        f"the request body did not arrive within {seconds:g} s of its headers; the connection is closed. "
+        "Send the whole body at once."
+    )
+
+
+def session_not_yours() -> str:
+    return (
+        "this Mcp-Session-Id belongs to a session another agent opened; a session is bound to the token that "
+        "opened it. Open your own session (initialize) with your token."
+    )
+
+
+def too_many_sessions(agent: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' has {limit} sessions open and none of them is idle; this server allows {limit} per agent. "
+        "Close a session (HTTP DELETE with its Mcp-Session-Id) or reuse one."
+    )
+
+
+def server_full(limit: int) -> str:
+    return f"this server has {limit} sessions open and none of them is idle; try again later."
