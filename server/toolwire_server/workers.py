@@ -9,6 +9,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from multiprocessing.connection import Connection
@@ -55,6 +56,13 @@ class WorkerLost(Exception):
 class _Worker:
     def __init__(self, process: BaseProcess, conn: Connection) -> None:
         self.process, self.conn = process, conn
+        self._reaping = threading.Lock()
+
+    def reap(self) -> None:
+        """Wait for the ended process (blocking). One thread at a time: two concurrent joins on a forkserver child
+        race for its exit status, and the loser records 255."""
+        with self._reaping:
+            self.process.join(10)
 
     async def exchange(self, call: Call, context: ToolContext) -> types.CallToolResult:
         """Send the call, relay its progress and log entries, return its result (or raise what it raised)."""
@@ -78,7 +86,7 @@ class _Worker:
             reply: tuple[Any, ...] = self.conn.recv()
             return reply
         except (EOFError, OSError):  # the process is gone; the pipe is closed by the garbage collector, not here
-            self.process.join(10)
+            self.reap()
             return ("lost", self.process.exitcode)
 
     def kill(self) -> None:
@@ -157,7 +165,7 @@ class WorkerPool:
         idle, self._idle = self._idle, []
         for worker in idle:
             worker.kill()
-            worker.process.join(5)
+            worker.reap()
 
     def _ref(self, tool: "RegisteredTool") -> ToolRef:
         ref = self._refs.get(tool.name)
@@ -191,7 +199,7 @@ class WorkerPool:
     async def _discard(self, worker: _Worker, tool: str) -> None:
         with anyio.CancelScope(shield=True):
             worker.kill()
-            await anyio.to_thread.run_sync(worker.process.join, 10)
+            await anyio.to_thread.run_sync(worker.reap)
         process = worker.process
         log.warning("tool %s: its worker process %s was stopped (exit %s)", tool, process.pid, process.exitcode)
         if self._background is not None:
