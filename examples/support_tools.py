@@ -5,6 +5,7 @@ first use. Serve it with `toolwire serve examples.support_tools:registry --stdio
 
 import ast
 import json
+import math
 import operator
 import os
 import sqlite3
@@ -97,7 +98,17 @@ def search_orders(
     return [dict(row) for row in rows]
 
 
-_OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+# The calculator's arithmetic: an AST walk over numbers and + - * / // % ** (never eval()) that bounds every result
+# before computing it, so no expression (`9**9**9**9`, `(10**10**8)`, a tower of powers) holds the server for more
+# than microseconds or answers with anything but a readable error. Kept in this file: evals load it by path.
+
+CALC_MAX_CHARS = 1000
+CALC_MAX_DEPTH = 100
+CALC_MAX_BITS = 4000
+"""Integers up to about 1200 digits: far past any amount of money, far below what takes time to compute."""
+
+Number = int | float
+_OPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -106,33 +117,72 @@ _OPS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+_ALLOWED = "only numbers, parentheses and + - * / // % ** are allowed, e.g. '2500 * 2 * 1.18'"
+_DIGITS = CALC_MAX_BITS * 3 // 10
+_TOO_LARGE = f"the result would be too large (this calculator handles numbers up to about {_DIGITS} digits)"
 
 
-def _evaluate(node: ast.AST) -> float:
-    """Walk the syntax tree; only numbers, + - * / // % ** and parentheses. Never eval()."""
+def evaluate(expression: str) -> Number:
+    """The value of `expression`; ValueError with a sentence the model can act on for anything else."""
+    if len(expression) > CALC_MAX_CHARS:
+        raise ValueError(f"the expression is {len(expression)} characters long; at most {CALC_MAX_CHARS} are allowed")
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except (SyntaxError, RecursionError, MemoryError) as exc:
+        shown = expression if len(expression) <= 100 else expression[:100] + "..."
+        raise ValueError(f"not an arithmetic expression: {shown!r}; write e.g. '2500 * 2 * 1.18'") from exc
+    except ValueError as exc:  # e.g. an integer literal past Python's digit limit
+        raise ValueError(f"not a usable number in {expression[:50]!r}...: {exc}") from exc
+    return _evaluate(tree.body, 0)
+
+
+def _evaluate(node: ast.AST, depth: int) -> Number:
+    if depth > CALC_MAX_DEPTH:
+        raise ValueError(f"the expression is nested more than {CALC_MAX_DEPTH} levels deep; split it into steps")
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
+        return _finite(node.value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _evaluate(node.operand)
+        value = _evaluate(node.operand, depth + 1)
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > 100:
-            raise ValueError("exponent too large (at most 100)")
+        left, right = _evaluate(node.left, depth + 1), _evaluate(node.right, depth + 1)
+        _check_size(node.op, left, right)
         try:
-            return _OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+            return _finite(_OPS[type(node.op)](left, right))
         except ZeroDivisionError as exc:
             raise ValueError("division by zero") from exc
-    raise ValueError("only numbers, parentheses and + - * / // % ** are allowed, e.g. '2500 * 2 * 1.18'")
+        except OverflowError as exc:
+            raise ValueError(_TOO_LARGE) from exc
+    raise ValueError(_ALLOWED)
+
+
+def _check_size(op: ast.operator, left: Number, right: Number) -> None:
+    """Refuse before computing an integer result past CALC_MAX_BITS (a float result overflows at once, and is
+    checked)."""
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return
+    if isinstance(op, ast.Pow) and right > 0 and abs(left) > 1:
+        bits = right * math.log2(abs(left)) if right.bit_length() < 64 else math.inf
+    elif isinstance(op, ast.Mult):
+        bits = left.bit_length() + right.bit_length()
+    else:
+        return
+    if bits > CALC_MAX_BITS:
+        raise ValueError(f"{_TOO_LARGE}: this step alone would need about {bits:.3g} bits")
+
+
+def _finite(value: Any) -> Number:
+    if isinstance(value, complex):  # a negative number to a fractional power
+        raise ValueError("the result is not a real number (a negative number to a fractional power)")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(_TOO_LARGE)
+    number: Number = value
+    return number
 
 
 @registry.tool(description="Evaluate arithmetic such as '2500 * 2 * 1.18'. Use it for every calculation.")
 async def calculator(expression: Annotated[str, Field(description="e.g. 2500 * 2 * 1.18")]) -> float:
-    try:
-        tree = ast.parse(expression, mode="eval")
-    except SyntaxError as exc:
-        raise ValueError(f"not an arithmetic expression: {expression!r}; write e.g. '2500 * 2 * 1.18'") from exc
-    return round(_evaluate(tree.body), 2)
+    return round(evaluate(expression), 2)  # bounded before it computes: microseconds on the loop, whatever the input
 
 
 @registry.tool(

@@ -1,16 +1,22 @@
 """The MCP server: the low-level `mcp.server.Server` whose tool table is the registry, filtered per caller."""
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
+from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_server.watchdog import watch
+from toolwire_shared import errors
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -80,16 +86,41 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         tool = registry.get(name)
         return tool.schema if tool else None
 
+    @asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """Once per server (stdio connection, or HTTP session manager): the stall watchdog and the worker pool."""
+        async with anyio.create_task_group() as tg, registry.workers.serving(warm=registry.isolated()):
+            tg.start_soon(watch)
+            yield {}
+            tg.cancel_scope.cancel()
+
     server: Server[Any] = Server(
         registry.name,
         version=_version(),
+        lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    server.middleware.append(explain_uninitialized)
     return server
+
+
+_SDK_PRE_INIT = "Invalid request parameters"
+"""What the SDK's gate answers (code -32602, pinned for compatibility) to a request before `initialize`."""
+
+
+async def explain_uninitialized(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Say why a request before the handshake is refused: same code as the SDK's gate, a message that says so."""
+    try:
+        return await call_next(ctx)
+    except MCPError as exc:
+        pre_init = exc.error.code == types.INVALID_PARAMS and exc.error.message == _SDK_PRE_INIT
+        if pre_init and ctx.method != "initialize" and ctx.session.client_params is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=errors.not_initialized(ctx.method)) from None
+        raise
 
 
 def _version() -> str:

@@ -23,9 +23,45 @@ import click
 @click.option("--max-result-chars", type=click.IntRange(min=100), help="Cut tool results longer than this.")
 @click.option("--max-body-bytes", type=click.IntRange(min=1024), help="Refuse HTTP request bodies over this (413).")
 @click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1024),
+    help="stdio: skip and answer (JSON-RPC error) request lines over this [default: 16 MiB].",
+)
+@click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
 )
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
+@click.option("--max-sessions", type=click.IntRange(min=1), help="HTTP: legacy sessions open at once [default: 1000].")
+@click.option(
+    "--max-sessions-per-agent",
+    type=click.IntRange(min=1),
+    help="HTTP: sessions one agent (token) may hold; at the cap its oldest idle one is closed [default: 100].",
+)
+@click.option(
+    "--session-idle-timeout",
+    type=click.FloatRange(min=1),
+    help="HTTP: close a session idle this many seconds [default: 600].",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0.1),
+    help="HTTP: close a connection whose request headers take longer (seconds) [default: 10].",
+)
+@click.option(
+    "--body-timeout",
+    type=click.FloatRange(min=0.1),
+    help="HTTP: answer 408 and close when a request body takes longer (seconds) [default: 30].",
+)
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Run every tool in a worker process, killed on timeout or cancel (tools can also opt in one by one).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Worker processes for isolated tools (calls beyond this wait) [default: 2-4, by CPU count].",
+)
 @click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
 def serve(
     target: str,
@@ -36,15 +72,23 @@ def serve(
     agent: str | None,
     max_result_chars: int | None,
     max_body_bytes: int | None,
+    max_line_bytes: int | None,
+    max_sessions: int | None,
+    max_sessions_per_agent: int | None,
+    session_idle_timeout: float | None,
+    header_timeout: float | None,
+    body_timeout: float | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
+    isolate: bool,
+    workers: int | None,
     log_level: str,
 ) -> None:
     """Serve the toolwire Registry at MODULE:ATTR (a Registry or a function returning one)."""
     import anyio
 
     import toolwire_server as ts
-    from toolwire_server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RESULT_CHARS
+    from toolwire_server.limits import ServerLimits
 
     if transport is None:
         raise click.UsageError("choose a transport: --stdio or --http")
@@ -56,13 +100,24 @@ def serve(
         access = ts.load_access(tokens_file) if tokens_file else ts.access_from_env()
     except (ts.AccessConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if isolate:
+        registry.isolate_all()
+    if workers is not None:
+        registry.workers.size = workers
     from toolwire_otel.setup import configure_server_tracing
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
-    limits = ts.ServerLimits(
-        max_result_chars=max_result_chars or DEFAULT_MAX_RESULT_CHARS,
-        max_body_bytes=max_body_bytes or DEFAULT_MAX_BODY_BYTES,
-    )
+    given = {
+        "max_result_chars": max_result_chars,
+        "max_body_bytes": max_body_bytes,
+        "max_line_bytes": max_line_bytes,
+        "max_sessions": max_sessions,
+        "max_sessions_per_agent": max_sessions_per_agent,
+        "session_idle_timeout_s": session_idle_timeout,
+        "header_timeout_s": header_timeout,
+        "body_timeout_s": body_timeout,
+    }
+    limits = ServerLimits(**{name: value for name, value in given.items() if value is not None})  # type: ignore[arg-type]
     if transport == "stdio":
         grant = ts.ALL_TOOLS
         if agent:
@@ -85,4 +140,4 @@ def serve(
         allowed_origins=list(allowed_origins) or None,
     )
     click.echo(f"toolwire: serving {len(registry)} tools at http://{host}:{port}/mcp", err=True)
-    ts.serve_http(app, host=host, port=port)
+    ts.serve_http(app, host=host, port=port, limits=limits)

@@ -10,7 +10,9 @@ LogFn = Callable[[str, Any], Awaitable[None]]
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Injected into a tool function that declares a parameter annotated `ToolContext`."""
+    """Injected into a tool function that declares a parameter annotated `ToolContext`. In a worker process
+    (isolation="process") it carries tool, agent, idempotency key and request id, and relays progress and log
+    entries over the worker's pipe; `session` is None there (no server-to-client requests from a worker)."""
 
     tool: str
     agent: str | None = None

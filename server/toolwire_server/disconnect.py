@@ -11,6 +11,9 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire_server.bodies import discard, one_shot, read_body, replay
+from toolwire_shared import errors
+
 log = logging.getLogger("toolwire.server")
 
 SESSION_HEADER = b"mcp-session-id"
@@ -25,15 +28,15 @@ class CancelOnDisconnect:
         if scope["type"] != "http" or scope["method"] != "POST" or not _has_session(scope):
             await self.app(scope, receive, send)
             return
-        body, disconnected = await _read_body(receive, self.max_body_bytes)
+        body, disconnected = await read_body(receive, self.max_body_bytes)
         if disconnected:
             return
         if len(body) > self.max_body_bytes:  # chunked body without content-length: let the SDK's limit answer 413
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay(body, receive), send)
             return
         request_ids = _request_ids(body)
         if not request_ids:
-            await self.app(scope, _replay(body, receive), send)
+            await self.app(scope, replay(body, receive), send)
             return
         done = False
         replayed = False
@@ -58,7 +61,7 @@ class CancelOnDisconnect:
 
     async def _cancel(self, scope: Scope, request_ids: list[Any]) -> None:
         for request_id in request_ids:
-            log.info("client went away during request %r: cancelling it", request_id)
+            log.info("client went away during request %s: cancelling it", errors.quoted(request_id))
             payload = json.dumps(
                 {
                     "jsonrpc": "2.0",
@@ -69,58 +72,13 @@ class CancelOnDisconnect:
             headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(payload)).encode()))
             try:
-                await self.app({**scope, "headers": headers}, _one_shot(payload), _discard)
+                await self.app({**scope, "headers": headers}, one_shot(payload), discard)
             except Exception as exc:  # the session may already be gone; nothing left to cancel
-                log.debug("synthetic cancel for %r failed: %s", request_id, exc)
-
-
-async def _discard(message: Message) -> None:
-    return None
-
-
-def _one_shot(payload: bytes) -> Receive:
-    sent = False
-
-    async def once() -> Message:
-        nonlocal sent
-        if sent:
-            return {"type": "http.disconnect"}
-        sent = True
-        return {"type": "http.request", "body": payload, "more_body": False}
-
-    return once
+                log.debug("synthetic cancel for %s failed: %s", errors.quoted(request_id), exc)
 
 
 def _has_session(scope: Scope) -> bool:
     return any(key.lower() == SESSION_HEADER for key, _ in scope["headers"])
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
-    """The whole body, or its first bytes past `limit` (enough to know it is too large)."""
-    chunks = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b"", True
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-        if not message.get("more_body", False) or size > limit:
-            return b"".join(chunks), False
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _request_ids(body: bytes) -> list[Any]:

@@ -1,23 +1,27 @@
 """Running one call, the one path every tool call takes (stdio, HTTP and in-process alike): look the name up in
-the registry, check the caller's grant, validate, gate on the tool's concurrency, run under its timeout, and turn
-every outcome into a result the model can act on. Nothing here raises to the caller except cancellation."""
+the registry, check the caller's grant, validate, gate on the tool's concurrency, run under its timeout (on the loop,
+in a thread, or in a worker process that the timeout kills), and turn every outcome into a result the model can
+act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation."""
 
 import logging
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from toolwire_server.access import Grant
 from toolwire_server.context import LogFn, ProgressFn, ToolContext
 from toolwire_server.registry import RegisteredTool, Registry
-from toolwire_server.results import to_result
+from toolwire_server.results import cut, to_result
 from toolwire_server.schema import describe_problems
+from toolwire_server.watchdog import on_loop
+from toolwire_server.workers import WorkerRaised
 from toolwire_shared import errors
-from toolwire_shared.results import failed_call
+from toolwire_shared.results import ErrorKind, failed_call
 
 log = logging.getLogger("toolwire.server")
 
@@ -39,10 +43,12 @@ async def call_tool(
     """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout."""
     tool = registry.get(name)
     if tool is None:
-        return failed_call("unknown_tool", errors.unknown_tool(name, [n for n in registry.names() if grant.allows(n)]))
+        log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))
+        known = [n for n in registry.names() if grant.allows(n)]
+        return _failed("unknown_tool", errors.unknown_tool(name, known), max_result_chars)
     if not grant.allows(tool.name):
         log.warning("refused: agent %r called tool %r outside its grant", grant.agent, tool.name)
-        return failed_call("refused", errors.refused(tool.name, grant.agent))
+        return _failed("refused", errors.refused(tool.name, grant.agent), max_result_chars)
     context = ToolContext(
         tool=tool.name,
         agent=grant.agent,
@@ -66,34 +72,67 @@ async def execute(
     try:
         validated = tool.model.model_validate(arguments or {})
     except ValidationError as exc:
-        return failed_call("bad_arguments", errors.bad_arguments(tool.name, describe_problems(exc), tool.schema))
-    kwargs = dict(validated)
-    for param, kind in tool.injected.items():
-        kwargs[param] = context if kind == "context" else context.idempotency_key
+        text = errors.bad_arguments(tool.name, describe_problems(exc), tool.schema)
+        return _failed("bad_arguments", text, max_result_chars)
 
     timeout = tool.policy.timeout_s if timeout_s is None else min(timeout_s, tool.policy.timeout_s)
     try:
         with anyio.move_on_after(timeout) as scope:
             if tool.limiter is None:
-                value = await _invoke(tool, kwargs)
+                value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
             else:
                 async with tool.limiter:
-                    value = await _invoke(tool, kwargs)
-    except Exception as exc:  # a tool failure is a result, never a crash; its message is never hidden
-        log.warning("tool %s raised %s: %s", tool.name, type(exc).__name__, exc)
-        return failed_call("tool_failed", errors.tool_failed(tool.name, str(exc) or type(exc).__name__))
+                    value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+    except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
+        raised = exc.type_name if isinstance(exc, WorkerRaised) else type(exc).__name__
+        message = errors.clip(str(exc) or raised, max_result_chars)
+        log.warning("tool %s raised %s: %s", tool.name, raised, message)
+        return _failed("tool_failed", errors.tool_failed(tool.name, message), max_result_chars)
     if scope.cancelled_caught:
-        log.warning("tool %s timed out after %gs and was cancelled", tool.name, timeout)
-        return failed_call("timeout", errors.timed_out(tool.name, timeout))
+        log.warning("tool %s timed out after %gs and was %s", tool.name, timeout, _STOPPED[_where(tool)])
+        return _failed("timeout", errors.timed_out(tool.name, timeout), max_result_chars)
+    if isinstance(value, _Finished):
+        return value.result
     try:
         return to_result(value, max_result_chars)
     except Exception as exc:
-        return failed_call("tool_failed", errors.tool_failed(tool.name, f"its result could not be serialised: {exc}"))
+        problem = errors.clip(f"its result could not be serialised: {exc}", max_result_chars)
+        return _failed("tool_failed", errors.tool_failed(tool.name, problem), max_result_chars)
 
 
-async def _invoke(tool: RegisteredTool, kwargs: dict[str, Any]) -> Any:
+def _failed(kind: ErrorKind, text: str, max_result_chars: int) -> types.CallToolResult:
+    """An error result, cut like any result: an error never carries more text than a result may."""
+    return cut(failed_call(kind, text), max_result_chars)
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """A result a worker process already made (and cut)."""
+
+    result: types.CallToolResult
+
+
+_STOPPED = {
+    "process": "stopped (its worker process was killed)",
+    "loop": "cancelled",
+    "thread": "abandoned: its thread runs on until the function returns (isolation='process' would stop it)",
+}
+
+
+def _where(tool: RegisteredTool) -> str:
+    return "process" if tool.isolation == "process" else "loop" if tool.is_async else "thread"
+
+
+async def _invoke(
+    tool: RegisteredTool, arguments: dict[str, Any], validated: BaseModel, context: ToolContext, max_result_chars: int
+) -> Any:
+    if tool.isolation == "process" and tool.workers is not None:
+        return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))
+    kwargs = dict(validated)
+    for param, kind in tool.injected.items():
+        kwargs[param] = context if kind == "context" else context.idempotency_key
     if tool.is_async:
-        return await tool.fn(**kwargs)
+        return await on_loop(tool.name, tool.fn(**kwargs))  # its steps timed: the watchdog names a tool that stalls
     # A sync function may block; a worker thread keeps the loop serving other calls. It cannot be interrupted,
     # so on timeout the result is dropped and the thread is abandoned.
     return await anyio.to_thread.run_sync(partial(tool.fn, **kwargs), abandon_on_cancel=True)

@@ -1,14 +1,16 @@
-"""Streamable HTTP at /mcp under uvicorn: bearer-token access, body-size limit, Host/Origin checks, /healthz.
+"""Streamable HTTP at /mcp under uvicorn: bearer-token access, body-size limit and read deadlines (headers and
+body), Host/Origin checks, guarded sessions (bound to their agent, capped per agent and in all), /healthz.
 
 Only the SDK's default mode is offered (SSE responses, sessions for legacy clients): it is the one where a client
 that cancels or goes away really cancels the running tool in both protocol eras. Modern (2026-07-28) requests are
 self-contained POSTs, so replicas can stand behind a load balancer without sticky sessions."""
 
-import json
 import logging
-from typing import Any
 
+import anyio
 import uvicorn
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -16,11 +18,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolwire_server.access import ALL_TOOLS, Access
+from toolwire_server.access import ALL_TOOLS, Access, Grant
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
+from toolwire_server.bodies import read_body, replay
 from toolwire_server.disconnect import CancelOnDisconnect
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_server.responses import send_json
+from toolwire_server.sessions import SessionGuard
+from toolwire_server.slow_clients import with_header_timeout
+from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")
 
@@ -28,22 +35,17 @@ MCP_PATH = "/mcp"
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-async def _json(send: Send, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-    payload = json.dumps(body).encode()
-    raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    raw_headers += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": payload})
-
-
 class Gate:
     """In front of /mcp: refuse over-large bodies (413) and unknown callers (401), with bodies a person can read;
-    leave the caller's Grant in the scope for the tool handlers."""
+    read a POST's body within `body_timeout_s` (else 408, and the connection is closed); leave the caller's Grant
+    in the scope for the tool handlers (and, as `user`, for the SDK, which binds each session to who opened it)."""
 
-    def __init__(self, app: ASGIApp, access: Access | None, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, access: Access | None, max_body_bytes: int, body_timeout_s: float) -> None:
         self.app = app
         self.access = access
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
+        self._users: dict[str, AuthenticatedUser] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
@@ -51,16 +53,9 @@ class Gate:
             return
         headers = {k.decode().lower(): v.decode(errors="replace") for k, v in scope["headers"]}
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            await _json(
-                send,
-                413,
-                {
-                    "error": "request_too_large",
-                    "message": f"request body is {declared} bytes; this server accepts at most {self.max_body_bytes}. "
-                    "Send smaller arguments.",
-                },
-            )
+        # len() first: int() of a header of thousands of digits raises instead of answering
+        if declared.isdigit() and (len(declared) > 18 or int(declared) > self.max_body_bytes):
+            await self._too_large(send, errors.clip(declared, 20))
             return
         if self.access is None:
             scope[GRANT_SCOPE_KEY] = ALL_TOOLS
@@ -71,7 +66,7 @@ class Gate:
             if grant is None:
                 problem = "no bearer token was sent" if not auth else "the bearer token is not recognised"
                 log.warning("401 for %s %s: %s", scope["method"], scope["path"], problem)
-                await _json(
+                await send_json(
                     send,
                     401,
                     {
@@ -83,7 +78,34 @@ class Gate:
                 )
                 return
             scope[GRANT_SCOPE_KEY] = grant
-        await self.app(scope, receive, send)
+            scope["user"] = self._user(grant)
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, disconnected = b"", False
+        with anyio.move_on_after(self.body_timeout_s) as deadline:
+            body, disconnected = await read_body(receive, self.max_body_bytes)
+        if deadline.cancelled_caught:
+            log.warning("408 for %s %s: the body took over %g s", scope["method"], scope["path"], self.body_timeout_s)
+            message = errors.body_timeout(self.body_timeout_s)
+            await send_json(send, 408, {"error": "request_timeout", "message": message}, close=True)
+            return
+        if disconnected:
+            return
+        if len(body) > self.max_body_bytes:  # a chunked body, with no Content-Length to refuse it by
+            await self._too_large(send, f"over {self.max_body_bytes}")
+            return
+        await self.app(scope, replay(body, receive), send)
+
+    async def _too_large(self, send: Send, size: str) -> None:
+        message = f"request body is {size} bytes; this server accepts at most {self.max_body_bytes}. "
+        await send_json(send, 413, {"error": "request_too_large", "message": message + "Send smaller arguments."})
+
+    def _user(self, grant: Grant) -> AuthenticatedUser:
+        user = self._users.get(grant.agent)
+        if user is None:
+            user = self._users[grant.agent] = AuthenticatedUser(AccessToken(token="", client_id=grant.agent, scopes=[]))
+        return user
 
 
 def http_app(
@@ -113,15 +135,31 @@ def http_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=limits.max_body_bytes,
+        session_idle_timeout=limits.session_idle_timeout_s,
+        max_sessions=limits.max_sessions,
         transport_security=security,
         host=host,
         custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
     )
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
-    app.add_middleware(Gate, access=access, max_body_bytes=limits.max_body_bytes)  # outermost
+    app.add_middleware(
+        SessionGuard,
+        mcp_path=MCP_PATH,
+        max_sessions=limits.max_sessions,
+        max_per_agent=limits.max_sessions_per_agent,
+        idle_timeout_s=limits.session_idle_timeout_s,
+    )
+    app.add_middleware(
+        Gate, access=access, max_body_bytes=limits.max_body_bytes, body_timeout_s=limits.body_timeout_s
+    )  # outermost
     return app
 
 
-def serve_http(app: Starlette, *, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run under uvicorn until interrupted; uvicorn logs to stderr."""
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+def serve_http(
+    app: Starlette, *, host: str = "127.0.0.1", port: int = 8000, limits: ServerLimits | None = None
+) -> None:
+    """Run under uvicorn until interrupted; uvicorn logs to stderr. A connection whose request headers take over
+    `limits.header_timeout_s` is closed (uvicorn's own h11 protocol with that one deadline added)."""
+    limits = limits or ServerLimits()
+    protocol = with_header_timeout(limits.header_timeout_s)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=protocol)

@@ -43,4 +43,6 @@ def load_registry(target: str) -> Registry:
         value = value()
     if not isinstance(value, Registry):
         raise TargetError(f"'{target}' is a {type(value).__name__}, not a toolwire_server.Registry")
+    if value.source is None:  # an absolute path, so a worker process finds the same file
+        value.source = f"{Path(module_name).resolve()}:{attr}" if module_name.endswith(".py") else target
     return value

@@ -3,16 +3,20 @@
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, Literal, TypedDict, TypeVar, Unpack, get_args
 
 import anyio
 import mcp_types as types
 from pydantic import BaseModel
 
 from toolwire_server.schema import arguments_model, injected_params, json_schema
+from toolwire_server.workers import DEFAULT_WORKERS, WorkerPool
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
+Isolation = Literal["none", "process"]
+"""Where a tool runs: "none" = in the server (an async tool on its event loop, a sync one in a thread);
+"process" = in a worker process, killed on timeout or cancel (see docs/ISOLATION.md for what it cannot get)."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -24,6 +28,8 @@ class ToolOptions(TypedDict, total=False):
     """Needs a person's approval before it runs."""
     idempotent: bool
     """Safe to send again with the same idempotency key (it receives the key as `idempotency_key`)."""
+    isolation: Isolation
+    """"process": run it in a worker process, so a timeout or cancel really stops it (default: the registry's)."""
 
 
 @dataclass
@@ -39,6 +45,9 @@ class RegisteredTool:
     injected: dict[str, str]
     is_async: bool
     limiter: anyio.CapacityLimiter | None = field(default=None, repr=False)
+    isolation: Isolation = "none"
+    workers: WorkerPool | None = field(default=None, repr=False)
+    """The registry's worker pool (used when `isolation` is "process")."""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, input_schema=self.schema, policy=self.policy)
@@ -59,9 +68,20 @@ class RegisteredTool:
 class Registry:
     """Register plain functions (sync or async) with `@registry.tool(...)`; nothing outside it ever runs."""
 
-    def __init__(self, name: str = "toolwire", *, default_timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        name: str = "toolwire",
+        *,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        isolation: Isolation = "none",
+        workers: int = DEFAULT_WORKERS,
+    ) -> None:
         self.name = name
         self.default_timeout_s = default_timeout_s
+        self.isolation: Isolation = _checked(isolation, name)
+        self.source: str | None = None
+        """The MODULE:ATTR this registry was loaded from (set by `load_registry`): how a worker finds its tools."""
+        self.workers = WorkerPool(self, workers)
         self._tools: dict[str, RegisteredTool] = {}
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
@@ -89,6 +109,7 @@ class Registry:
             risky=options.get("risky", False),
             idempotent=options.get("idempotent", False),
         )
+        isolation = _checked(options.get("isolation") or self.isolation, tool_name)
         model = arguments_model(tool_name, fn)
         registered = RegisteredTool(
             name=tool_name,
@@ -100,9 +121,21 @@ class Registry:
             injected=injected_params(fn),
             is_async=inspect.iscoroutinefunction(fn),
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
+            isolation=isolation,
+            workers=self.workers,
         )
         self._tools[tool_name] = registered
         return registered
+
+    def isolate_all(self) -> None:
+        """Run every tool, registered or yet to be, in a worker process (`toolwire serve --isolate`)."""
+        self.isolation = "process"
+        for tool in self._tools.values():
+            tool.isolation = "process"
+
+    def isolated(self) -> bool:
+        """Whether any tool runs in a worker process (the server then starts its workers ahead of the first call)."""
+        return any(tool.isolation == "process" for tool in self._tools.values())
 
     def get(self, name: str) -> RegisteredTool | None:
         return self._tools.get(name)
@@ -118,3 +151,9 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
+
+
+def _checked(isolation: str, where: str) -> Isolation:
+    if isolation not in get_args(Isolation):
+        raise ValueError(f"{where}: isolation must be one of {', '.join(get_args(Isolation))}, not {isolation!r}")
+    return isolation  # type: ignore[return-value]

@@ -8,6 +8,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from toolwire_server.context import ToolContext
+from toolwire_shared import errors
 
 IDEMPOTENCY_KEY_PARAM = "idempotency_key"
 """A tool parameter with this name receives the request's idempotency key instead of a model-supplied argument."""
@@ -65,15 +66,24 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+MAX_PROBLEMS = 10
+"""How many problems one bad call lists; the rest are counted."""
+
+
 def describe_problems(exc: ValidationError) -> list[str]:
-    """One line per problem, naming the argument: missing, unexpected, or of the wrong type/value."""
+    """One line per problem, naming the argument: missing, unexpected, or of the wrong type/value. A caller's
+    value (or an unexpected argument's name) is quoted clipped, so a hostile argument never comes back whole."""
     problems = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+    found = exc.errors(include_url=False)
+    for error in found[:MAX_PROBLEMS]:
+        where = errors.clip(".".join(str(part) for part in error["loc"]), errors.QUOTE_CHARS) or "(arguments)"
         if error["type"] == "missing":
             problems.append(f"missing required argument '{where}'")
         elif error["type"] == "extra_forbidden":
             problems.append(f"unexpected argument '{where}'")
         else:
-            problems.append(f"argument '{where}': {error['msg']} (got {error['input']!r})")
+            message = errors.clip(error["msg"], errors.QUOTE_CHARS)
+            problems.append(f"argument '{where}': {message} (got {errors.quoted(error['input'])})")
+    if len(found) > MAX_PROBLEMS:
+        problems.append(errors.more_problems(len(found) - MAX_PROBLEMS))
     return problems

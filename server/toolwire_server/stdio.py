@@ -1,10 +1,13 @@
 """stdio transport: newline-delimited JSON-RPC on the process's stdin/stdout, logs on stderr only.
 
 The SDK's `stdio_server()` hops every readline, write and flush through a worker thread; this one reads and writes
-the pipes with asyncio directly and feeds the same SDK server streams. It falls back to the SDK transport when stdin
-or stdout is not a pipe, socket or character device (e.g. a regular file)."""
+the pipes with asyncio directly and feeds the same SDK server streams. A line that is not JSON gets a -32700 answer,
+JSON that is not a JSON-RPC message a -32600 one, and a line over `max_line_bytes` is skipped (never buffered
+whole) and answered -32600, all with id null as over HTTP, and the server reads on. It falls back to the SDK
+transport when stdin or stdout is not a pipe, socket or character device (e.g. a regular file)."""
 
 import asyncio
+import logging
 import os
 import stat
 from collections.abc import AsyncIterator
@@ -13,16 +16,19 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_core
 from mcp.server.stdio import stdio_server
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.app import build_server
-from toolwire_server.limits import ServerLimits
+from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_shared import errors
 
-MAX_LINE_BYTES = 64 * 1024 * 1024
+log = logging.getLogger("toolwire.server")
 
 
 def _pipe_like(fd: int) -> bool:
@@ -31,7 +37,7 @@ def _pipe_like(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def asyncio_stdio() -> AsyncIterator[tuple[Any, Any]]:
+async def asyncio_stdio(max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
     """Claim fds 0/1 (divert them to /dev/null and stderr so stray prints miss the wire) and serve the pipes."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
@@ -40,7 +46,7 @@ async def asyncio_stdio() -> AsyncIterator[tuple[Any, Any]]:
     os.close(devnull)
     os.dup2(2, 1)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    reader = asyncio.StreamReader(limit=max_line_bytes)
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
     )
@@ -51,16 +57,24 @@ async def asyncio_stdio() -> AsyncIterator[tuple[Any, Any]]:
 
     read_send, read_recv = create_context_streams[SessionMessage | Exception](0)
     write_send, write_recv = create_context_streams[SessionMessage](0)
+    refusals = write_send.clone()  # the reader's own answers to lines the server never sees
 
     async def read_lines() -> None:
-        async with read_send:
-            while line := await reader.readline():
+        async with read_send, refusals:
+            async for line in _lines(reader):
+                if isinstance(line, int):
+                    log.warning("skipped a stdin line of %d bytes (over --max-line-bytes %d)", line, max_line_bytes)
+                    refusal = _error(None, types.INVALID_REQUEST, errors.line_too_long(line, max_line_bytes))
+                    await refusals.send(SessionMessage(refusal))
+                    continue
                 if not line.strip():
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:
-                    await read_send.send(exc)
+                except ValidationError as exc:
+                    refusal = _refusal(line, exc)
+                    log.warning("answered a stdin line of %d bytes with error %d", len(line), refusal.error.code)
+                    await refusals.send(SessionMessage(refusal))
                     continue
                 await read_send.send(SessionMessage(message))
 
@@ -94,9 +108,84 @@ async def asyncio_stdio() -> AsyncIterator[tuple[Any, Any]]:
         os.close(saved_out)
 
 
+async def _lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes | int]:
+    """stdin's lines (the last may lack its newline); a line over the reader's limit is skipped as it arrives, never
+    held whole, and yields its size instead."""
+    while True:
+        try:
+            yield await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # end of input
+            if exc.partial:
+                yield exc.partial
+            return
+        except asyncio.LimitOverrunError as exc:
+            yield await _skip_line(reader, exc.consumed)
+
+
+async def _skip_line(reader: asyncio.StreamReader, buffered: int) -> int:
+    """Drop the rest of an over-long line, up to and including its newline; its size in bytes."""
+    skipped = 0
+    while True:
+        skipped += len(await reader.read(buffered))  # what is buffered has no newline: drop it, then look again
+        try:
+            return skipped + len(await reader.readuntil(b"\n"))
+        except asyncio.LimitOverrunError as exc:
+            buffered = exc.consumed
+        except asyncio.IncompleteReadError as exc:
+            return skipped + len(exc.partial)
+
+
+def _refusal(line: bytes | str | None, exc: ValidationError) -> types.JSONRPCError:
+    """-32700 for a line that is not JSON (or is nested too deep to parse), -32600 for JSON that is no JSON-RPC
+    message (with its id when the line is known and has a usable one)."""
+    first = exc.errors(include_url=False, include_input=False)[0]
+    if first["type"] == "json_invalid":
+        return _error(None, types.PARSE_ERROR, errors.parse_error(first["msg"]))
+    return _error(_request_id(line), types.INVALID_REQUEST, errors.invalid_request())
+
+
+def _request_id(line: bytes | str | None) -> types.RequestId | None:
+    if line is None:
+        return None
+    try:
+        data = pydantic_core.from_json(line)
+    except ValueError:
+        return None
+    found = data.get("id") if isinstance(data, dict) else None
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _error(request_id: types.RequestId | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
+
+
+@asynccontextmanager
+async def sdk_stdio() -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's transport (for stdin/stdout that are regular files), answering bad lines as `asyncio_stdio` does.
+    It reads whole lines, so `max_line_bytes` does not apply here."""
+    async with stdio_server() as (read_stream, write_stream):
+        relay_send, relay_recv = create_context_streams[SessionMessage | Exception](0)
+
+        async def relay() -> None:
+            async with relay_send:
+                async for item in read_stream:
+                    if isinstance(item, ValidationError):
+                        first = item.errors(include_url=False)[0]
+                        if first["type"] != "json_invalid" or str(first.get("input", "")).strip():  # blank: skip
+                            await write_stream.send(SessionMessage(_refusal(None, item)))
+                        continue
+                    await relay_send.send(item)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay)
+            yield relay_recv, write_stream
+            tg.cancel_scope.cancel()
+
+
 async def serve_stdio(registry: Registry, *, limits: ServerLimits | None = None, grant: Grant = ALL_TOOLS) -> None:
     """Serve until stdin closes."""
+    limits = limits or ServerLimits()
     server = build_server(registry, limits=limits, grant=grant)
-    transport = asyncio_stdio() if _pipe_like(0) and _pipe_like(1) else stdio_server()
+    transport = asyncio_stdio(limits.max_line_bytes) if _pipe_like(0) and _pipe_like(1) else sdk_stdio()
     async with transport as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -5,11 +5,26 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+QUOTE_CHARS = 200
+"""How much of a caller's value (an argument, a tool name) an error quotes: never a hostile value whole."""
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its start and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text)} characters in all]"
+
+
+def quoted(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """`repr(value)`, clipped."""
+    return clip(repr(value), limit)
+
 
 def unknown_tool(name: str, available: Iterable[str]) -> str:
     names = sorted(available)
     listing = ", ".join(names) if names else "(none)"
-    return f"ERROR: unknown tool '{name}'. Tools you may call: {listing}."
+    return f"ERROR: unknown tool '{clip(name, QUOTE_CHARS)}'. Tools you may call: {listing}."
 
 
 def example_call(name: str, schema: dict[str, Any]) -> str:
@@ -43,6 +58,10 @@ def bad_arguments(name: str, problems: list[str], schema: dict[str, Any]) -> str
     )
 
 
+def more_problems(count: int) -> str:
+    return f"and {count} more problems"
+
+
 def unparseable_arguments(name: str, raw: str, problem: str) -> str:
     shown = raw if len(raw) <= 200 else raw[:200] + "..."
     return (
@@ -53,6 +72,13 @@ def unparseable_arguments(name: str, raw: str, problem: str) -> str:
 
 def tool_failed(name: str, message: str) -> str:
     return f"ERROR: {name} failed: {message}"
+
+
+def worker_lost(exitcode: int | None) -> str:
+    return (
+        f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "
+        "Check its effect before repeating it."
+    )
 
 
 def timed_out(name: str, seconds: float) -> str:
@@ -115,3 +141,56 @@ def transport_failed(name: str, problem: str, *, retried: bool) -> str:
 
 def not_recorded(name: str, call_id: str) -> str:
     return f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
+
+
+# What the server answers to a peer that broke the protocol (a person reads these, through the client's error).
+
+
+def parse_error(problem: str) -> str:
+    return f"Parse error: the line is not JSON ({problem}). Send one JSON-RPC message per line, as UTF-8 JSON."
+
+
+def invalid_request() -> str:
+    return (
+        'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a '
+        '"method", and an "id" for a request).'
+    )
+
+
+def line_too_long(size: int, limit: int) -> str:
+    return (
+        f"Request too large: a line of {size} bytes; this server reads at most {limit} bytes per line "
+        "(--max-line-bytes). The line was skipped; send smaller arguments."
+    )
+
+
+def not_initialized(method: str) -> str:
+    return (
+        f"Server not initialized: '{clip(method, QUOTE_CHARS)}' came before the initialize handshake. Send "
+        "'initialize' (then 'notifications/initialized') first, or the 2026-07-28 per-request '_meta' envelope."
+    )
+
+
+def body_timeout(seconds: float) -> str:
+    return (
+        f"the request body did not arrive within {seconds:g} s of its headers; the connection is closed. "
+        "Send the whole body at once."
+    )
+
+
+def session_not_yours() -> str:
+    return (
+        "this Mcp-Session-Id belongs to a session another agent opened; a session is bound to the token that "
+        "opened it. Open your own session (initialize) with your token."
+    )
+
+
+def too_many_sessions(agent: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' has {limit} sessions open and none of them is idle; this server allows {limit} per agent. "
+        "Close a session (HTTP DELETE with its Mcp-Session-Id) or reuse one."
+    )
+
+
+def server_full(limit: int) -> str:
+    return f"this server has {limit} sessions open and none of them is idle; try again later."
