@@ -70,7 +70,7 @@ class SessionGuard:
             log.warning(
                 "403: agent %r used session %s of agent %r", grant.agent, errors.quoted(session_id), session.agent
             )
-            await send_json(send, 403, {"error": "forbidden", "message": errors.session_not_yours()})
+            await send_json(send, 403, {"error": "forbidden", "message": errors.SESSION_NOT_YOURS})
             return
         status: list[int] = []
         session.in_flight += 1

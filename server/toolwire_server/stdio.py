@@ -141,7 +141,7 @@ def _refusal(line: bytes | str | None, exc: ValidationError) -> types.JSONRPCErr
     first = exc.errors(include_url=False, include_input=False)[0]
     if first["type"] == "json_invalid":
         return _error(None, types.PARSE_ERROR, errors.parse_error(first["msg"]))
-    return _error(_request_id(line), types.INVALID_REQUEST, errors.invalid_request())
+    return _error(_request_id(line), types.INVALID_REQUEST, errors.INVALID_REQUEST)
 
 
 def _request_id(line: bytes | str | None) -> types.RequestId | None:

@@ -150,11 +150,10 @@ def parse_error(problem: str) -> str:
     return f"Parse error: the line is not JSON ({problem}). Send one JSON-RPC message per line, as UTF-8 JSON."
 
 
-def invalid_request() -> str:
-    return (
-        'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a '
-        '"method", and an "id" for a request).'
-    )
+INVALID_REQUEST = (
+    'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a '
+    '"method", and an "id" for a request).'
+)
 
 
 def line_too_long(size: int, limit: int) -> str:
@@ -178,11 +177,10 @@ def body_timeout(seconds: float) -> str:
     )
 
 
-def session_not_yours() -> str:
-    return (
-        "this Mcp-Session-Id belongs to a session another agent opened; a session is bound to the token that "
-        "opened it. Open your own session (initialize) with your token."
-    )
+SESSION_NOT_YOURS = (
+    "this Mcp-Session-Id belongs to a session another agent opened; a session is bound to the token that "
+    "opened it. Open your own session (initialize) with your token."
+)
 
 
 def too_many_sessions(agent: str, limit: int) -> str:
