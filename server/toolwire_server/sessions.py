@@ -98,20 +98,22 @@ class SessionGuard:
                     session = _Session(grant.agent, scope.get("user"), host.encode(), in_flight=1)
                     self._sessions[session_id] = session
                     opened.append(session)
+                    self._opening[grant.agent] -= 1  # counted as a session from now on, not twice
             await send(message)
 
         self._opening[grant.agent] = self._opening.get(grant.agent, 0) + 1
         try:
             await self.app(scope, receive, watched)
         finally:
-            self._opening[grant.agent] -= 1
+            if not opened:
+                self._opening[grant.agent] -= 1
             for session in opened:
                 session.in_flight -= 1
                 session.last_used = time.monotonic()
 
     async def _make_room(self, agent: str, scope: Scope) -> tuple[int, str] | None:
-        # Any POST without a session id counts: only an initialize succeeds in opening one, and the SDK answers it.
         """Close the oldest idle session where a cap is reached; the refusal (status, message) if none is idle."""
+        # Any POST without a session id counts: only an initialize succeeds in opening one, and the SDK answers it.
         self._forget_expired()
         mine = [(sid, s) for sid, s in self._sessions.items() if s.agent == agent]
         if len(mine) + self._opening.get(agent, 0) >= self.max_per_agent:
