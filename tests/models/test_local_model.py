@@ -49,7 +49,7 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--n_threads",
         "1",
         "--n_ctx",
-        "2048",
+        "4096",  # the support server offers every tool: about 1,900 prompt tokens before the task
         "--host",
         "127.0.0.1",
         "--port",
@@ -66,14 +66,10 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stop_process(proc)
 
 
+@pytest.mark.timeout(360)  # a CPU model at one thread: 10-40 s per call, more on a busy machine
 async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llama_url: str, tmp_path: Path) -> None:
-    # Forcing the tool keeps the tiny model fast and on task; the harness must then end the run itself.
-    model = make_model(
-        "openai:smollm2",
-        base_url=llama_url,
-        max_tokens=64,
-        tool_choice={"type": "function", "function": {"name": "get_order"}},
-    )
+    # The defaults a user gets (no tool_choice given): the adapter must still offer the tools to the model.
+    model = make_model("openai:smollm2", base_url=llama_url, max_tokens=64)
     source = McpSource(
         "support",
         command=serve_argv(SUPPORT_TOOLS, "--stdio"),
@@ -81,15 +77,19 @@ async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llam
         env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]},
     )
     try:
-        state = await Agent(model, ToolBox([source]), limits=RunLimits(max_steps=3, max_wall_s=240)).run(
+        state = await Agent(model, ToolBox([source]), limits=RunLimits(max_steps=2, max_wall_s=300)).run(
             "Look up order A123 and tell me what it contains."
         )
     finally:
         await model.aclose()
     assert state.stop_reason in ("step_limit", "repeated_call", "final_answer"), state.report
     first = state.steps[0]
-    assert [c.name for c in first.tool_calls] == ["get_order"] and first.tool_calls[0].parse_error is None
-    assert len(first.results) == 1  # run through the real server: an order, or the readable error for a bad id
+    # Without tool_choice this server answers as if no tools were offered; with the default "auto" it calls one.
+    # (Its usage is no witness: in auto mode it reports the tokens of its own tool-or-not prompt, not ours.)
+    assert first.tool_calls  # its arguments may not even parse (a 135M model): the harness answers that too
+    assert {c.name for c in first.tool_calls} <= {tool["name"] for tool in state.config["tools"]}
+    assert len(first.results) == len(first.tool_calls)  # each answered: by the real server, or a readable error
     assert len(state.steps) >= 2  # the real server accepted the echoed assistant turn and the tool message
     assert state.usage.input_tokens > 0 and state.usage.output_tokens > 0
     check_order(state.messages)
+

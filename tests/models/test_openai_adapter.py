@@ -14,7 +14,7 @@ from helpers.fake_providers import (
 )
 from helpers.fixture_chat import fixture_tools, local_time_result, paris_question, weather_result
 from toolwire_client.models.base import ModelCallFailed
-from toolwire_client.models.openai_chat import OpenAIChatModel
+from toolwire_client.models.openai_chat import REFUSES_EXPLICIT_AUTO, OpenAIChatModel
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolResultMessage
@@ -36,7 +36,7 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     assert fake.requests[0].path == "/v1/chat/completions"
     assert fake.requests[0].headers["authorization"] == f"Bearer {KEY}"
     expected = load_fixture("openai_chat_1_parallel_tool_calls.json")["request"]["body"]
-    del expected["tool_choice"]  # "auto" is the default; sending it explicitly upsets vLLM
+    assert expected["tool_choice"] == "auto"  # sent explicitly: llama-cpp-python ignores tools without it
     assert fake.requests[0].body == expected
     assert [(c.id, c.name, c.arguments, c.parse_error) for c in first.message.tool_calls] == [
         ("call_Fake00000000000000000AA", "get_weather", {"city": "Paris"}, None),
@@ -52,7 +52,8 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     ]
     final = await model.complete(messages, fixture_tools(TOOLS))
     # assistant echoed with its string arguments untouched, then one role:tool message per tool_call_id
-    assert fake.requests[1].body == load_fixture("openai_chat_2_final_answer.json")["request"]["body"]
+    expected_final = load_fixture("openai_chat_2_final_answer.json")["request"]["body"]
+    assert fake.requests[1].body == {**expected_final, "tool_choice": "auto"}
     assert final.message.tool_calls == [] and final.message.text.startswith("In Paris it is 14")
     assert (final.usage.input_tokens, final.usage.cache_read_tokens, final.usage.output_tokens) == (1262, 1024, 29)
     await model.aclose()
@@ -200,12 +201,33 @@ async def test_bad_request_is_not_retried(fake: FakeProvider, sleep: Any, policy
     await model.aclose()
 
 
-async def test_tool_choice_is_sent_only_when_set(fake: FakeProvider, policy: RetryPolicy) -> None:
+async def test_tool_choice_is_auto_unless_set_and_a_tool_name_forces_it(
+    fake: FakeProvider, policy: RetryPolicy
+) -> None:
     forced = {"type": "function", "function": {"name": "get_weather"}}
-    fake.push(openai_completion("a"), openai_completion("b"))
-    for choice in (None, forced):
+    choices: list[str | None] = [None, "required", "none", "get_weather"]
+    fake.push(*(openai_completion(str(i)) for i in range(len(choices))))
+    for choice in choices:
         model = model_for(fake, policy, tool_choice=choice)
         await model.complete(paris_question(), fixture_tools(TOOLS))
         await model.aclose()
-    unset, sent = (request.body for request in fake.requests)
-    assert "tool_choice" not in unset and sent["tool_choice"] == forced
+    assert [request.body["tool_choice"] for request in fake.requests] == ["auto", "required", "none", forced]
+
+
+async def test_a_server_that_refuses_an_explicit_auto_is_asked_again_without_it_and_remembered(
+    fake: FakeProvider, policy: RetryPolicy, sleep: Any
+) -> None:
+    """vLLM started without --enable-auto-tool-choice answers an explicit "auto" with this 400."""
+    vllm = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
+    refused = Reply(status=400, body={"object": "error", "message": vllm, "type": "BadRequestError", "code": 400})
+    fake.push(refused, openai_completion("first"), openai_completion("second"))
+    model = model_for(fake, policy)
+    try:
+        assert (await model.complete(paris_question(), fixture_tools(TOOLS))).message.text == "first"
+        assert (await model.complete(paris_question(), fixture_tools(TOOLS))).message.text == "second"
+    finally:
+        await model.aclose()
+        REFUSES_EXPLICIT_AUTO.discard(model.base_url)
+    sent = [request.body.get("tool_choice") for request in fake.requests]
+    assert sent == ["auto", None, None]  # one refusal, one retry without it, and not asked again
+    assert sleep.waits == []  # a 400 is not waited on: the changed request is sent at once

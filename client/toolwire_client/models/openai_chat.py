@@ -5,11 +5,12 @@ for `content: null` on the echoed assistant turn. Each is normalised here so the
 """
 
 import json
+import logging
 from typing import Any
 
 import httpx2
 
-from toolwire_client.models.base import ModelReply
+from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.http import HttpModel, resolve_key
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_shared.ids import new_call_id
@@ -18,6 +19,8 @@ from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+log = logging.getLogger("toolwire.client.models")
 
 
 class OpenAIChatModel(HttpModel):
@@ -39,8 +42,8 @@ class OpenAIChatModel(HttpModel):
         """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
         (OpenAI's own form) or `""`. Unset, it is null for api.openai.com and "" for any other base URL, because
         local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of.
-        `tool_choice`: sent as given when tools are offered ("required", or {"type": "function", "function":
-        {"name": ...}} to force one tool); unset, the server's default ("auto") applies."""
+        `tool_choice`: "auto" (the default), "required", "none", a tool's name to force that tool, or a wire
+        object as OpenAI spells it; sent whenever tools are offered (see `wire_tool_choice`)."""
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
         super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
@@ -73,11 +76,10 @@ class OpenAIChatModel(HttpModel):
                 }
                 for t in tools
             ]
-            # tool_choice is left out: "auto" is the default, and vLLM answers an explicit "auto" with a 400
-            # unless started with --enable-auto-tool-choice. llama.cpp turns parallel calls off unless asked.
-            body["parallel_tool_calls"] = True
-            if self.tool_choice is not None:
-                body["tool_choice"] = self.tool_choice
+            body["parallel_tool_calls"] = True  # llama.cpp turns parallel calls off unless asked
+            choice = wire_tool_choice(self.tool_choice)
+            if choice != "auto" or self.base_url not in REFUSES_EXPLICIT_AUTO:
+                body["tool_choice"] = choice
         limit = _smallest(self.max_tokens, max_output_tokens)
         if limit is not None:
             body["max_completion_tokens"] = limit
@@ -114,7 +116,16 @@ class OpenAIChatModel(HttpModel):
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
-        posted = await self._post("/chat/completions", self.request_body(messages, tools, max_output_tokens))
+        body = self.request_body(messages, tools, max_output_tokens)
+        try:
+            posted = await self._post("/chat/completions", body)
+        except ModelCallFailed as exc:
+            if not _refused_explicit_auto(exc, body):
+                raise
+            REFUSES_EXPLICIT_AUTO.add(self.base_url)
+            log.warning("%s refused tool_choice 'auto'; leaving it out from now on: %s", self.base_url, exc.reason)
+            del body["tool_choice"]
+            posted = await self._post("/chat/completions", body)
         choices = posted.data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
@@ -123,6 +134,26 @@ class OpenAIChatModel(HttpModel):
         if not isinstance(message, dict):
             raise self._unreadable("the first choice has no message")
         return posted.reply(parse_message(message), parse_usage(posted.data.get("usage")), choice.get("finish_reason"))
+
+
+def wire_tool_choice(choice: str | dict[str, Any] | None) -> str | dict[str, Any]:
+    """ "auto" when unset. llama-cpp-python answers a request with tools but no tool_choice as if no tools were
+    offered, so the default is sent, not left to the server; a bare tool name forces that tool."""
+    if choice is None:
+        return "auto"
+    if isinstance(choice, dict) or choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+REFUSES_EXPLICIT_AUTO: set[str] = set()
+"""Base URLs that answered an explicit `tool_choice: "auto"` with a 400 (vLLM without --enable-auto-tool-choice):
+remembered for the process, so only the first call there pays the extra request."""
+
+
+def _refused_explicit_auto(exc: ModelCallFailed, body: dict[str, Any]) -> bool:
+    said = exc.reason.lower()
+    return body.get("tool_choice") == "auto" and exc.status == 400 and ("tool_choice" in said or "tool choice" in said)
 
 
 def parse_message(message: dict[str, Any]) -> AssistantMessage:

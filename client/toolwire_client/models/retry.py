@@ -91,10 +91,12 @@ class AttemptFailed(Exception):
 
 def error_fields(body: Any) -> tuple[str | None, str | None, str | None]:
     """(type, message, code) from either provider's error body; code is OpenAI's `code` or Anthropic's
-    `details.error_code`."""
-    if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
+    `details.error_code`. Some OpenAI-compatible servers (older vLLM) put the fields at the top level."""
+    if not isinstance(body, dict):
         return None, None, None
-    err: dict[str, Any] = body["error"]
+    err: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else body
+    if "message" not in err:
+        return None, None, None
     details = err.get("details")
     code = err.get("code") or (details.get("error_code") if isinstance(details, dict) else None)
     kind, message = err.get("type"), err.get("message")
