@@ -19,10 +19,10 @@ def test_seed_arithmetic_at_3_and_15() -> None:
 def test_shipped_table_knows_current_models_and_their_snapshots() -> None:
     table = load_prices()
     sonnet = table.lookup("claude-sonnet-4-5-20250929")
-    assert sonnet == Price(3.0, 15.0, 0.30, 3.75)
-    assert table.lookup("anthropic:claude-haiku-4-5") == Price(1.0, 5.0, 0.10, 1.25)
+    assert sonnet == Price(3.0, 15.0, 0.30, 3.75, 6.0)
+    assert table.lookup("anthropic:claude-haiku-4-5") == Price(1.0, 5.0, 0.10, 1.25, 2.0)
     assert table.lookup("openai/gpt-4o-mini-2024-07-18") == Price(0.15, 0.60, 0.075, 0.15)
-    opus = Price(15.0, 75.0, 1.50, 18.75)
+    opus = Price(15.0, 75.0, 1.50, 18.75, 30.0)
     assert table.lookup("claude-opus-4-0") == opus and table.lookup("claude-opus-4-20250514") == opus
     # gpt-4o must not be priced as gpt-4o-mini or vice versa
     assert table.lookup("gpt-4o") == Price(2.50, 10.0, 1.25, 2.50)

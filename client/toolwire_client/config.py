@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.state import RunState
 from toolwire_client.tools.source import ToolSource
 from toolwire_shared.tools import ToolSpec
@@ -81,6 +82,10 @@ class RunConfig(BaseModel):
     """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
     base_url: str | None = None
     """The provider's base URL when it is not the default (an OpenAI-compatible local server, a proxy)."""
+    tool_choice: str | None = None
+    """"auto" when unset, "required", "none", or a tool's name to force that tool on every call."""
+    prompt_cache: PromptCache = "5m"
+    """The TTL of Anthropic's cache breakpoints ("off", "5m", "1h"); other providers cache on their own."""
     servers: list[ServerSpec] = Field(default_factory=list)
     name: str = "agent"
     system: str | None = None

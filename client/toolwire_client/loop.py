@@ -85,7 +85,9 @@ class Agent:
         stderr to `stderr_sink`, default this process's stderr)."""
         from toolwire_client.models import make_model
 
-        model = make_model(config.model, base_url=config.base_url)
+        model = make_model(
+            config.model, base_url=config.base_url, tool_choice=config.tool_choice, prompt_cache=config.prompt_cache
+        )
         toolbox = ToolBox(build_sources(config.servers, stderr_sink), allow=config.allow)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 

@@ -20,7 +20,10 @@ PRICES_ENV = "TOOLWIRE_PRICES"
 
 _PER_MILLION = 1_000_000
 _SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
-_EXAMPLE = '[models."my-model"]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75'
+_EXAMPLE = '[models."my-model"]\ninput = 3.0\noutput = 15.0\ncache_read = 0.3\ncache_write = 3.75\ncache_write_1h = 6.0'
+
+
+_PRICE_KEYS = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
 
 
 class PriceFileError(ValueError):
@@ -35,6 +38,8 @@ class Price:
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
+    cache_write_1h: float | None = None
+    """1-hour cache writes; unset, they cost what a 5-minute write does."""
 
     def cost(self, usage: Usage) -> float:
         """Bill the uncached part of the prompt at the input price and the cached parts at theirs.
@@ -43,11 +48,14 @@ class Price:
         """
         cache_read = self.input if self.cache_read is None else self.cache_read
         cache_write = self.input if self.cache_write is None else self.cache_write
+        cache_write_1h = cache_write if self.cache_write_1h is None else self.cache_write_1h
         uncached = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
+        written_1h = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
         total = (
             uncached * self.input
             + usage.cache_read_tokens * cache_read
-            + usage.cache_write_tokens * cache_write
+            + (usage.cache_write_tokens - written_1h) * cache_write
+            + written_1h * cache_write_1h
             + usage.output_tokens * self.output
         )
         return total / _PER_MILLION
@@ -111,14 +119,14 @@ def _parse_row(name: str, row: Any, source: str) -> Price:
     if not isinstance(row, dict):
         raise bad("is not a table")
     values: dict[str, float | None] = {}
-    for key in ("input", "output", "cache_read", "cache_write"):
+    for key in _PRICE_KEYS:
         value = row.get(key)
         if value is None and key in ("input", "output"):
             raise bad(f"has no '{key}' price")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
             raise bad(f"has '{key}' = {value!r}, which is not a non-negative number of USD per million tokens")
         values[key] = None if value is None else float(value)
-    unknown = set(row) - {"input", "output", "cache_read", "cache_write", "aliases"}
+    unknown = set(row) - {*_PRICE_KEYS, "aliases"}
     if unknown:
         raise bad(f"has unknown keys {sorted(unknown)}")
     aliases = row.get("aliases", [])
@@ -126,7 +134,7 @@ def _parse_row(name: str, row: Any, source: str) -> Price:
         raise bad("has 'aliases' that is not a list of strings")
     input_price, output_price = values["input"], values["output"]
     assert input_price is not None and output_price is not None
-    return Price(input_price, output_price, values["cache_read"], values["cache_write"])
+    return Price(input_price, output_price, values["cache_read"], values["cache_write"], values["cache_write_1h"])
 
 
 def shipped_prices() -> dict[str, Price]:

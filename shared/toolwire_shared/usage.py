@@ -11,6 +11,8 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+    """The part of cache_write_tokens written with a 1-hour TTL (Anthropic bills it above a 5-minute write)."""
 
     @property
     def total_tokens(self) -> int:
@@ -22,4 +24,5 @@ class Usage(BaseModel):
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )

@@ -12,6 +12,8 @@ from toolwire_shared.messages import dump_messages, load_messages
 
 KEY = "sk-ant-test"
 TOOLS = "anthropic_1_parallel_tool_use.json"
+EPHEMERAL = {"type": "ephemeral"}
+QUESTION = "What is the weather in Paris right now, and what time is it there?"
 THINKING = {"type": "thinking", "thinking": "Two independent lookups; call both.", "signature": "EqQBCkYIARgCKkA+sig=="}
 
 
@@ -41,7 +43,10 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     sent = fake.requests[0]
     assert sent.path == "/v1/messages"
     assert sent.headers["x-api-key"] == KEY and sent.headers["anthropic-version"] == "2026-10-21"
-    assert sent.body == load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
+    expected = load_fixture("anthropic_1_parallel_tool_use.json")["request"]["body"]
+    expected["tools"][-1]["cache_control"] = EPHEMERAL  # breakpoints: tools, system (in the fixture), the prompt
+    expected["messages"][0]["content"] = [{"type": "text", "text": QUESTION, "cache_control": EPHEMERAL}]
+    assert sent.body == expected
 
     failed = "MCP tool get_local_time failed: upstream timeout after 10s"
     messages += [
@@ -60,7 +65,9 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
     assert [m["role"] for m in wire] == ["user", "assistant", "user"]
     assert wire[1]["content"] == step1.body["content"]  # echoed verbatim, thinking block and signature included
     expected_results = load_fixture("anthropic_2b_tool_error_variant.json")["request"]["body"]["messages"][2]
+    expected_results["content"][-1]["cache_control"] = EPHEMERAL  # read up to the prompt, written up to here
     assert wire[2] == expected_results  # ONE user message, both tool_result blocks, is_error mapped
+    assert wire[0]["content"][-1]["cache_control"] == EPHEMERAL
     for field in ("temperature", "top_p", "top_k"):
         assert field not in fake.requests[1].body
     await model.aclose()
@@ -68,7 +75,7 @@ async def test_two_parallel_calls_then_final_answer(fake: FakeProvider, policy: 
 
 async def test_assistant_turn_from_another_provider_is_rebuilt(fake: FakeProvider, policy: RetryPolicy) -> None:
     fake.push(anthropic_message("done"))
-    model = model_for(fake, policy)
+    model = model_for(fake, policy, prompt_cache="off")  # the wire as rebuilt, without breakpoints
     turn = AssistantMessage(
         text="Checking.",
         provider="openai",
@@ -115,7 +122,7 @@ async def test_version_setting_and_null_usage_fields(fake: FakeProvider, policy:
             },
         )
     )
-    model = model_for(fake, policy, version="2023-06-01", cache_system=False)
+    model = model_for(fake, policy, version="2023-06-01", prompt_cache="off")
     reply = await model.complete([SystemMessage(content="be brief"), UserMessage(content="hi")], [])
     assert fake.requests[0].headers["anthropic-version"] == "2023-06-01"
     assert fake.requests[0].body["system"] == [{"type": "text", "text": "be brief"}]

@@ -29,7 +29,11 @@ async def test_stream_reassembles_to_the_non_streamed_turn(fake: FakeProvider, p
     fake.push(fixture_reply("anthropic_1_stream.json"))
     model = streaming(fake, policy)
     reply = await model.complete(paris_question(), fixture_tools(STREAM))
-    assert fake.requests[0].body == load_fixture("anthropic_1_stream.json")["request"]["body"]
+    expected = load_fixture("anthropic_1_stream.json")["request"]["body"]
+    expected["tools"][-1]["cache_control"] = {"type": "ephemeral"}  # the breakpoints beside the fixture's system one
+    question = expected["messages"][0]["content"]
+    expected["messages"][0]["content"] = [{"type": "text", "text": question, "cache_control": {"type": "ephemeral"}}]
+    assert fake.requests[0].body == expected
     whole = load_fixture("anthropic_1_parallel_tool_use.json")["response"]["body"]
     assert reply.message.provider_content == whole["content"]  # split input_json_delta joined, text deltas joined
     assert [(c.name, c.arguments) for c in reply.message.tool_calls] == [

@@ -16,6 +16,7 @@ from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, spec_help
+from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
@@ -114,6 +115,18 @@ verbose_option = click.option(
     callback=servers.token_variable,
     help="Environment variable holding the bearer token for --server-url.",
 )
+@click.option(
+    "--tool-choice",
+    metavar="auto|required|none|TOOL",
+    help="Whether the model must call a tool: auto (the default, sent explicitly), required, none, or a tool's name.",
+)
+@click.option(
+    "--prompt-cache",
+    type=click.Choice(PROMPT_CACHE_CHOICES),
+    default="5m",
+    show_default=True,
+    help="Anthropic cache breakpoints on the tools, system prompt and growing message prefix, and their TTL.",
+)
 @click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
 @click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool.")
 @click.option("--system", help="System prompt.")
@@ -138,6 +151,8 @@ def run(
     commands: list[list[str]],
     urls: list[str],
     token_env: str | None,
+    tool_choice: str | None,
+    prompt_cache: PromptCache,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
     system: str | None,
@@ -159,6 +174,8 @@ def run(
     config = RunConfig(
         model=model_spec or default_spec(),
         base_url=base_url,
+        tool_choice=tool_choice,
+        prompt_cache=prompt_cache,
         servers=servers.server_specs(commands, urls, token_env),
         system=system,
         limits=limits,

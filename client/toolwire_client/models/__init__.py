@@ -4,6 +4,7 @@ import logging
 import os
 from typing import Any
 
+from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
 from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
@@ -35,6 +36,7 @@ def make_model(
     max_tokens: int | None = None,
     stream: bool = False,
     tool_choice: str | dict[str, Any] | None = None,
+    prompt_cache: PromptCache = "5m",
     retry: RetryPolicy | None = None,
 ) -> Model:
     """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
@@ -52,7 +54,16 @@ def make_model(
     name = name.strip() or (provider.default_model or "" if provider else "")
     if provider is None or not name:
         raise UnknownModel(f"unknown model {spec!r}: use {spec_help()}")
-    options = ModelOptions(base_url, api_key, anthropic_version, max_tokens, stream, tool_choice, retry)
+    options = ModelOptions(
+        base_url=base_url,
+        api_key=api_key,
+        anthropic_version=anthropic_version,
+        max_tokens=max_tokens,
+        stream=stream,
+        tool_choice=tool_choice,
+        prompt_cache=prompt_cache,
+        retry=retry,
+    )
     return provider.build(name, options)
 
 

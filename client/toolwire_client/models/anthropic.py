@@ -5,6 +5,7 @@ from typing import Any
 
 import httpx2
 
+from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoints
 from toolwire_client.models.anthropic_stream import read_message_stream
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.http import HttpModel, resolve_key
@@ -29,7 +30,8 @@ class AnthropicModel(HttpModel):
         base_url: str | None = None,
         version: str = DEFAULT_VERSION,
         max_tokens: int = 4096,
-        cache_system: bool = True,
+        prompt_cache: PromptCache = "5m",
+        tool_choice: str | dict[str, Any] | None = None,
         stream: bool = False,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
@@ -37,10 +39,14 @@ class AnthropicModel(HttpModel):
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "ANTHROPIC_API_KEY", url, DEFAULT_BASE_URL)
+        """`prompt_cache`: the TTL of the cache breakpoints ("off", "5m", "1h"; see anthropic_cache).
+        `tool_choice`: "auto" (the default), "required", "none", a tool's name, or a wire object as Anthropic
+        spells it."""
         super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
         self.version = version
         self.max_tokens = max_tokens
-        self.cache_system = cache_system
+        self.prompt_cache: PromptCache = prompt_cache
+        self.tool_choice = tool_choice
         self.stream = stream
 
     def _headers(self) -> dict[str, str]:
@@ -56,16 +62,14 @@ class AnthropicModel(HttpModel):
         body: dict[str, Any] = {"model": self.model, "max_tokens": limit}
         system = [m.content for m in messages if isinstance(m, SystemMessage)]
         if system:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in system]
-            if self.cache_system:
-                blocks[-1]["cache_control"] = {"type": "ephemeral"}
-            body["system"] = blocks
+            body["system"] = [{"type": "text", "text": text} for text in system]
         if tools:
             body["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
-            body["tool_choice"] = {"type": "auto"}
+            body["tool_choice"] = wire_tool_choice(self.tool_choice)
         body["messages"] = wire_messages(messages)
+        place_breakpoints(body, self.prompt_cache)
         if self.stream:
             body["stream"] = True
         return body
@@ -81,6 +85,17 @@ class AnthropicModel(HttpModel):
         return posted.reply(
             parse_content(content), parse_usage(posted.data.get("usage")), posted.data.get("stop_reason")
         )
+
+
+def wire_tool_choice(choice: str | dict[str, Any] | None) -> dict[str, Any]:
+    """The neutral choice ("auto", "required", "none", a tool name) as Anthropic spells it."""
+    if isinstance(choice, dict):
+        return choice
+    if choice in (None, "auto", "none"):
+        return {"type": choice or "auto"}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}
 
 
 def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
@@ -168,9 +183,12 @@ def parse_usage(usage: Any) -> Usage:
     fresh = usage.get("input_tokens") or 0
     write = usage.get("cache_creation_input_tokens") or 0
     read = usage.get("cache_read_input_tokens") or 0
+    by_ttl = usage.get("cache_creation")
+    written_1h = (by_ttl.get("ephemeral_1h_input_tokens") or 0) if isinstance(by_ttl, dict) else 0
     return Usage(
         input_tokens=fresh + write + read,
         output_tokens=usage.get("output_tokens") or 0,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        cache_write_1h_tokens=written_1h,
     )

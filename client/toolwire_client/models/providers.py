@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
 from toolwire_client.models.retry import RetryPolicy
 
@@ -24,6 +25,8 @@ class ModelOptions:
     max_tokens: int | None = None
     stream: bool = False
     tool_choice: str | dict[str, Any] | None = None
+    """"auto" (unset), "required", "none" or a tool's name; each adapter spells it in its wire format."""
+    prompt_cache: PromptCache = "5m"
     retry: RetryPolicy | None = None
 
 
@@ -51,6 +54,8 @@ def _anthropic(name: str, options: ModelOptions) -> Model:
         version=options.anthropic_version or DEFAULT_VERSION,
         max_tokens=options.max_tokens or 4096,
         stream=options.stream,
+        tool_choice=options.tool_choice,
+        prompt_cache=options.prompt_cache,
         retry=options.retry,
     )
 
