@@ -92,4 +92,3 @@ async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llam
     assert len(state.steps) >= 2  # the real server accepted the echoed assistant turn and the tool message
     assert state.usage.input_tokens > 0 and state.usage.output_tokens > 0
     check_order(state.messages)
-
