@@ -91,7 +91,6 @@ class SigningKeys:
         self._last_try = -math.inf
         self._last_refetch = -math.inf
         self._lock = anyio.Lock()
-        self.fetches = 0
 
     async def get(self, kid: str | None) -> jwt.PyJWK | None:
         async with self._lock:  # concurrent requests share one fetch
@@ -119,7 +118,6 @@ class SigningKeys:
 
     async def _fetch(self, now: float) -> None:
         self._last_try = now
-        self.fetches += 1
         try:
             async with httpx2.AsyncClient(timeout=JWKS_TIMEOUT_S, transport=self._transport) as http:
                 response = await http.get(self.url, headers={"Accept": "application/json"})

@@ -48,7 +48,6 @@ class ClientCredentials(httpx2.Auth):
         self._token: str | None = None
         self._expires_at = -math.inf
         self._lock = anyio.Lock()
-        self.fetches = 0
 
     def __repr__(self) -> str:
         return f"ClientCredentials(token_url={self.token_url!r}, client_id={self.client_id!r})"
@@ -82,7 +81,6 @@ class ClientCredentials(httpx2.Auth):
         for key, value in (("scope", self.scope), ("resource", self.resource), ("audience", self.audience)):
             if value:
                 form[key] = value
-        self.fetches += 1
         asked = self._clock()
         try:
             async with httpx2.AsyncClient(timeout=TOKEN_TIMEOUT_S, transport=self._transport) as http:
