@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import anyio
@@ -16,7 +17,9 @@ from helpers.cli import TOOLWIRE
 from helpers.servers import HttpServer, http_client
 from toolwire_client.cli import main
 from toolwire_client.cli.reference import BEGIN, END, commands, section
+from toolwire_client.config import ServerSpec
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_server.access import parse_access
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -103,3 +106,12 @@ def test_the_http_snippet_reaches_the_tool_server_with_its_token(tmp_path: Path)
                 return [tool.name for tool in (await client.list_tools()).tools]
 
         assert anyio.run(listed) == ["get_order"]
+
+
+def test_the_oauth_snippets_are_a_valid_access_config_and_server_spec() -> None:
+    snippet, servers = blocks("Remote clients with OAuth", "toml")
+    access = parse_access(tomllib.loads(snippet), "README")
+    assert access.oauth is not None and access.oauth.jwks_url == "https://auth.example.com/.well-known/jwks.json"
+    assert access.grants == {} and access.subjects["desktop-client"].patterns == ("get_order",)
+    [spec] = [ServerSpec.model_validate(entry) for entry in tomllib.loads(servers)["servers"]]
+    assert spec.oauth is not None and spec.oauth.client_secret_env == "CLIENT_SECRET"

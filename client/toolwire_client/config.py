@@ -13,6 +13,7 @@ from toolwire_client.tools.source import ToolSource
 from toolwire_shared.tools import ToolSpec
 
 if TYPE_CHECKING:
+    from toolwire_client.tools.oauth_auth import ClientCredentials
     from toolwire_client.tools.server_stderr import LineSink
 
 
@@ -34,6 +35,23 @@ class RunLimits(BaseModel):
     """Overrides every tool's own timeout when set."""
 
 
+class OAuthClientSpec(BaseModel):
+    """OAuth client credentials for an HTTP server that takes access tokens: the secret stays in the environment."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token_url: str
+    """The issuer's token endpoint."""
+    client_id: str
+    client_secret_env: str
+    """Name of the environment variable holding the client secret."""
+    scope: str | None = None
+    resource: str | None = None
+    """RFC 8707 resource indicator; defaults to the server's url (the audience its tokens must name)."""
+    audience: str | None = None
+    """Sent as `audience` too, for issuers that want it instead of `resource`."""
+
+
 class ServerSpec(BaseModel):
     """One tool server of a run: a stdio command or a Streamable HTTP URL. Secrets are never saved: only the name
     of the environment variable that holds the bearer token."""
@@ -49,6 +67,8 @@ class ServerSpec(BaseModel):
     cwd: str | None = None
     token_env: str | None = None
     """Name of the environment variable holding the bearer token for an HTTP server, read where the run runs."""
+    oauth: OAuthClientSpec | None = None
+    """An HTTP server's token from the OAuth client-credentials grant instead (fetched, refreshed before expiry)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":
@@ -56,6 +76,8 @@ class ServerSpec(BaseModel):
             raise ValueError('a server needs exactly one of command = ["python", "server.py"] or url = "http://..."')
         if self.command is not None and not self.command:
             raise ValueError("a server's command is empty")
+        if self.oauth is not None and (self.url is None or self.token_env is not None):
+            raise ValueError("oauth is for an HTTP server (url = ...) and replaces token_env: give one of them")
         return self
 
     def expand(self, values: dict[str, str]) -> "ServerSpec":
@@ -109,8 +131,8 @@ def config_of(state: RunState) -> RunConfig:
 
 def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = None) -> list[ToolSource]:
     """One MCP client source per server. A stdio server inherits only PATH/HOME and toolwire's own settings (never
-    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable. A stdio
-    server's stderr goes to `stderr_sink` (default: this process's stderr)."""
+    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable, or from
+    its OAuth client credentials. A stdio server's stderr goes to `stderr_sink` (default: this process's stderr)."""
     from toolwire_client.tools.mcp_source import McpSource
     from toolwire_client.tools.server_stderr import ServerStderr
 
@@ -121,10 +143,27 @@ def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = No
         env = {**inherited, **server.env} if server.command else None
         name = server.name or f"server{i + 1}"
         stderr = ServerStderr(name, stderr_sink) if stderr_sink else None
-        sources.append(
-            McpSource(name, command=server.command, url=server.url, token=token, env=env, cwd=server.cwd, stderr=stderr)
+        auth = _client_credentials(server.oauth, server.url) if server.oauth else None
+        source = McpSource(
+            name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
         )
+        sources.append(source)
     return sources
+
+
+def _client_credentials(spec: OAuthClientSpec, url: str | None) -> "ClientCredentials":
+    """An unset secret is reported when the token is first needed: the run's start fails with that one line."""
+    from toolwire_client.tools.oauth_auth import ClientCredentials
+
+    return ClientCredentials(
+        spec.token_url,
+        spec.client_id,
+        os.environ.get(spec.client_secret_env),
+        scope=spec.scope,
+        resource=spec.resource or url,
+        audience=spec.audience,
+        secret_name=f"env var {spec.client_secret_env} (the OAuth client secret)",
+    )
 
 
 def _inherited_env() -> dict[str, str]:

@@ -5,18 +5,40 @@ Config (TOML or JSON file, or the same JSON in the env var TOOLWIRE_TOKENS):
     [agents.support]
     token = "tok-support"            # or token_env = "SUPPORT_TOKEN" to keep the secret out of the file
     tools = ["get_order", "search_*"]
+
+OAuth 2.1 (MCP authorization, HTTP only): an `[oauth]` table makes the server also accept JWT access tokens from
+one issuer. The token's `agent_claim` (default `sub`; for a client-credentials token that is the client) picks the
+agent whose `subject` it is, and that agent's `tools` apply: the same Grant as its static token, if it has one.
+
+    [oauth]
+    issuer = "https://auth.example.com"           # the token's `iss`, exactly
+    resource = "https://tools.example.com/mcp"    # this server's URL as clients call it; the token's `aud` must name it
+    required_scopes = ["mcp:tools"]               # every one must be in the token's `scope` (else 403); default none
+    # jwks_url = "https://auth.example.com/.well-known/jwks.json"   # the default: <issuer>/.well-known/jwks.json
+    # agent_claim = "sub"    algorithms = ["RS256", "ES256", ...]    leeway_s = 30    jwks_refetch_s = 60
+
+    [agents.support]
+    subject = "support-client"        # the agent_claim value of its tokens; `token` is then optional
+    tools = ["get_order", "search_*"]
+
+The JWKS URL is not discovered from the issuer's metadata: one explicit URL, fetched when a token first needs it,
+fails in one place (set `jwks_url` for an issuer that publishes its keys elsewhere, e.g. Keycloak's `.../certs`).
+Validation and the protected-resource metadata are in `toolwire_server.oauth`.
 """
 
 import hmac
 import json
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 TOKENS_ENV = "TOOLWIRE_TOKENS"
+ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+"""The JWT algorithms the server may accept: signatures checked with a public key only (never `none`, never HS*)."""
 
 
 class AccessConfigError(ValueError):
@@ -37,9 +59,30 @@ ALL_TOOLS = Grant(agent="local", patterns=("*",))
 
 
 @dataclass(frozen=True)
+class OAuthSettings:
+    """The `[oauth]` table: which JWT access tokens this server accepts (see the module docstring)."""
+
+    issuer: str
+    resource: str
+    jwks_url: str
+    required_scopes: tuple[str, ...] = ()
+    agent_claim: str = "sub"
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    leeway_s: float = 30.0
+    """Clock skew allowed on `exp` and `nbf`."""
+    jwks_refetch_s: float = 60.0
+    """At most one JWKS fetch per this many seconds for an unknown `kid` (or after a failed fetch)."""
+    jwks_max_age_s: float = 3600.0
+    """Keys older than this are fetched again when a token needs them (a failure keeps the old ones)."""
+
+
+@dataclass(frozen=True)
 class Access:
     grants: dict[str, Grant]
     """token -> grant"""
+    oauth: OAuthSettings | None = None
+    subjects: dict[str, Grant] = field(default_factory=dict)
+    """OAuth: value of the token's `agent_claim` -> grant"""
 
     def grant_for_token(self, token: str) -> Grant | None:
         found = None
@@ -49,21 +92,39 @@ class Access:
         return found
 
     def grant_for_agent(self, agent: str) -> Grant:
-        for grant in self.grants.values():
+        everyone = [*self.grants.values(), *self.subjects.values()]
+        for grant in everyone:
             if grant.agent == agent:
                 return grant
-        known = ", ".join(sorted(g.agent for g in self.grants.values())) or "(none)"
+        known = ", ".join(sorted({g.agent for g in everyone})) or "(none)"
         raise AccessConfigError(f"no agent named '{agent}' in the access config; agents: {known}")
 
 
 _EXAMPLE = '[agents.support]\ntoken = "..."\ntools = ["get_order", "search_*"]'
+_OAUTH_EXAMPLE = (
+    '[oauth]\nissuer = "https://auth.example.com"\nresource = "https://tools.example.com/mcp"\n'
+    'required_scopes = ["mcp:tools"]'
+)
+_OAUTH_KEYS = {
+    "issuer",
+    "resource",
+    "jwks_url",
+    "required_scopes",
+    "agent_claim",
+    "algorithms",
+    "leeway_s",
+    "jwks_refetch_s",
+    "jwks_max_age_s",
+}
 
 
 def parse_access(data: dict[str, Any], origin: str) -> Access:
     agents = data.get("agents")
     if not isinstance(agents, dict) or not agents:
         raise AccessConfigError(f"{origin}: expected a table 'agents'. A correct entry looks like:\n{_EXAMPLE}")
+    oauth = parse_oauth(data["oauth"], origin) if "oauth" in data else None
     grants: dict[str, Grant] = {}
+    subjects: dict[str, Grant] = {}
     for agent, entry in agents.items():
         if not isinstance(entry, dict):
             raise AccessConfigError(f"{origin}: agents.{agent} must be a table. Example:\n{_EXAMPLE}")
@@ -72,17 +133,93 @@ def parse_access(data: dict[str, Any], origin: str) -> Access:
             token = os.environ.get(str(entry["token_env"]))
             if not token:
                 raise AccessConfigError(f"{origin}: agents.{agent}: env var {entry['token_env']} is unset or empty")
+        subject = entry.get("subject")
         tools = entry.get("tools")
-        if not isinstance(token, str) or not token:
+        if subject is not None and (not isinstance(subject, str) or not subject):
+            raise AccessConfigError(f"{origin}: agents.{agent}.subject must be a non-empty string")
+        if subject is not None and oauth is None:
+            raise AccessConfigError(
+                f"{origin}: agents.{agent}.subject names an OAuth identity, but there is no [oauth] table. "
+                f"Add one:\n{_OAUTH_EXAMPLE}"
+            )
+        if subject is None and (not isinstance(token, str) or not token):
             raise AccessConfigError(f"{origin}: agents.{agent} needs a non-empty 'token'. Example:\n{_EXAMPLE}")
+        if token is not None and (not isinstance(token, str) or not token):
+            raise AccessConfigError(f"{origin}: agents.{agent}.token must be a non-empty string")
         if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
             raise AccessConfigError(
                 f"{origin}: agents.{agent}.tools must be a list of glob patterns. Example:\n{_EXAMPLE}"
             )
-        if token in grants:
-            raise AccessConfigError(f"{origin}: agents.{agent} reuses the token of agent '{grants[token].agent}'")
-        grants[token] = Grant(agent=str(agent), patterns=tuple(tools))
-    return Access(grants)
+        grant = Grant(agent=str(agent), patterns=tuple(tools))
+        if token is not None:
+            if token in grants:
+                raise AccessConfigError(f"{origin}: agents.{agent} reuses the token of agent '{grants[token].agent}'")
+            grants[token] = grant
+        if subject is not None:
+            if subject in subjects:
+                raise AccessConfigError(
+                    f"{origin}: agents.{agent} reuses the subject of agent '{subjects[subject].agent}'"
+                )
+            subjects[subject] = grant
+    return Access(grants, oauth, subjects)
+
+
+def parse_oauth(table: Any, origin: str) -> OAuthSettings:
+    """The `[oauth]` table, checked: a mistake is one readable line, never a surprise at the first request."""
+    where = f"{origin}: oauth"
+    if not isinstance(table, dict):
+        raise AccessConfigError(f"{where} must be a table. Example:\n{_OAUTH_EXAMPLE}")
+    unknown = sorted(set(table) - _OAUTH_KEYS)
+    if unknown:
+        raise AccessConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_OAUTH_KEYS))}"
+        )
+    issuer = _url(table, "issuer", where)
+    resource = _url(table, "resource", where)
+    jwks_url = _url(table, "jwks_url", where) if "jwks_url" in table else issuer.rstrip("/") + "/.well-known/jwks.json"
+    scopes = _strings(table, "required_scopes", where, ())
+    algorithms = _strings(table, "algorithms", where, ASYMMETRIC_ALGORITHMS)
+    wrong = [a for a in algorithms if a not in ASYMMETRIC_ALGORITHMS]
+    if wrong or not algorithms:
+        raise AccessConfigError(
+            f"{where}.algorithms: {', '.join(wrong) or '(empty)'} not accepted; choose from "
+            f"{', '.join(ASYMMETRIC_ALGORITHMS)} (public-key signatures only: never none, never HS*)"
+        )
+    claim = table.get("agent_claim", "sub")
+    if not isinstance(claim, str) or not claim:
+        raise AccessConfigError(f'{where}.agent_claim must be a claim name such as "sub", "client_id" or "azp"')
+    numbers = {key: _seconds(table, key, where, default) for key, default in _SECONDS.items()}
+    return OAuthSettings(issuer, resource, jwks_url, scopes, claim, algorithms, **numbers)
+
+
+_SECONDS = {"leeway_s": 30.0, "jwks_refetch_s": 60.0, "jwks_max_age_s": 3600.0}
+
+
+def _url(table: dict[str, Any], key: str, where: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise AccessConfigError(f"{where} needs '{key}', an https URL. Example:\n{_OAUTH_EXAMPLE}")
+    parts = urlsplit(value)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not parts.hostname or parts.fragment or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise AccessConfigError(
+            f"{where}.{key} = {value!r}: expected an https URL without a fragment (http only on localhost)"
+        )
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, where: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    value = table.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise AccessConfigError(f"{where}.{key} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _seconds(table: dict[str, Any], key: str, where: str, default: float) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise AccessConfigError(f"{where}.{key} must be a number of seconds, 0 or more")
+    return float(value)
 
 
 def load_access(path: str | Path) -> Access:

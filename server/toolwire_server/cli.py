@@ -17,7 +17,8 @@ import click
     "--tokens",
     "tokens_file",
     type=click.Path(exists=True, dir_okay=False),
-    help="TOML/JSON access config: bearer token -> agent and tool globs (else $TOOLWIRE_TOKENS).",
+    help="TOML/JSON access config: bearer token (or, with an [oauth] table, an OAuth access token's subject) -> "
+    "agent and tool globs (else $TOOLWIRE_TOKENS).",
 )
 @click.option("--agent", help="stdio: serve only this agent's tools from the access config.")
 @click.option("--max-result-chars", type=click.IntRange(min=100), help="Cut tool results longer than this.")
@@ -127,6 +128,8 @@ def serve(
                 grant = access.grant_for_agent(agent)
             except ts.AccessConfigError as exc:
                 raise click.ClickException(str(exc)) from exc
+        if access is not None and access.oauth is not None:
+            logging.getLogger("toolwire.server").info("stdio: the [oauth] table applies to --http only")
         anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
         return
     if access is None:
@@ -140,4 +143,10 @@ def serve(
         allowed_origins=list(allowed_origins) or None,
     )
     click.echo(f"toolwire: serving {len(registry)} tools at http://{host}:{port}/mcp", err=True)
+    if access is not None and access.oauth is not None:
+        from toolwire_server.oauth import metadata_url
+
+        settings = access.oauth
+        click.echo(f"toolwire: OAuth access tokens from {settings.issuer} for {settings.resource}", err=True)
+        click.echo(f"toolwire: protected-resource metadata at {metadata_url(settings.resource)}", err=True)
     ts.serve_http(app, host=host, port=port, limits=limits)

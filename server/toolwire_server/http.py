@@ -1,11 +1,13 @@
-"""Streamable HTTP at /mcp under uvicorn: bearer-token access, body-size limit and read deadlines (headers and
-body), Host/Origin checks, guarded sessions (bound to their agent, capped per agent and in all), /healthz.
+"""Streamable HTTP at /mcp under uvicorn: bearer-token access (static tokens, and OAuth access tokens: see
+oauth.py), body-size limit and read deadlines (headers and body), Host/Origin checks, guarded sessions (bound to their
+agent, capped per agent and in all), /healthz.
 
 Only the SDK's default mode is offered (SSE responses, sessions for legacy clients): it is the one where a client
 that cancels or goes away really cancels the running tool in both protocol eras. Modern (2026-07-28) requests are
 self-contained POSTs, so replicas can stand behind a load balancer without sticky sessions."""
 
 import logging
+from urllib.parse import urlsplit
 
 import anyio
 import uvicorn
@@ -18,11 +20,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolwire_server import oauth
 from toolwire_server.access import ALL_TOOLS, Access, Grant
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.bodies import read_body, replay
 from toolwire_server.disconnect import CancelOnDisconnect
 from toolwire_server.limits import ServerLimits
+from toolwire_server.oauth import OAuthVerifier, Refusal
 from toolwire_server.registry import Registry
 from toolwire_server.responses import send_json
 from toolwire_server.sessions import SessionGuard
@@ -36,13 +40,22 @@ _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class Gate:
-    """In front of /mcp: refuse over-large bodies (413) and unknown callers (401), with bodies a person can read;
+    """In front of /mcp: refuse over-large bodies (413) and unknown callers (401; 403 for an OAuth token without a
+    required scope or agent), with bodies a person can read and RFC 6750/9728 challenges when OAuth is configured;
     read a POST's body within `body_timeout_s` (else 408, and the connection is closed); leave the caller's Grant
     in the scope for the tool handlers (and, as `user`, for the SDK, which binds each session to who opened it)."""
 
-    def __init__(self, app: ASGIApp, access: Access | None, max_body_bytes: int, body_timeout_s: float) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        access: Access | None,
+        max_body_bytes: int,
+        body_timeout_s: float,
+        oauth: OAuthVerifier | None = None,
+    ) -> None:
         self.app = app
         self.access = access
+        self.oauth = oauth
         self.max_body_bytes = max_body_bytes
         self.body_timeout_s = body_timeout_s
         self._users: dict[str, AuthenticatedUser] = {}
@@ -60,22 +73,8 @@ class Gate:
         if self.access is None:
             scope[GRANT_SCOPE_KEY] = ALL_TOOLS
         else:
-            auth = headers.get("authorization", "")
-            scheme, _, token = auth.partition(" ")
-            grant = self.access.grant_for_token(token.strip()) if scheme.lower() == "bearer" and token else None
+            grant = await self._identify(scope, headers.get("authorization", ""), send)
             if grant is None:
-                problem = "no bearer token was sent" if not auth else "the bearer token is not recognised"
-                log.warning("401 for %s %s: %s", scope["method"], scope["path"], problem)
-                await send_json(
-                    send,
-                    401,
-                    {
-                        "error": "unauthorized",
-                        "message": f"{problem}. Send the header 'Authorization: Bearer <token>' with a token "
-                        "from this server's access config.",
-                    },
-                    {"www-authenticate": 'Bearer realm="toolwire"'},
-                )
                 return
             scope[GRANT_SCOPE_KEY] = grant
             scope["user"] = self._user(grant)
@@ -97,6 +96,47 @@ class Gate:
             return
         await self.app(scope, replay(body, receive), send)
 
+    async def _identify(self, scope: Scope, auth: str, send: Send) -> Grant | None:
+        """The caller's Grant: a static token first (constant time), else an OAuth access token; or None once the
+        refusal is sent."""
+        assert self.access is not None
+        scheme, _, token = auth.partition(" ")
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        grant = self.access.grant_for_token(token) if token else None
+        if grant is not None:
+            return grant
+        if token and self.oauth is not None:
+            verdict = await self.oauth.verify(token)
+            if isinstance(verdict, Grant):
+                return verdict
+            await self._refuse(scope, send, verdict)
+            return None
+        problem = errors.NO_TOKEN if not auth else errors.TOKEN_NOT_RECOGNISED
+        log.warning("401 for %s %s: %s", scope["method"], scope["path"], problem)
+        if self.oauth is None:
+            message, challenge = errors.unauthorized(problem), 'Bearer realm="toolwire"'
+        else:
+            s = self.oauth.settings
+            message = errors.unauthorized(
+                problem, issuer=s.issuer, resource=s.resource, metadata=self.oauth.metadata_url
+            )
+            challenge = _challenge(self.oauth.metadata_url, "invalid_token" if auth else None, problem)
+        await send_json(send, 401, {"error": "unauthorized", "message": message}, {"www-authenticate": challenge})
+        return None
+
+    async def _refuse(self, scope: Scope, send: Send, refusal: Refusal) -> None:
+        assert self.oauth is not None
+        log.warning(
+            "%d for %s %s: %s", refusal.status, scope["method"], scope["path"], refusal.description or refusal.error
+        )
+        headers = {}
+        if refusal.status in (401, 403):
+            error = refusal.error if refusal.error != "forbidden" else None
+            challenge = _challenge(self.oauth.metadata_url, error, refusal.description, refusal.scope)
+            headers["www-authenticate"] = challenge
+        body = {"error": "unauthorized" if refusal.status == 401 else refusal.error, "message": refusal.message}
+        await send_json(send, refusal.status, body, headers)
+
     async def _too_large(self, send: Send, size: str) -> None:
         message = f"request body is {size} bytes; this server accepts at most {self.max_body_bytes}. "
         await send_json(send, 413, {"error": "request_too_large", "message": message + "Send smaller arguments."})
@@ -108,6 +148,23 @@ class Gate:
         return user
 
 
+def _challenge(metadata: str, error: str | None, description: str = "", scope: str | None = None) -> str:
+    """An RFC 6750 `WWW-Authenticate: Bearer` value pointing at the RFC 9728 metadata."""
+    params = [f'resource_metadata="{metadata}"']
+    if error:
+        params.append(f'error="{error}"')
+        if description:
+            params.append(f'error_description="{_quotable(description)}"')
+    if scope:
+        params.append(f'scope="{_quotable(scope)}"')
+    return "Bearer " + ", ".join(params)
+
+
+def _quotable(text: str) -> str:
+    """Inside a quoted-string: printable ASCII without quote or backslash (a kid or alg from the token is quoted)."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in text)
+
+
 def http_app(
     registry: Registry,
     *,
@@ -117,12 +174,25 @@ def http_app(
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
 ) -> Starlette:
-    """The Starlette app serving `registry` at /mcp (plus GET /healthz)."""
+    """The Starlette app serving `registry` at /mcp (plus GET /healthz, and with an [oauth] access config the
+    protected-resource metadata, never behind auth)."""
     limits = limits or ServerLimits()
     server = build_server(registry, limits=limits)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok", "server": registry.name, "tools": len(registry)})
+
+    routes = [Route("/healthz", healthz, methods=["GET"])]
+    verifier = None
+    if access is not None and access.oauth is not None:
+        verifier = OAuthVerifier(access.oauth, access.subjects)
+        document = oauth.metadata(access.oauth, registry.name)
+
+        async def resource_metadata(request: Request) -> Response:
+            return JSONResponse(document)
+
+        paths = {oauth.METADATA_PATH, oauth.METADATA_PATH + MCP_PATH, urlsplit(verifier.metadata_url).path}
+        routes += [Route(path, resource_metadata, methods=["GET"]) for path in sorted(paths)]
 
     security = None
     if allowed_hosts or allowed_origins or host not in _LOCAL_HOSTS:
@@ -139,7 +209,7 @@ def http_app(
         max_sessions=limits.max_sessions,
         transport_security=security,
         host=host,
-        custom_starlette_routes=[Route("/healthz", healthz, methods=["GET"])],
+        custom_starlette_routes=routes,
     )
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
@@ -150,7 +220,11 @@ def http_app(
         idle_timeout_s=limits.session_idle_timeout_s,
     )
     app.add_middleware(
-        Gate, access=access, max_body_bytes=limits.max_body_bytes, body_timeout_s=limits.body_timeout_s
+        Gate,
+        access=access,
+        max_body_bytes=limits.max_body_bytes,
+        body_timeout_s=limits.body_timeout_s,
+        oauth=verifier,
     )  # outermost
     return app
 

@@ -1,4 +1,5 @@
-"""One MCP tool server as a ToolSource: a stdio command the run spawns and owns, or an HTTP URL with a bearer token.
+"""One MCP tool server as a ToolSource: a stdio command the run spawns and owns, or an HTTP URL with a bearer token
+(a static one, or `auth=ClientCredentials(...)` for OAuth access tokens, see oauth_auth.py).
 
 One owner task enters and exits each `mcp.Client` (anyio cancel scopes must be entered and left in the same task);
 calls from any task share the session concurrently. When the server dies mid-run, the calls in flight get a
@@ -23,6 +24,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
 from toolwire_client.tools.source import StartFailure, ToolServerFailed, ToolTransportError, TransportInfo
 from toolwire_shared import errors
@@ -48,6 +50,7 @@ class McpSource:
         command: list[str] | None = None,
         url: str | None = None,
         token: str | None = None,
+        auth: httpx2.Auth | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         max_restarts: int = 1,
@@ -56,6 +59,9 @@ class McpSource:
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
+        if token and auth is not None:
+            raise ValueError("McpSource takes a static token= or an auth= (OAuth), not both")
+        self.auth = auth
         self.name, self.command, self.url, self.token = name, command, url, token
         self.env, self.cwd, self.max_restarts = env, cwd, max_restarts
         self.stderr = stderr or ServerStderr(name)
@@ -144,7 +150,9 @@ class McpSource:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         hooks = {"response": [self._note_http_error]}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks) as http,
+            httpx2.AsyncClient(
+                headers=headers, auth=self.auth, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks
+            ) as http,
             Client(streamable_http_client(self.url, http_client=http), cache=None) as client,
         ):
             yield client
@@ -178,6 +186,9 @@ class McpSource:
             reason = "stopped before it answered MCP's initialize" + ("" if said else ", with nothing on stderr")
             return ToolServerFailed(self.name, target, "exited", reason, said)
         target = str(self.url)
+        no_token = _first(exc, TokenRequestFailed)
+        if no_token is not None:
+            return ToolServerFailed(self.name, target, "refused", "got no access token", str(no_token))
         if _first(exc, TimeoutError) is not None:
             return ToolServerFailed(self.name, target, "timeout", str(_first(exc, TimeoutError)))
         unreachable = _first(exc, httpx2.TransportError)
