@@ -28,7 +28,8 @@ def place_breakpoints(body: dict[str, Any], ttl: PromptCache) -> None:
         body["tools"] = [*body["tools"][:-1], {**body["tools"][-1], "cache_control": mark}]
     if body.get("system"):
         body["system"] = [*body["system"][:-1], {**body["system"][-1], "cache_control": mark}]
-    messages: list[dict[str, Any]] = body["messages"]
+    messages: list[dict[str, Any]] = list(body["messages"])
+    body["messages"] = messages
     user_turns = [i for i, m in enumerate(messages) if m["role"] == "user"]
     for i in user_turns[-2:]:
         messages[i] = _marked(messages[i], mark)
