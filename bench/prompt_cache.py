@@ -138,13 +138,18 @@ async def seed_run(base_url: str, prompt_cache: PromptCache) -> RunState:
         await model.aclose()
 
 
-async def measure(prompt_cache: PromptCache) -> dict[str, Any]:
+async def cached_run(prompt_cache: PromptCache) -> tuple[RunState, CacheServer]:
+    """The seed's run against a fresh loopback cache: the run's state and what the server accounted."""
     cache = CacheServer()
     server = serve(cache.answer)
     try:
-        state = await seed_run(f"http://127.0.0.1:{server.server_address[1]}", prompt_cache)
+        return await seed_run(f"http://127.0.0.1:{server.server_address[1]}", prompt_cache), cache
     finally:
         server.shutdown()
+
+
+async def measure(prompt_cache: PromptCache) -> dict[str, Any]:
+    state, cache = await cached_run(prompt_cache)
     price = default_prices().lookup(MODEL)
     assert price is not None and state.stop_reason == "final_answer", state.report
     input_only = state.usage.model_copy(update={"output_tokens": 0})

@@ -3,8 +3,56 @@ MCP. It lives with the server so a tool server installs and runs without the age
 
 import logging
 import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
+    ("--max-result-chars", "max_result_chars", click.IntRange(min=100), "Cut tool results longer than this."),
+    ("--max-body-bytes", "max_body_bytes", click.IntRange(min=1024), "Refuse HTTP request bodies over this (413)."),
+    (
+        "--max-line-bytes",
+        "max_line_bytes",
+        click.IntRange(min=1024),
+        "stdio: skip and answer (JSON-RPC error) request lines over this [default: 16 MiB].",
+    ),
+    ("--max-sessions", "max_sessions", click.IntRange(min=1), "HTTP: legacy sessions open at once [default: 1000]."),
+    (
+        "--max-sessions-per-agent",
+        "max_sessions_per_agent",
+        click.IntRange(min=1),
+        "HTTP: sessions one agent (token) may hold; at the cap its oldest idle one is closed [default: 100].",
+    ),
+    (
+        "--session-idle-timeout",
+        "session_idle_timeout_s",
+        click.FloatRange(min=1),
+        "HTTP: close a session idle this many seconds [default: 600].",
+    ),
+    (
+        "--header-timeout",
+        "header_timeout_s",
+        click.FloatRange(min=0.1),
+        "HTTP: close a connection whose request headers take longer (seconds) [default: 10].",
+    ),
+    (
+        "--body-timeout",
+        "body_timeout_s",
+        click.FloatRange(min=0.1),
+        "HTTP: answer 408 and close when a request body takes longer (seconds) [default: 30].",
+    ),
+)
+"""Each option sets the ServerLimits field it names; unset, the field keeps its default."""
+
+
+def limit_options(command: F) -> F:
+    for flag, field, kind, text in reversed(LIMIT_OPTIONS):
+        command = click.option(flag, field, type=kind, help=text)(command)
+    return command
 
 
 @click.command()
@@ -21,38 +69,11 @@ import click
     "agent and tool globs (else $TOOLWIRE_TOKENS).",
 )
 @click.option("--agent", help="stdio: serve only this agent's tools from the access config.")
-@click.option("--max-result-chars", type=click.IntRange(min=100), help="Cut tool results longer than this.")
-@click.option("--max-body-bytes", type=click.IntRange(min=1024), help="Refuse HTTP request bodies over this (413).")
-@click.option(
-    "--max-line-bytes",
-    type=click.IntRange(min=1024),
-    help="stdio: skip and answer (JSON-RPC error) request lines over this [default: 16 MiB].",
-)
+@limit_options
 @click.option(
     "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
 )
 @click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
-@click.option("--max-sessions", type=click.IntRange(min=1), help="HTTP: legacy sessions open at once [default: 1000].")
-@click.option(
-    "--max-sessions-per-agent",
-    type=click.IntRange(min=1),
-    help="HTTP: sessions one agent (token) may hold; at the cap its oldest idle one is closed [default: 100].",
-)
-@click.option(
-    "--session-idle-timeout",
-    type=click.FloatRange(min=1),
-    help="HTTP: close a session idle this many seconds [default: 600].",
-)
-@click.option(
-    "--header-timeout",
-    type=click.FloatRange(min=0.1),
-    help="HTTP: close a connection whose request headers take longer (seconds) [default: 10].",
-)
-@click.option(
-    "--body-timeout",
-    type=click.FloatRange(min=0.1),
-    help="HTTP: answer 408 and close when a request body takes longer (seconds) [default: 30].",
-)
 @click.option(
     "--isolate",
     is_flag=True,
@@ -71,19 +92,12 @@ def serve(
     port: int,
     tokens_file: str | None,
     agent: str | None,
-    max_result_chars: int | None,
-    max_body_bytes: int | None,
-    max_line_bytes: int | None,
-    max_sessions: int | None,
-    max_sessions_per_agent: int | None,
-    session_idle_timeout: float | None,
-    header_timeout: float | None,
-    body_timeout: float | None,
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     isolate: bool,
     workers: int | None,
     log_level: str,
+    **limit_values: float | None,
 ) -> None:
     """Serve the toolwire Registry at MODULE:ATTR (a Registry or a function returning one)."""
     import anyio
@@ -108,17 +122,7 @@ def serve(
     from toolwire_otel.setup import configure_server_tracing
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
-    given = {
-        "max_result_chars": max_result_chars,
-        "max_body_bytes": max_body_bytes,
-        "max_line_bytes": max_line_bytes,
-        "max_sessions": max_sessions,
-        "max_sessions_per_agent": max_sessions_per_agent,
-        "session_idle_timeout_s": session_idle_timeout,
-        "header_timeout_s": header_timeout,
-        "body_timeout_s": body_timeout,
-    }
-    limits = ServerLimits(**{name: value for name, value in given.items() if value is not None})  # type: ignore[arg-type]
+    limits = ServerLimits(**{name: value for name, value in limit_values.items() if value is not None})  # type: ignore[arg-type]
     if transport == "stdio":
         grant = ts.ALL_TOOLS
         if agent:

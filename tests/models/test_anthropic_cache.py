@@ -5,21 +5,10 @@ write only what it added; the saved turns must stay as the model sent them."""
 from typing import Any
 
 import pytest
-from bench.prompt_cache import STEPS, CacheServer, seed_run, serve
+from bench.prompt_cache import STEPS, cached_run
 
 from toolwire_client.models.anthropic_cache import place_breakpoints
 from toolwire_client.pricing import default_prices
-from toolwire_client.state import RunState
-
-
-async def cached_run(prompt_cache: Any) -> tuple[RunState, CacheServer]:
-    cache = CacheServer()
-    server = serve(cache.answer)
-    try:
-        state = await seed_run(f"http://127.0.0.1:{server.server_address[1]}", prompt_cache)
-    finally:
-        server.shutdown()
-    return state, cache
 
 
 async def test_each_step_reads_the_whole_prompt_the_step_before_sent() -> None:
