@@ -228,7 +228,9 @@ class Agent:
                 raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
             record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
             record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
-        reply.message = unique_call_ids(reply.message)
+        message = unique_call_ids(reply.message)
+        if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
+            reply = reply.model_copy(update={"message": message})
         state.messages.append(reply.message)
         state.usage = state.usage + reply.usage
         cost = self.price_fn(reply.usage) if self.price_fn else None
@@ -242,7 +244,7 @@ class Agent:
             usage_so_far=state.usage,
             cost_usd=cost,
             model_latency_s=reply.latency_s,
-            model_reply=reply.model_dump(mode="json"),
+            model_reply=reply,
         )
         state.steps.append(step)
         return step
@@ -301,6 +303,9 @@ class Agent:
             step.results.append(await self._call_with_hooks(state.run_id, call))
             state.pending = [p for p in state.pending if p.call.id != call.id]
 
+        if len(calls) == 1:  # nothing to run beside it: no task group to pay for
+            await one(calls[0])
+            return
         async with anyio.create_task_group() as group:
             for call in calls:
                 group.start_soon(one, call)

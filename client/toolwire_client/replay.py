@@ -34,7 +34,7 @@ class ReplayModel:
         missing = [s.index for s in recorded.steps if s.model_reply is None]
         if missing:
             raise ValueError(f"run {recorded.run_id} cannot be replayed: steps {missing} have no recorded model reply")
-        self._replies = [ModelReply.model_validate(s.model_reply) for s in recorded.steps]
+        self._replies = [s.model_reply.model_copy(deep=True) for s in recorded.steps if s.model_reply is not None]
         self.calls = 0
 
     async def complete(
@@ -54,6 +54,7 @@ class ReplaySource:
     """Implements ToolSource: offers the recorded tool specs and answers each call with its recorded result."""
 
     name = "replay"
+    times_out_itself = True  # answers at once from the record
 
     def __init__(self, specs: list[ToolSpec], results: dict[str, ToolResult]):
         self._specs = specs

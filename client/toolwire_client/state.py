@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from toolwire_client.models.base import ModelReply
 from toolwire_client.ordering import OrderCheck
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import ToolResult
@@ -39,8 +40,9 @@ class StepRecord(BaseModel):
     model_latency_s: float = 0.0
     started_at: datetime = Field(default_factory=now)
     finished_at: datetime | None = None
-    model_reply: dict[str, Any] | None = None
-    """The ModelReply as JSON, kept so `toolwire replay` can feed it back with no network."""
+    model_reply: ModelReply | None = None
+    """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
+    the run is saved, not on every step)."""
 
 
 class PendingCall(BaseModel):

@@ -65,9 +65,9 @@ def _origin(state: RunState) -> datetime:
 
 
 def _model_mark(step: StepRecord) -> str:
-    attempts = (step.model_reply or {}).get("attempts")
+    attempts = step.model_reply.attempts if step.model_reply else 1
     tokens = f"{step.usage.input_tokens}→{step.usage.output_tokens} tok"
-    if isinstance(attempts, int) and attempts > 1:
+    if attempts > 1:
         return f"{tokens}  ↻ {attempts} attempts"
     return tokens
 

@@ -43,6 +43,8 @@ START_TIMEOUT_S = 60.0
 class McpSource:
     """Implements ToolSource. Give either `command` (argv of a stdio server) or `url` (+ optional `token`)."""
 
+    times_out_itself = False  # a server that hangs or dies never answers: the ToolBox's backstop ends the wait
+
     def __init__(
         self,
         name: str,

@@ -17,6 +17,8 @@ from toolwire_shared.tools import ToolSpec
 class RegistrySource:
     """Implements ToolSource over a Registry; `grant` narrows what this caller may see and call."""
 
+    times_out_itself = True
+
     def __init__(
         self,
         registry: Registry,

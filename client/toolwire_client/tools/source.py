@@ -21,6 +21,9 @@ class TransportInfo:
 
 class ToolSource(Protocol):
     name: str
+    times_out_itself: bool
+    """True when `call` itself ends at `timeout_s` in this event loop (in-process tools: the server's own timeout
+    scope); the ToolBox then adds no backstop scope of its own. False for anything across a process boundary."""
 
     async def start(self) -> None: ...
 

@@ -125,39 +125,43 @@ class ToolBox:
     async def _call(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None) -> ToolResult:
         started = time.perf_counter()
         sent_at = datetime.now(UTC)
-        result = await self._attempts(call, route, run_id, timeout_s, started)
-        return result.model_copy(update={"started_at": sent_at})
+        result, attempts = await self._attempts(call, route, run_id, timeout_s, started)
+        update = {"name": call.name, "call_id": call.id, "started_at": sent_at, "attempts": attempts}
+        return result.model_copy(update=update)  # one copy per call: the source's result is never changed
 
     async def _attempts(
         self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None, started: float
-    ) -> ToolResult:
+    ) -> tuple[ToolResult, int]:
+        """The result and how many attempts it took."""
         if route is None:
             return failed(
                 call.id, call.name, "unknown_tool", errors.unknown_tool(call.name, self._routes), since=started
-            )
+            ), 1
         if call.parse_error is not None:
             text = errors.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
-            return failed(call.id, call.name, "bad_arguments", text, since=started)
+            return failed(call.id, call.name, "bad_arguments", text, since=started), 1
         policy = route.spec.policy
         timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
         key = idempotency_key(run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
         for attempt in range(1, tries + 1):
             try:
-                result = await self._send(call, route, timeout, key, started)
-                return result.model_copy(update={"attempts": attempt})
+                return await self._send(call, route, timeout, key, started), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
                     text = errors.transport_failed(call.name, str(exc), retried=attempt > 1)
-                    lost = failed(call.id, call.name, "transport", text, since=started)
-                    return lost.model_copy(update={"attempts": attempt})
+                    return failed(call.id, call.name, "transport", text, since=started), attempt
         raise AssertionError("unreachable")
 
     async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
         arguments: dict[str, Any] = dict(call.arguments)
+        if route.source.times_out_itself:
+            return await route.source.call(
+                route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
+            )
         with anyio.move_on_after(limit_s + TIMEOUT_GRACE_S):
             result = await route.source.call(
                 route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
             )
-            return result.model_copy(update={"name": call.name, "call_id": call.id})
+            return result
         return failed(call.id, call.name, "timeout", errors.timed_out(call.name, limit_s), since=started)
