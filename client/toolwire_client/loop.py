@@ -271,8 +271,9 @@ class Agent:
         before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
         found = []
         for call in calls:
-            this_turn[call.signature] += 1
-            times = before[call.signature] + this_turn[call.signature]
+            signature = call.signature
+            this_turn[signature] += 1
+            times = before[signature] + this_turn[signature]
             if times >= self.limits.repeat_limit:
                 found.append((call, times))
         return found
