@@ -131,6 +131,16 @@ def tracing_figures(data: dict[str, Any]) -> list[Figure]:
                     row["off_median_ms"],
                 )
             )
+            if "bare_spans_per_step_us" in row and "sdk_per_step_overhead_us" in row:
+                out.append(
+                    figure(
+                        f"tracing per step, spans made and batched ({what})",
+                        row["sdk_per_step_overhead_us"],
+                        "µs",
+                        f"bare OpenTelemetry SDK, as many spans and attributes ({row['spans_per_run']:g} per run)",
+                        row["bare_spans_per_step_us"],
+                    )
+                )
             if "spans_median_ms" in row:
                 out.append(
                     figure(

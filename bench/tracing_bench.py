@@ -18,10 +18,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 STEPS = 10
 TARGET_OVERHEAD_PCT = 10.0
-MODES = ("off", "spans", "sdk", "on")
+MODES = ("off", "spans", "sdk", "on", "bare")
 """off: no provider. spans: an SDK provider with no processor (the cost of making spans and their attributes).
 sdk: spans made and batched, exporter drops them (agent only). on: OTLP/HTTP export from the agent and, over stdio,
-from the tool server too (the full two-process trace)."""
+from the tool server too (the full two-process trace). bare: no run at all, only the bare OpenTelemetry SDK making
+as many nested spans with as many attributes as an `sdk` run made, batched to the same dropping exporter: the floor
+the agent's tracing is compared with."""
 
 
 # ---- the child: one configuration, many runs ---------------------------------------------------------------------
@@ -38,19 +40,28 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 
     handle = configure_tracing("otlp" if mode == "on" else None)
     assert handle.enabled == (mode == "on")
-    if mode in ("spans", "sdk"):  # separates making spans, batching them, and encoding + sending them
+    if mode in ("spans", "sdk", "bare"):  # separates making spans, batching them, and encoding + sending them
         from opentelemetry import trace as otel_trace
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
         class Drop(SpanExporter):
+            """Counts what a run makes (spans, attributes), so `bare` can make as many with the bare SDK."""
+
+            spans = attributes = 0
+
             def export(self, spans: Any) -> SpanExportResult:
+                Drop.spans += len(spans)
+                Drop.attributes += sum(len(span.attributes or {}) for span in spans)
                 return SpanExportResult.SUCCESS
 
         provider = TracerProvider()
-        if mode == "sdk":
+        if mode in ("sdk", "bare"):
             provider.add_span_processor(BatchSpanProcessor(Drop()))
         otel_trace.set_tracer_provider(provider)
+    if mode == "bare":
+        print(json.dumps(_bare_spans(runs, warmup)))
+        return
 
     def script(messages: list[Message]) -> AssistantMessage:
         done = sum(isinstance(m, ToolResultMessage) for m in messages)
@@ -102,7 +113,38 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
 
     times = anyio.run(main)
     handle.shutdown()
+    if mode == "sdk":
+        provider.force_flush()  # every span of every run through the counting exporter
+        made = {"spans_per_run": Drop.spans / (warmup + runs), "attributes_per_span": Drop.attributes / Drop.spans}
+        Path(os.environ["BENCH_SPAN_COUNTS"]).write_text(json.dumps(made))
     print(json.dumps(times))
+
+
+def _bare_spans(runs: int, warmup: int) -> list[float]:
+    """One 'run' of bare SDK spans: a root and its children, as many as an agent run made, each with as many
+    attributes (the counts the last `sdk` child wrote)."""
+    from opentelemetry import trace as otel_trace
+
+    made = json.loads(Path(os.environ["BENCH_SPAN_COUNTS"]).read_text())
+    children, attrs = max(0, round(made["spans_per_run"]) - 1), round(made["attributes_per_span"])
+    tracer = otel_trace.get_tracer("bench.bare")
+    keys = [f"bench.attr.{i}" for i in range(attrs)]
+    times: list[float] = []
+    for i in range(warmup + runs):
+        started = time.perf_counter()
+        with tracer.start_as_current_span("root") as root:
+            for key in keys:
+                root.set_attribute(key, "value")
+            for _ in range(children):
+                with tracer.start_as_current_span("child") as child:
+                    for key in keys:
+                        child.set_attribute(key, "value")
+        if i >= warmup:
+            times.append(time.perf_counter() - started)
+    return times
+
+
+_SPAN_COUNTS = Path(os.environ.get("TMPDIR", "/tmp")) / f"toolwire-bench-span-counts-{os.getpid()}.json"
 
 
 # ---- the parent: alternate children, collect ---------------------------------------------------------------------
@@ -120,6 +162,7 @@ def _provider_reply(request: Any) -> Any:
 def _spawn(mode: str, transport: str, runs: int, warmup: int, endpoint: str, provider_url: str) -> list[float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env["BENCH_PROVIDER_URL"] = provider_url
+    env["BENCH_SPAN_COUNTS"] = str(_SPAN_COUNTS)
     env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
     if mode != "on":
         env.pop("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -155,11 +198,14 @@ def run(
                     )
             off = statistics.median(samples["off"])
             figures: dict[str, Any] = {"runs_per_mode": len(samples["off"]), "off_median_ms": round(off * 1000, 3)}
-            for mode in MODES[1:]:
+            for mode in MODES[1:-1]:
                 med = statistics.median(samples[mode])
                 figures[f"{mode}_median_ms"] = round(med * 1000, 3)
                 figures[f"{mode}_overhead_pct"] = round((med - off) / off * 100, 2)
                 figures[f"{mode}_per_step_overhead_us"] = round((med - off) / STEPS * 1e6, 1)
+            bare = statistics.median(samples["bare"])  # already only the spans: no run to subtract
+            figures["bare_spans_per_step_us"] = round(bare / STEPS * 1e6, 1)
+            figures["spans_per_run"] = json.loads(_SPAN_COUNTS.read_text())["spans_per_run"]
             results[transport] = figures
         results["export_requests"] = sink.requests
         results["export_bytes"] = sink.bytes_received
