@@ -31,6 +31,7 @@ MODULES: list[tuple[str, str]] = [
     ("loop_bench", "agent loop: overhead per step, parallel efficiency of one turn's tool calls"),
     ("tracing_bench", "tracing: a run with OpenTelemetry export on vs off"),
     ("server_bench", "tool server: toolwire vs plain MCPServer vs the raw pipe floor, stdio and HTTP"),
+    ("store_bench", "durable saves: a run with the SQLite store vs without, next to bare sqlite3 writes"),
     ("prompt_cache", "prompt caching: the seed's 10-step run's input cost through the Anthropic adapter"),
     ("scale_bench", "scale: 1,000 concurrent scripted runs against one HTTP tool server"),
 ]
