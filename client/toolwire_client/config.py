@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
+from toolwire_client.review import Review
 from toolwire_client.state import RunState
 from toolwire_client.tools.source import ToolSource
 from toolwire_shared.tools import ToolSpec
@@ -113,6 +114,8 @@ class RunConfig(BaseModel):
     system: str | None = None
     limits: RunLimits = Field(default_factory=RunLimits)
     risky_tools: list[str] = Field(default_factory=list)
+    review: Review | None = None
+    """Reflection: check each draft final answer against these criteria before it stands."""
     allow: list[str] | None = None
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""

@@ -20,7 +20,8 @@ from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.ordering import MessageOrderError
-from toolwire_client.state import CallState, PendingCall, RunState, StepRecord, args_hash, now
+from toolwire_client.review import approved
+from toolwire_client.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
 from toolwire_client.store.base import LeaseLost, RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.server_stderr import LineSink
@@ -177,6 +178,8 @@ class Agent:
         step = await self._ask_model(state, cap)
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
+            if await self._sent_back(state, step):
+                return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
         await self._act(state, step)
         self._append_results(state, step)
@@ -215,10 +218,12 @@ class Agent:
         return budget.output_cap(self.limits, state, prompt, self.price_fn)
 
     # ---- the model ------------------------------------------------------------------------------------------
-    async def _ask_model(self, state: RunState, cap: int | None) -> StepRecord:
+    async def _ask_model(self, state: RunState, cap: int | None, kind: StepKind = "act") -> StepRecord:
         m = self.model
         with chat_span(m.provider, m.model, state.run_id, m.server_address, m.server_port) as span:
             span.set_attribute(attributes.TOOLWIRE_STEP, len(state.steps) + 1)
+            if kind != "act":
+                span.set_attribute(attributes.TOOLWIRE_STEP_KIND, kind)
             try:
                 if cap is None:
                     reply = await m.complete(state.messages, self.toolbox.specs)
@@ -238,6 +243,7 @@ class Agent:
             state.cost_usd = (state.cost_usd or 0.0) + cost
         step = StepRecord(
             index=len(state.steps) + 1,
+            kind=kind,
             model_text=reply.message.text,
             tool_calls=list(reply.message.tool_calls),
             usage=reply.usage,
@@ -248,6 +254,33 @@ class Agent:
         )
         state.steps.append(step)
         return step
+
+    async def _sent_back(self, state: RunState, draft: StepRecord) -> bool:
+        """Reflection: True when the review of this draft found problems and the model gets another try. The draft
+        stands unreviewed when no review is configured, its retries are spent, or no budget is left for one."""
+        review = self.config.review
+        rejected = sum(1 for s in state.steps if s.kind == "review" and not approved(s.model_text))
+        if review is None or rejected >= review.max_retries:
+            return False
+        self._end_step(state, draft)
+        state.messages.append(UserMessage(content=errors.review_request(review.criteria)))
+        try:
+            cap = self._check_limits(state)
+        except exits.RunExit:
+            state.messages.pop()  # the review request goes unsent: the list ends on the draft, a valid record
+            return False
+        verdict = await self._ask_model(state, cap, kind="review")
+        budget.check_spent(self.limits, state)
+        if verdict.tool_calls:  # answered, never run, so the list stays a valid request
+            verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
+            self._append_results(state, verdict)
+        elif approved(verdict.model_text):
+            self._end_step(state, verdict)
+            raise exits.FinalAnswer(draft.model_text, len(state.steps))
+        state.messages.append(UserMessage(content=errors.REVIEW_RETRY))
+        self._end_step(state, verdict)
+        await self._save(state)
+        return True
 
     # ---- the tools ------------------------------------------------------------------------------------------
     async def _act(self, state: RunState, step: StepRecord) -> None:

@@ -27,10 +27,15 @@ def args_hash(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+StepKind = Literal["act", "review"]
+
+
 class StepRecord(BaseModel):
     """One model call and the tool calls it asked for, with what came back: the row of the trace table."""
 
     index: int
+    kind: StepKind = "act"
+    """"review": the model checked its draft answer against the run's criteria (see review.py)."""
     model_text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)

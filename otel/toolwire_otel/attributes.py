@@ -51,6 +51,7 @@ ERROR_TYPE = "error.type"
 
 # toolwire's own (no convention exists)
 TOOLWIRE_STEP = "toolwire.step"
+TOOLWIRE_STEP_KIND = "toolwire.step.kind"
 TOOLWIRE_RETRY_EVENT = "toolwire.retry"
 TOOLWIRE_RETRY_ATTEMPT = "toolwire.retry.attempt"
 TOOLWIRE_RETRY_REASON = "toolwire.retry.reason"

@@ -262,3 +262,24 @@ def keys_unavailable(issuer: str) -> str:
     return (
         f"the signing keys of {issuer} cannot be fetched right now, so no access token can be checked; try again later."
     )
+
+
+# ---- reflection: the review of a draft answer (client/toolwire_client/review.py) --------------------------------
+REVIEW_APPROVED = "APPROVED"
+
+
+def review_request(criteria: list[str]) -> str:
+    listed = "\n".join(f"{i}. {c}" for i, c in enumerate(criteria, 1))
+    return (
+        "Review your last answer before it is final. Check it against each of these criteria:\n"
+        f"{listed}\n"
+        f"If it meets every one, reply with exactly {REVIEW_APPROVED}. Otherwise list each problem in one line; "
+        "do not call tools in this reply."
+    )
+
+
+REVIEW_RETRY = (
+    "Your review found problems. Fix each of them now (call tools if you need facts), then give the corrected "
+    "final answer."
+)
+REVIEW_NO_TOOLS = "not run: a review reply does not run tools; list the problems, then fix them in the next step."

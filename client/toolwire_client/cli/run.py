@@ -18,6 +18,7 @@ from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, spec_help
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.pricing import default_prices
+from toolwire_client.review import Review
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
@@ -129,6 +130,20 @@ verbose_option = click.option(
 )
 @click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
 @click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool.")
+@click.option(
+    "--review",
+    "criteria",
+    multiple=True,
+    metavar="CRITERION",
+    help="Reflection: check each draft final answer against this (repeatable); a failing draft is sent back.",
+)
+@click.option(
+    "--review-retries",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="How many drafts a review may send back.",
+)
 @click.option("--system", help="System prompt.")
 @click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
@@ -155,6 +170,8 @@ def run(
     prompt_cache: PromptCache,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
+    criteria: tuple[str, ...],
+    review_retries: int,
     system: str | None,
     max_steps: int,
     max_tokens: int | None,
@@ -180,6 +197,7 @@ def run(
         system=system,
         limits=limits,
         risky_tools=list(risky),
+        review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
         allow=list(allow) or None,
     )
     console = Console(soft_wrap=True, stderr=as_json)

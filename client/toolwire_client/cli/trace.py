@@ -21,8 +21,12 @@ def _cut(text: str, wide: bool) -> str:
 def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[str]:
     """One line per tool call of the step (or one for its final answer): step | call | observation | tokens so far."""
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
+    if step.kind == "review":
+        return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
     if not step.tool_calls:
-        return [f"step {step.index} | final: {_cut(step.model_text, wide)} | {tokens}"]
+        following = state.steps[step.index] if step.index < len(state.steps) else None
+        label = "draft" if following is not None and following.kind == "review" else "final"
+        return [f"step {step.index} | {label}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id for p in state.pending if p.state == "pending_approval"}
     results = {r.call_id: r for r in step.results}
     lines = []
