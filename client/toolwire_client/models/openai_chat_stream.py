@@ -49,15 +49,15 @@ class ChatAssembler:
         for fragment in delta.get("tool_calls") or []:
             if isinstance(fragment, dict):
                 self._fragment(fragment)
-        refusal = delta.get("refusal")
-        if isinstance(refusal, str) and refusal:
-            self.refusal.append(refusal)
-            return refusal
-        content = delta.get("content")
+        shown = ""
+        content, refusal = delta.get("content"), delta.get("refusal")
         if isinstance(content, str) and content:
             self.text.append(content)
-            return content
-        return None
+            shown += content
+        if isinstance(refusal, str) and refusal:
+            self.refusal.append(refusal)
+            shown += refusal
+        return shown or None
 
     def _fragment(self, fragment: dict[str, Any]) -> None:
         fn = fragment.get("function")
