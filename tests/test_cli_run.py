@@ -70,3 +70,46 @@ def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Pa
     exported = json.loads(run_toolwire("trace", "export", run_id, "--json", "--db", db, env=env).stdout)
     assert exported["config"]["base_url"] == provider.openai_url
     assert exported["final_answer"].startswith("Done: ") and '"amount_cents": 2500' in exported["final_answer"]
+
+
+def responses_turns(request: RecordedRequest) -> Reply:
+    """A Responses API model, streamed: two parallel calculator calls, then an answer from the outputs (by call_id)."""
+    from helpers.fake_providers import responses_call, responses_message, responses_reply, responses_stream
+
+    outputs = {i["call_id"]: i["output"] for i in request.body["input"] if i.get("type") == "function_call_output"}
+    if not outputs:
+        calls = [
+            responses_call("call_a", "calculator", json.dumps({"expression": "2500 * 2"})),
+            responses_call("call_b", "calculator", json.dumps({"expression": "5000 * 1.18"})),
+        ]
+        return responses_stream(responses_reply(calls))
+    return responses_stream(responses_reply([responses_message(f"Total {outputs['call_b']} rupees.")]))
+
+
+def test_run_streams_a_responses_model_and_prints_its_text_live(tmp_path: Path) -> None:
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    with FakeProvider(responses_turns) as provider:
+        done = run_toolwire(
+            "run",
+            "What is 2 x 2500 with 18% GST?",
+            "--model",
+            "openai-responses:gpt-4.1-mini",
+            "--base-url",
+            provider.openai_url,
+            "--stream",
+            "--server",
+            SUPPORT,
+            "--db",
+            db,
+            env=env,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r.path for r in provider.requests] == ["/v1/responses", "/v1/responses"]
+    assert all(r.body["stream"] is True and r.body["store"] is False for r in provider.requests)
+    echoed = provider.requests[1].body["input"]
+    assert [i.get("call_id") for i in echoed[1:]] == ["call_a", "call_b", "call_a", "call_b"]  # calls, then outputs
+    lines = done.stdout.splitlines()
+    live = lines.index("  ... Total 5900.0 rupees.")  # the deltas, on their own line above the step row
+    assert lines[live + 1].startswith("  step 2 | final: Total 5900.0 rupees.")
+    assert 'step 1 | calculator({"expression": "2500 * 2"}) | 5000' in done.stdout
+    assert "answer: Total 5900.0 rupees." in done.stdout

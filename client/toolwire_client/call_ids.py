@@ -29,8 +29,13 @@ def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
 
 
 def _renamed(blocks: list[dict[str, Any]] | None, calls: list[ToolCall]) -> list[dict[str, Any]] | None:
-    """The provider's tool_use blocks carry the calls in the same order (that is how the adapter read them)."""
+    """The provider's call blocks carry the calls in the same order (that is how the adapter read them): Anthropic
+    tool_use blocks by `id`, Responses function_call items by `call_id` (their item `id` stays)."""
     if blocks is None:
         return None
     ids = iter(call.id for call in calls)
-    return [{**b, "id": next(ids, b.get("id"))} if b.get("type") == "tool_use" else b for b in blocks]
+    renamed = []
+    for b in blocks:
+        key = {"tool_use": "id", "function_call": "call_id"}.get(str(b.get("type")))
+        renamed.append({**b, key: next(ids, b.get(key))} if key else b)
+    return renamed

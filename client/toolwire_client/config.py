@@ -102,13 +102,15 @@ class RunConfig(BaseModel):
     """The agent's whole configuration, kept in RunState.config (as JSON) from the run's first checkpoint on."""
 
     model: str
-    """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'scripted:NAME'."""
+    """A model spec for make_model: 'anthropic:NAME', 'openai:NAME', 'openai-responses:NAME', 'scripted:NAME'."""
     base_url: str | None = None
     """The provider's base URL when it is not the default (an OpenAI-compatible local server, a proxy)."""
     tool_choice: str | None = None
     """"auto" when unset, "required", "none", or a tool's name to force that tool on every call."""
     prompt_cache: PromptCache = "5m"
     """The TTL of Anthropic's cache breakpoints ("off", "5m", "1h"); other providers cache on their own."""
+    stream: bool = False
+    """Ask the provider for a streamed reply (each text delta reaches the Agent's on_text as it arrives)."""
     servers: list[ServerSpec] = Field(default_factory=list)
     name: str = "agent"
     system: str | None = None

@@ -19,6 +19,7 @@ from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.models.sse import OnText
 from toolwire_client.ordering import MessageOrderError
 from toolwire_client.review import approved
 from toolwire_client.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
@@ -81,13 +82,19 @@ class Agent:
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
         stderr_sink: LineSink | None = None,
+        on_text: OnText | None = None,
     ) -> "Agent":
         """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
-        stderr to `stderr_sink`, default this process's stderr)."""
+        stderr to `stderr_sink`, default this process's stderr); `on_text` gets a streamed model's text deltas."""
         from toolwire_client.models import make_model
 
         model = make_model(
-            config.model, base_url=config.base_url, tool_choice=config.tool_choice, prompt_cache=config.prompt_cache
+            config.model,
+            base_url=config.base_url,
+            tool_choice=config.tool_choice,
+            prompt_cache=config.prompt_cache,
+            stream=config.stream,
+            on_text=on_text,
         )
         toolbox = ToolBox(build_sources(config.servers, stderr_sink), allow=config.allow)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)

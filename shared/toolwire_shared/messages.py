@@ -45,7 +45,8 @@ class AssistantMessage(BaseModel):
     provider: str | None = None
     """Which adapter produced provider_content."""
     provider_content: list[dict[str, Any]] | None = None
-    """The provider's own content blocks (thinking blocks, signatures), echoed back unchanged to that provider."""
+    """The provider's own content blocks (Anthropic thinking blocks and signatures; Responses output items, reasoning
+    included), echoed back unchanged to that provider."""
 
 
 class ToolResultMessage(BaseModel):

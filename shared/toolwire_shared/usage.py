@@ -13,6 +13,9 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     cache_write_1h_tokens: int = 0
     """The part of cache_write_tokens written with a 1-hour TTL (Anthropic bills it above a 5-minute write)."""
+    reasoning_tokens: int = 0
+    """The part of output_tokens spent on hidden reasoning (OpenAI's reasoning_tokens). Billed as output and already
+    counted there, so prices never add it again; kept to show where the output went."""
 
     @property
     def total_tokens(self) -> int:
@@ -25,4 +28,5 @@ class Usage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )

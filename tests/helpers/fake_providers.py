@@ -1,6 +1,6 @@
-"""A loopback model provider for tests: a real HTTP server on 127.0.0.1 speaking the Anthropic Messages and
-OpenAI Chat Completions wire formats, answering from a queue of replies (or a responder function) and recording
-every request it got.
+"""A loopback model provider for tests: a real HTTP server on 127.0.0.1 speaking the Anthropic Messages, OpenAI Chat
+Completions and OpenAI Responses (`/v1/responses`) wire formats, whole or as SSE streams (one that can be cut off
+mid-way), answering from a queue of replies (or a responder function) and recording every request it got.
 
     with FakeProvider() as fake:
         fake.push(fixture_reply("anthropic_1_parallel_tool_use.json"))
@@ -12,6 +12,7 @@ Replies come from copies of the provider fixtures in tests/fixtures/providers/ o
 """
 
 import json
+import re
 import socket
 import threading
 from collections import deque
@@ -33,6 +34,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     sse: list[tuple[str | None, Any]] | None = None
     """Server-sent events [(event name or None, data)]; data that is not a str is sent as JSON."""
+    drop_after: int | None = None
+    """With sse: send only this many frames, then close the connection short of the promised content-length
+    (a connection lost mid-stream, which the client sees as a transport error)."""
 
 
 @dataclass
@@ -133,6 +137,125 @@ def openai_call(call_id: str | None, name: str, arguments: Any) -> dict[str, Any
     return call
 
 
+def openai_chat_stream(
+    pieces: Sequence[str] = (),
+    tool_calls: Sequence[tuple[str, str, str]] = (),
+    *,
+    usage: dict[str, Any] | None = None,
+) -> Reply:
+    """A streamed Chat Completions reply: text in `pieces`, then each (id, name, JSON arguments) call split in two
+    argument fragments keyed by index, the finish chunk, the include_usage chunk and [DONE]."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "gpt-fake", "choices": [choice]}
+
+    frames: list[tuple[str | None, Any]] = [(None, chunk({"role": "assistant", "content": None}))]
+    frames += [(None, chunk({"content": piece})) for piece in pieces]
+    for index, (call_id, name, arguments) in enumerate(tool_calls):
+        first = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        half = len(arguments) // 2
+        frames.append((None, chunk({"tool_calls": [first]})))
+        for part in (arguments[:half], arguments[half:]):
+            frames.append((None, chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})))
+    frames.append((None, chunk({}, "tool_calls" if tool_calls else "stop")))
+    last = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": "gpt-fake", "choices": []}
+    frames.append((None, {**last, "usage": usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}))
+    frames.append((None, "[DONE]"))
+    return Reply(headers={"content-type": "text/event-stream"}, sse=frames)
+
+
+def responses_message(text: str, item_id: str = "msg_fake") -> dict[str, Any]:
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {"type": "message", "id": item_id, "role": "assistant", "status": "completed", "content": [part]}
+
+
+def responses_call(call_id: str, name: str, arguments: str, item_id: str | None = None) -> dict[str, Any]:
+    """A function_call output item: `call_id` matches the result, the item `id` (fc_...) is its own."""
+    item_id = item_id or "fc_" + call_id.removeprefix("call_")
+    return {
+        "type": "function_call",
+        "id": item_id,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "status": "completed",
+    }
+
+
+def responses_reasoning(item_id: str = "rs_fake", encrypted: str = "gAAAA-opaque") -> dict[str, Any]:
+    return {
+        "type": "reasoning",
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": "Two lookups, both for Paris."}],
+        "encrypted_content": encrypted,
+    }
+
+
+def responses_reply(
+    output: Sequence[dict[str, Any]],
+    *,
+    usage: dict[str, Any] | None = None,
+    status: str = "completed",
+    incomplete_reason: str | None = None,
+    response_id: str = "resp_fake",
+) -> Reply:
+    """A Responses API reply with these output items."""
+    body = {
+        "id": response_id,
+        "object": "response",
+        "created_at": 1764664860,
+        "status": status,
+        "model": "gpt-fake",
+        "output": list(output),
+        "error": None,
+        "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
+        "usage": usage
+        or {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        },
+    }
+    return Reply(body=body, headers={"content-type": "application/json", "x-request-id": "req_fake"})
+
+
+def responses_stream(reply: Reply) -> Reply:
+    """The same response as typed SSE events: response.created, per item output_item.added, text deltas word by
+    word, function_call_arguments.delta in two halves, output_item.done with the whole item, response.completed."""
+    body: dict[str, Any] = reply.body
+    frames: list[tuple[str | None, Any]] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        frames.append((kind, {"type": kind, "sequence_number": len(frames), **fields}))
+
+    emit("response.created", response={**body, "status": "in_progress", "output": [], "usage": None})
+    for index, item in enumerate(body["output"]):
+        at = {"output_index": index, "item_id": item.get("id")}
+        if item["type"] == "message":
+            emit("response.output_item.added", output_index=index, item={**item, "content": []})
+            for c, part in enumerate(item["content"]):
+                emit("response.content_part.added", **at, content_index=c, part={**part, "text": ""})
+                for piece in re.findall(r"\S+\s*", part["text"]):
+                    emit("response.output_text.delta", **at, content_index=c, delta=piece)
+                emit("response.output_text.done", **at, content_index=c, text=part["text"])
+                emit("response.content_part.done", **at, content_index=c, part=part)
+        elif item["type"] == "function_call":
+            emit("response.output_item.added", output_index=index, item={**item, "arguments": ""})
+            half = len(item["arguments"]) // 2
+            for piece in (item["arguments"][:half], item["arguments"][half:]):
+                emit("response.function_call_arguments.delta", **at, delta=piece)
+            emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+        else:
+            emit("response.output_item.added", output_index=index, item=item)
+        emit("response.output_item.done", output_index=index, item=item)
+    final = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
+    emit(final, response=body)
+    return Reply(headers={"content-type": "text/event-stream"}, sse=frames)
+
+
 class FakeProvider(LoopbackServer):
     """The server. Replies queued with push() are used first, in order; then the responder, if any; with neither
     it answers 400 so a test that asks more than it scripted fails loudly instead of retrying."""
@@ -185,8 +308,12 @@ class FakeProvider(LoopbackServer):
                 self._send(fake._answer(RecordedRequest("POST", self.path, headers, body)))
 
             def _send(self, reply: Reply) -> None:
+                sent: bytes | None = None
                 if reply.sse is not None:
-                    payload = "".join(_frame(event, data) for event, data in reply.sse).encode()
+                    frames = [_frame(event, data).encode() for event, data in reply.sse]
+                    payload = b"".join(frames)
+                    if reply.drop_after is not None:
+                        sent = b"".join(frames[: reply.drop_after])
                     content_type = "text/event-stream"
                 else:
                     payload = json.dumps(reply.body).encode() if reply.body is not None else b""
@@ -198,7 +325,10 @@ class FakeProvider(LoopbackServer):
                         self.send_header(name, value)
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                self.wfile.write(payload if sent is None else sent)
+                if sent is not None:
+                    self.wfile.flush()
+                    self.close_connection = True  # the socket closes with the body short of its content-length
 
         return Handler
 

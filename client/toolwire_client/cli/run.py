@@ -15,8 +15,9 @@ from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
-from toolwire_client.models import default_spec, spec_help
+from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
+from toolwire_client.models.providers import spec_help_wrapped
 from toolwire_client.pricing import default_prices
 from toolwire_client.review import Review
 from toolwire_client.state import RunState, StepRecord
@@ -26,8 +27,32 @@ from toolwire_client.tools.server_stderr import LineSink
 from toolwire_shared.ids import new_run_id
 
 
-def print_step(console: Console) -> Callable[[RunState, StepRecord], None]:
+class LiveText:
+    """`run --stream`: the model's text printed as it streams in, on its own line above the step row it ends in.
+
+    A stream that breaks and is retried shows its text again from the start (the retry is a new reply)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.open = False
+
+    def __call__(self, delta: str) -> None:
+        if not self.open:
+            self.console.print("  ... ", end="", markup=False, highlight=False)
+            self.open = True
+        self.console.print(delta, end="", markup=False, highlight=False)
+        self.console.file.flush()
+
+    def end_line(self) -> None:
+        if self.open:
+            self.console.print()
+            self.open = False
+
+
+def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunState, StepRecord], None]:
     def on_step(state: RunState, step: StepRecord) -> None:
+        if live is not None:
+            live.end_line()
         cost = f" | {state.cost_usd:.4f} USD" if state.cost_usd is not None else ""
         for line in step_lines(state, step):
             console.print(f"  {line}{cost}", markup=False, highlight=False)
@@ -35,14 +60,18 @@ def print_step(console: Console) -> Callable[[RunState, StepRecord], None]:
     return on_step
 
 
-def with_prices_and_printing(console: Console, stderr_sink: LineSink | None = None) -> AgentFactory:
-    """Agent.from_config, plus the price table for costs, the live step table and where servers' stderr goes."""
+def with_prices_and_printing(
+    console: Console, stderr_sink: LineSink | None = None, live: LiveText | None = None
+) -> AgentFactory:
+    """Agent.from_config, plus the price table for costs, the live step table (with streamed text when `live`)
+    and where servers' stderr goes."""
 
     async def build(config: RunConfig, store: RunStore) -> Agent:
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
         price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
+        on_step = print_step(console, live)
         return Agent.from_config(
-            config, store=store, price_fn=price_fn, on_step=print_step(console), stderr_sink=stderr_sink
+            config, store=store, price_fn=price_fn, on_step=on_step, stderr_sink=stderr_sink, on_text=live
         )
 
     return build
@@ -91,7 +120,7 @@ verbose_option = click.option(
 
 @click.command("run")
 @click.argument("task")
-@click.option("--model", "model_spec", metavar="SPEC", help=f"Model: {spec_help()}.")
+@click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped())
 @click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy).")
 @click.option(
     "--server",
@@ -127,6 +156,12 @@ verbose_option = click.option(
     default="5m",
     show_default=True,
     help="Anthropic cache breakpoints on the tools, system prompt and growing message prefix, and their TTL.",
+)
+@click.option(
+    "--stream",
+    is_flag=True,
+    help="Stream the model's replies (anthropic, openai, openai-responses) and print their text live above the "
+    "step table.",
 )
 @click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
 @click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool.")
@@ -168,6 +203,7 @@ def run(
     token_env: str | None,
     tool_choice: str | None,
     prompt_cache: PromptCache,
+    stream: bool,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
     criteria: tuple[str, ...],
@@ -193,6 +229,7 @@ def run(
         base_url=base_url,
         tool_choice=tool_choice,
         prompt_cache=prompt_cache,
+        stream=stream,
         servers=servers.server_specs(commands, urls, token_env),
         system=system,
         limits=limits,
@@ -203,12 +240,16 @@ def run(
     console = Console(soft_wrap=True, stderr=as_json)
     run_id = new_run_id()
     output = ServerOutput(run_id, verbose=verbose)
+    live = LiveText(console) if stream else None
     try:
         with configure_tracing(trace_to):
-            state = anyio.run(_run, task, run_id, config, db, with_prices_and_printing(console, output.line))
+            state = anyio.run(_run, task, run_id, config, db, with_prices_and_printing(console, output.line, live))
     except Exception as exc:
         note_server_log(exc, output)
         raise
+    finally:
+        if live is not None:
+            live.end_line()  # text of a reply whose step never ended (the run failed) still gets its line
     print_outcome(console, state)
     print_server_log(console, output)
     if state.status == "waiting_for_approval":

@@ -9,6 +9,7 @@ from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
 from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
 from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.sse import OnText
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
 NO_KEY_MODEL = "scripted:recovers"
@@ -18,12 +19,17 @@ order the task names, repairs its first call from the error, and answers with th
 log = logging.getLogger("toolwire.client.models")
 
 
+def key_envs() -> list[str]:
+    """Each provider key variable once (both OpenAI APIs read OPENAI_API_KEY)."""
+    return list(dict.fromkeys(p.key_env for p in PROVIDERS.values() if p.key_env))
+
+
 def default_spec() -> str:
     """The model to use when none is named: the first provider in the table whose API key is set."""
     for provider in PROVIDERS.values():
         if provider.key_env and os.environ.get(provider.key_env):
             return provider.example
-    keys = " nor ".join(p.key_env for p in PROVIDERS.values() if p.key_env)
+    keys = " nor ".join(key_envs())
     raise MissingApiKey(f"no model named and neither {keys} is set; use --model {spec_help()}")
 
 
@@ -38,6 +44,7 @@ def make_model(
     tool_choice: str | dict[str, Any] | None = None,
     prompt_cache: PromptCache = "5m",
     retry: RetryPolicy | None = None,
+    on_text: OnText | None = None,
 ) -> Model:
     """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
     whose API key is set (`default_spec()`), else the scripted NO_KEY_MODEL, with a warning saying so (the CLI
@@ -47,7 +54,7 @@ def make_model(
             spec = default_spec()
         except MissingApiKey:
             spec = NO_KEY_MODEL
-            keys = " or ".join(p.key_env for p in PROVIDERS.values() if p.key_env)
+            keys = " or ".join(key_envs())
             log.warning("no model named and no %s set: running %s (a ready script, no network)", keys, spec)
     prefix, _, name = spec.partition(":")
     provider = PROVIDERS.get(prefix.strip().lower())
@@ -63,6 +70,7 @@ def make_model(
         tool_choice=tool_choice,
         prompt_cache=prompt_cache,
         retry=retry,
+        on_text=on_text,
     )
     return provider.build(name, options)
 

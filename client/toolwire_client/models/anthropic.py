@@ -6,10 +6,11 @@ from typing import Any
 import httpx2
 
 from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoints
-from toolwire_client.models.anthropic_stream import read_message_stream
+from toolwire_client.models.anthropic_stream import MessageAssembler
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.http import HttpModel, resolve_key
 from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.sse import OnText
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
@@ -36,13 +37,16 @@ class AnthropicModel(HttpModel):
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
+        on_text: OnText | None = None,
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "ANTHROPIC_API_KEY", url, DEFAULT_BASE_URL)
         """`prompt_cache`: the TTL of the cache breakpoints ("off", "5m", "1h"; see anthropic_cache).
         `tool_choice`: "auto" (the default), "required", "none", a tool's name, or a wire object as Anthropic
         spells it."""
-        super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
+        super().__init__(
+            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
+        )
         self.version = version
         self.max_tokens = max_tokens
         self.prompt_cache: PromptCache = prompt_cache
@@ -77,8 +81,8 @@ class AnthropicModel(HttpModel):
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
-        reader = read_message_stream if self.stream else None
-        posted = await self._post("/v1/messages", self.request_body(messages, tools, max_output_tokens), reader)
+        assembler = MessageAssembler if self.stream else None
+        posted = await self._post("/v1/messages", self.request_body(messages, tools, max_output_tokens), assembler)
         content = posted.data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")

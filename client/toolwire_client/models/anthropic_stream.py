@@ -5,29 +5,10 @@ retried like a 529: no tool call from the broken stream has run.
 """
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx2
-
 from toolwire_client.models.retry import AttemptFailed, Failure
-
-
-async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str | None, str]]:
-    """(event name, data) per SSE frame; comments and empty frames are skipped."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield event, "\n".join(data)
+from toolwire_client.models.sse import json_object
 
 
 class MessageAssembler:
@@ -38,7 +19,18 @@ class MessageAssembler:
         self.partial_json: dict[int, str] = {}
         self.done = False
 
-    def feed(self, event: dict[str, Any]) -> None:
+    def feed(self, name: str | None, data: str) -> str | None:
+        """One SSE frame; returns the text of a text_delta (shown live), else None."""
+        event = json_object(data)
+        if event is None:
+            return None
+        self._event(event)
+        delta = event.get("delta")
+        if event.get("type") == "content_block_delta" and isinstance(delta, dict) and delta.get("type") == "text_delta":
+            return str(delta.get("text", ""))
+        return None
+
+    def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "error":
             found = event.get("error")
@@ -93,15 +85,3 @@ class MessageAssembler:
         if self.message is None or not self.done:
             raise AttemptFailed(Failure("a stream cut short", "no message_stop event", None, True))
         return self.message
-
-
-async def read_message_stream(response: httpx2.Response) -> dict[str, Any]:
-    assembler = MessageAssembler()
-    async for _event, data in sse_events(response):
-        try:
-            payload = json.loads(data)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(payload, dict):
-            assembler.feed(payload)
-    return assembler.result()

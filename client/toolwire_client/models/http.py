@@ -1,8 +1,9 @@
-"""What both HTTP adapters share: the key (kept out of reprs and errors), the client, and one retried POST."""
+"""What the HTTP adapters share: the key (kept out of reprs and errors), the client, and one retried POST, streamed
+or not, whose text deltas go to `on_text`."""
 
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -11,10 +12,12 @@ import httpx2
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
+from toolwire_client.models.sse import OnText, StreamAssembler, read_stream
 from toolwire_shared.messages import AssistantMessage
 from toolwire_shared.usage import Usage
 
-StreamReader = Callable[[httpx2.Response], Awaitable[dict[str, Any]]]
+NewAssembler = Callable[[], StreamAssembler]
+"""A fresh assembler per attempt, so a retried stream starts from nothing."""
 
 
 class MissingApiKey(ValueError):
@@ -71,8 +74,11 @@ class HttpModel:
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
+        on_text: OnText | None = None,
     ) -> None:
+        """`on_text`: called with each text delta of a streamed reply (a retried stream shows its text again)."""
         self.model = model
+        self.on_text = on_text
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.retry = retry or RetryPolicy()
@@ -89,11 +95,12 @@ class HttpModel:
     def _headers(self) -> dict[str, str]:
         raise NotImplementedError
 
-    async def _post(self, path: str, body: dict[str, Any], stream_reader: StreamReader | None = None) -> Posted:
+    async def _post(self, path: str, body: dict[str, Any], assembler: NewAssembler | None = None) -> Posted:
         """POST with retries.
 
-        With a stream_reader the reply is read as a stream and folded into one body before anything is returned,
-        so a stream that breaks half-way is retried whole."""
+        With an assembler the reply is read as an SSE stream and folded into one body before anything is returned,
+        so a stream that breaks half-way (a dropped connection, a missing final event, an error event) is retried
+        whole by the same policy: no tool call from the broken stream has run."""
         url = self.base_url + path
         started = time.perf_counter()
         attempts = 0
@@ -102,13 +109,13 @@ class HttpModel:
             nonlocal started, attempts
             started = time.perf_counter()
             attempts += 1
-            if stream_reader is None:
+            if assembler is None:
                 return await self._client.post(url, json=body, headers=self._headers())
             async with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
                 if not response.is_success:
                     await response.aread()
                     return response
-                return httpx2.Response(200, json=await stream_reader(response))
+                return httpx2.Response(200, json=await read_stream(response, assembler(), self.on_text))
 
         response = await send_with_retries(self.provider, send, self.retry, [self._api_key])
         latency = time.perf_counter() - started

@@ -12,7 +12,9 @@ import httpx2
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.http import HttpModel, resolve_key
+from toolwire_client.models.openai_chat_stream import ChatAssembler
 from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.sse import OnText
 from toolwire_shared.ids import new_call_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
@@ -35,19 +37,25 @@ class OpenAIChatModel(HttpModel):
         max_tokens: int | None = None,
         send_null_content: bool | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        stream: bool = False,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
+        on_text: OnText | None = None,
     ) -> None:
         """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
         (OpenAI's own form) or `""`. Unset, it is null for api.openai.com and "" for any other base URL, because
         local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of.
         `tool_choice`: "auto" (the default), "required", "none", a tool's name to force that tool, or a wire
-        object as OpenAI spells it; sent whenever tools are offered (see `wire_tool_choice`)."""
+        object as OpenAI spells it; sent whenever tools are offered (see `wire_tool_choice`).
+        `stream`: read the reply as SSE chunks (with `include_usage`, so the last chunk carries the usage)."""
         url = base_url or DEFAULT_BASE_URL
         key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
-        super().__init__(model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client)
+        super().__init__(
+            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
+        )
         self.max_tokens = max_tokens
+        self.stream = stream
         self.tool_choice = tool_choice
         if send_null_content is None:
             send_null_content = self.base_url == DEFAULT_BASE_URL
@@ -83,6 +91,9 @@ class OpenAIChatModel(HttpModel):
         limit = _smallest(self.max_tokens, max_output_tokens)
         if limit is not None:
             body["max_completion_tokens"] = limit
+        if self.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
         return body
 
     def wire_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
@@ -117,15 +128,16 @@ class OpenAIChatModel(HttpModel):
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
         body = self.request_body(messages, tools, max_output_tokens)
+        assembler = ChatAssembler if self.stream else None
         try:
-            posted = await self._post("/chat/completions", body)
+            posted = await self._post("/chat/completions", body, assembler)
         except ModelCallFailed as exc:
             if not _refused_explicit_auto(exc, body):
                 raise
             REFUSES_EXPLICIT_AUTO.add(self.base_url)
             log.warning("%s refused tool_choice 'auto'; leaving it out from now on: %s", self.base_url, exc.reason)
             del body["tool_choice"]
-            posted = await self._post("/chat/completions", body)
+            posted = await self._post("/chat/completions", body, assembler)
         choices = posted.data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
@@ -170,9 +182,12 @@ def parse_message(message: dict[str, Any]) -> AssistantMessage:
 def parse_tool_call(call: dict[str, Any]) -> ToolCall:
     fn = call.get("function")
     function: dict[str, Any] = fn if isinstance(fn, dict) else {}
-    call_id = call.get("id") or new_call_id()
-    name = str(function.get("name") or "")
-    raw = function.get("arguments")
+    return parse_arguments(call.get("id") or new_call_id(), str(function.get("name") or ""), function.get("arguments"))
+
+
+def parse_arguments(call_id: str, name: str, raw: Any) -> ToolCall:
+    """The model's arguments as a ToolCall: a JSON string parsed (kept as raw_arguments), an object taken as it is;
+    invalid JSON or a non-object keeps the raw text and sets parse_error, so the call is answered, never run."""
     if raw is None or raw == "":
         return ToolCall(id=call_id, name=name, raw_arguments=raw)
     if isinstance(raw, dict):  # llama.cpp / older Ollama send the object itself
@@ -201,11 +216,14 @@ def parse_usage(usage: Any) -> Usage:
         return Usage()
     details = usage.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
+    out = usage.get("completion_tokens_details")
+    out = out if isinstance(out, dict) else {}
     return Usage(
         input_tokens=usage.get("prompt_tokens") or 0,
         output_tokens=usage.get("completion_tokens") or 0,
         cache_read_tokens=details.get("cached_tokens") or 0,
         cache_write_tokens=details.get("cache_write_tokens") or 0,
+        reasoning_tokens=out.get("reasoning_tokens") or 0,
     )
 
 

@@ -1,7 +1,8 @@
-"""The provider table: one row per model spec prefix (`anthropic:`, `openai:`, `scripted:`) with its factory, default
-model, API-key variable and help text. Adding a provider is adding a row."""
+"""The provider table: one row per model spec prefix (`anthropic:`, `openai:`, `openai-responses:`, `scripted:`) with
+its factory, default model, API-key variable and help text. Adding a provider is adding a row."""
 
 import os
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
 from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.sse import OnText
 
 
 class UnknownModel(ValueError):
@@ -28,6 +30,8 @@ class ModelOptions:
     """"auto" (unset), "required", "none" or a tool's name; each adapter spells it in its wire format."""
     prompt_cache: PromptCache = "5m"
     retry: RetryPolicy | None = None
+    on_text: OnText | None = None
+    """With stream: called with each text delta as it arrives (the CLI's `run --stream` prints them live)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ def _anthropic(name: str, options: ModelOptions) -> Model:
         tool_choice=options.tool_choice,
         prompt_cache=options.prompt_cache,
         retry=options.retry,
+        on_text=options.on_text,
     )
 
 
@@ -69,7 +74,24 @@ def _openai(name: str, options: ModelOptions) -> Model:
         base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
         max_tokens=options.max_tokens,
         tool_choice=options.tool_choice,
+        stream=options.stream,
         retry=options.retry,
+        on_text=options.on_text,
+    )
+
+
+def _openai_responses(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.openai_responses import OpenAIResponsesModel
+
+    return OpenAIResponsesModel(
+        name,
+        api_key=options.api_key,
+        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
+        max_tokens=options.max_tokens,
+        tool_choice=options.tool_choice,
+        stream=options.stream,
+        retry=options.retry,
+        on_text=options.on_text,
     )
 
 
@@ -96,6 +118,13 @@ PROVIDERS: dict[str, Provider] = {
             "OPENAI_API_KEY",
             "OpenAI Chat Completions, or any compatible server with --base-url / OPENAI_BASE_URL",
         ),
+        Provider(
+            "openai-responses",
+            _openai_responses,
+            "gpt-4.1-mini",
+            "OPENAI_API_KEY",
+            "the OpenAI Responses API, stateless, with --base-url / OPENAI_BASE_URL as for openai",
+        ),
         Provider("scripted", _scripted, None, None, "a ready script with no network and no key"),
     )
 }
@@ -105,3 +134,10 @@ def spec_help() -> str:
     """Every provider and every scripted model name, for --help and for errors."""
     rows = [f"{p.example} ({p.about})" for p in PROVIDERS.values()]
     return f"one of {'; '.join(rows)}. Scripted names: {', '.join(scripted_names())}"
+
+
+def spec_help_wrapped(width: int = 46) -> str:
+    """spec_help for click's --help, wrapped here without breaking at hyphens (click would split `openai-` from
+    `responses:`); the \\b paragraph marker keeps click from wrapping it again."""
+    text = textwrap.fill(f"Model: {spec_help()}.", width, break_on_hyphens=False, break_long_words=False)
+    return "\b\n" + text

@@ -1,0 +1,221 @@
+"""OpenAI Responses API adapter: neutral messages to `/v1/responses` items and the output items back.
+
+The output items (reasoning, message, function_call) are kept whole on the AssistantMessage (`provider_content`, as
+the Anthropic adapter keeps its blocks) and echoed unchanged as the next request's `input`: reasoning items must
+come back as they were, and a function_call keeps its item `id` beside the `call_id` its result is matched by.
+"""
+
+import json
+import re
+from typing import Any
+
+import httpx2
+
+from toolwire_client.models.base import ModelCallFailed, ModelReply
+from toolwire_client.models.http import HttpModel, resolve_key
+from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments
+from toolwire_client.models.openai_responses_stream import ResponsesAssembler
+from toolwire_client.models.retry import RetryPolicy, redact
+from toolwire_client.models.sse import OnText
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
+from toolwire_shared.tools import ToolSpec
+from toolwire_shared.usage import Usage
+
+ITEMS = "openai-responses"
+"""AssistantMessage.provider for turns whose provider_content is a list of Responses output items."""
+
+REASONING_MODELS = re.compile(r"^(o\d|gpt-5|codex)", re.IGNORECASE)
+"""Model names that return reasoning items; with store false those only round-trip with their encrypted_content."""
+
+INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_filter"}
+"""incomplete_details.reason as the finish_reason Chat Completions (and the gen_ai conventions) would give."""
+
+
+class OpenAIResponsesModel(HttpModel):
+    provider = "openai"
+    """gen_ai.provider.name: the same provider as Chat Completions, another API of it."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        stream: bool = False,
+        store: bool = False,
+        include_reasoning: bool | None = None,
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 600.0,
+        client: httpx2.AsyncClient | None = None,
+        on_text: OnText | None = None,
+    ) -> None:
+        """`store`: False by default, so every request is stateless: toolwire's saved message list is the whole state
+        and is re-sent as items, never a `previous_response_id` that another process, a resumed run, a replay or a
+        switch of provider could not follow (and that expires), and OpenAI keeps nothing of the run.
+        `include_reasoning`: ask for `reasoning.encrypted_content`, without which a reasoning item cannot be echoed
+        when store is false; unset, asked for reasoning models only (others refuse it).
+        `tool_choice`: unset leaves OpenAI's default (auto); "required", "none" or a tool's name are spelled flat."""
+        url = base_url or DEFAULT_BASE_URL
+        key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
+        super().__init__(
+            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
+        )
+        self.max_tokens = max_tokens
+        self.tool_choice = tool_choice
+        self.stream = stream
+        self.store = store
+        if include_reasoning is None:
+            include_reasoning = not store and REASONING_MODELS.match(model) is not None
+        self.include_reasoning = include_reasoning
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model}
+        system = [m.content for m in messages if isinstance(m, SystemMessage)]
+        if system:
+            body["instructions"] = "\n\n".join(system)
+        body["input"] = wire_input(messages)
+        if tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                    "strict": False,
+                }
+                for t in tools
+            ]
+            if self.tool_choice is not None:
+                body["tool_choice"] = wire_tool_choice(self.tool_choice)
+        given = [n for n in (self.max_tokens, max_output_tokens) if n is not None]
+        if given:
+            body["max_output_tokens"] = min(given)
+        body["store"] = self.store
+        if self.include_reasoning:
+            body["include"] = ["reasoning.encrypted_content"]
+        if self.stream:
+            body["stream"] = True
+        return body
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
+        assembler = ResponsesAssembler if self.stream else None
+        posted = await self._post("/responses", self.request_body(messages, tools, max_output_tokens), assembler)
+        if posted.data.get("status") == "failed":
+            raise self._failed(posted.data.get("error"))
+        output = posted.data.get("output")
+        if not isinstance(output, list):
+            raise self._unreadable("no output list in the response")
+        message = parse_output(output)
+        finish = finish_reason(posted.data, bool(message.tool_calls))
+        return posted.reply(message, parse_usage(posted.data.get("usage")), finish)
+
+    def _failed(self, error: Any) -> ModelCallFailed:
+        """`status: failed` comes with a 200 (or as response.failed in a stream); like the SDK, not retried."""
+        err: dict[str, Any] = error if isinstance(error, dict) else {}
+        said = f"{err.get('code') or 'failed'}: {err.get('message') or 'no message'}"
+        reason = f"{self.provider} returned a failed response ({said}); not retried"
+        return ModelCallFailed(redact(reason, [self._api_key]), status=200)
+
+
+def wire_tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
+    if isinstance(choice, dict) or choice in ("auto", "required", "none"):
+        return choice
+    return {"type": "function", "name": choice}
+
+
+def wire_input(messages: list[Message]) -> list[dict[str, Any]]:
+    """The `input` items: user messages, our earlier output items, one function_call_output per call_id."""
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if isinstance(m, SystemMessage):
+            continue  # sent as `instructions`
+        if isinstance(m, ToolResultMessage):
+            items.append({"type": "function_call_output", "call_id": m.call_id, "output": m.content})
+        elif isinstance(m, AssistantMessage):
+            items.extend(assistant_items(m))
+        else:
+            items.append({"role": "user", "content": m.content})
+    return items
+
+
+def assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+    """Our own output items echoed unchanged (reasoning included); a turn from elsewhere rebuilt as items."""
+    if message.provider == ITEMS and message.provider_content is not None:
+        return list(message.provider_content)
+    items: list[dict[str, Any]] = []
+    if message.text:
+        items.append({"role": "assistant", "content": message.text})
+    items.extend(function_call_item(c) for c in message.tool_calls)
+    return items
+
+
+def function_call_item(call: ToolCall) -> dict[str, Any]:
+    arguments = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
+    return {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": arguments}
+
+
+def parse_output(output: list[Any]) -> AssistantMessage:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in output:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "message" and isinstance(item.get("content"), list):
+            texts.append("".join(_part_text(p) for p in item["content"] if isinstance(p, dict)))
+        elif kind == "function_call":
+            # the call_id is what the result is matched by; an empty one is renamed by unique_call_ids
+            call_id, name = str(item.get("call_id") or ""), str(item.get("name") or "")
+            calls.append(parse_arguments(call_id, name, item.get("arguments")))
+    return AssistantMessage(
+        text="\n".join(t for t in texts if t),
+        tool_calls=calls,
+        provider=ITEMS,
+        provider_content=[i for i in output if isinstance(i, dict)],
+    )
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    if part.get("type") == "output_text":
+        return str(part.get("text") or "")
+    if part.get("type") == "refusal":
+        return str(part.get("refusal") or "")
+    return ""
+
+
+def finish_reason(data: dict[str, Any], has_calls: bool) -> str:
+    """`status: incomplete` says why in incomplete_details; otherwise whether the model asked for tools."""
+    if data.get("status") == "incomplete":
+        details = data.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        return INCOMPLETE_REASONS.get(str(reason), str(reason or "incomplete"))
+    return "tool_calls" if has_calls else "stop"
+
+
+def parse_usage(usage: Any) -> Usage:
+    """input_tokens already includes the cached ones and output_tokens the reasoning ones; details say how many."""
+    if not isinstance(usage, dict):
+        return Usage()
+    given = usage.get("input_tokens_details")
+    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
+    given = usage.get("output_tokens_details")
+    outputs: dict[str, Any] = given if isinstance(given, dict) else {}
+    return Usage(
+        input_tokens=usage.get("input_tokens") or 0,
+        output_tokens=usage.get("output_tokens") or 0,
+        cache_read_tokens=inputs.get("cached_tokens") or 0,
+        cache_write_tokens=inputs.get("cache_write_tokens") or 0,
+        reasoning_tokens=outputs.get("reasoning_tokens") or 0,
+    )
