@@ -57,7 +57,8 @@ class Agent:
         price_fn: PriceFn | None = None,
     ):
         if config is None:
-            spec = f"{model.provider}:{model.model}"
+            # the provider-table row, where it differs from the telemetry provider name (openai-responses)
+            spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
             config = RunConfig(
                 model=spec,
                 name=name,

@@ -220,3 +220,11 @@ def test_the_provider_row_builds_it_with_the_openai_key_and_base_url(monkeypatch
     body = model.request_body(paris_question(), fixture_tools(FIRST))
     assert body["tool_choice"] == {"type": "function", "name": "get_weather"} and body["stream"] is True
     assert make_model("openai-responses", base_url="http://127.0.0.1:8/v1").model == "gpt-4.1-mini"
+
+
+def test_an_agent_built_from_the_model_saves_the_responses_spec() -> None:
+    from toolwire_client.loop import Agent
+    from toolwire_client.tools.toolbox import ToolBox
+
+    model = OpenAIResponsesModel("gpt-4.1-mini", api_key="sk-test")
+    assert Agent(model, ToolBox([])).config.model == "openai-responses:gpt-4.1-mini"

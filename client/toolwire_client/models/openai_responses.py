@@ -33,6 +33,8 @@ INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_
 
 class OpenAIResponsesModel(HttpModel):
     provider = "openai"
+    spec_prefix = "openai-responses"
+    """Its row in the provider table: a config rebuilt from this model gets this adapter, not Chat Completions."""
     """gen_ai.provider.name: the same provider as Chat Completions, another API of it."""
 
     def __init__(
