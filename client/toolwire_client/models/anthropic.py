@@ -1,57 +1,43 @@
 """Anthropic Messages API adapter: neutral messages to `/v1/messages` and the reply back to an AssistantMessage."""
 
 import json
-from typing import Any
-
-import httpx2
+from typing import Any, Unpack
 
 from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoints
 from toolwire_client.models.anthropic_stream import MessageAssembler
 from toolwire_client.models.base import ModelReply
-from toolwire_client.models.http import HttpModel, resolve_key
-from toolwire_client.models.retry import RetryPolicy
-from toolwire_client.models.sse import OnText
+from toolwire_client.models.http import HttpModel, HttpOptions
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_MAX_TOKENS = 4096
 DEFAULT_VERSION = "2026-10-21"
 """Under this version temperature/top_p/top_k get a 400 even at their defaults, so none are sent."""
 
 
 class AnthropicModel(HttpModel):
     provider = "anthropic"
+    path = "/v1/messages"
+    stream_assembler = MessageAssembler
+    default_base_url = DEFAULT_BASE_URL
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
         version: str = DEFAULT_VERSION,
-        max_tokens: int = 4096,
         prompt_cache: PromptCache = "5m",
-        tool_choice: str | dict[str, Any] | None = None,
-        stream: bool = False,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = 600.0,
-        client: httpx2.AsyncClient | None = None,
-        on_text: OnText | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        url = base_url or DEFAULT_BASE_URL
-        key = resolve_key(api_key, "ANTHROPIC_API_KEY", url, DEFAULT_BASE_URL)
-        """`prompt_cache`: the TTL of the cache breakpoints ("off", "5m", "1h"; see anthropic_cache).
-        `tool_choice`: "auto" (the default), "required", "none", a tool's name, or a wire object as Anthropic
-        spells it."""
-        super().__init__(
-            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
-        )
+        """`prompt_cache`: the TTL of the cache breakpoints ("off", "5m", "1h"; see anthropic_cache). `max_tokens`
+        defaults to 4096: the Messages API needs one on every request."""
+        super().__init__(model, **options)
         self.version = version
-        self.max_tokens = max_tokens
         self.prompt_cache: PromptCache = prompt_cache
-        self.tool_choice = tool_choice
-        self.stream = stream
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": self.version, "content-type": "application/json"}
@@ -59,10 +45,11 @@ class AnthropicModel(HttpModel):
             headers["x-api-key"] = self._api_key
         return headers
 
-    def request_body(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    def wire_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None
     ) -> dict[str, Any]:
-        limit = self.max_tokens if max_output_tokens is None else min(self.max_tokens, max_output_tokens)
+        most = self.max_tokens or DEFAULT_MAX_TOKENS
+        limit = most if max_output_tokens is None else min(most, max_output_tokens)
         body: dict[str, Any] = {"model": self.model, "max_tokens": limit}
         system = [m.content for m in messages if isinstance(m, SystemMessage)]
         if system:
@@ -74,15 +61,12 @@ class AnthropicModel(HttpModel):
             body["tool_choice"] = wire_tool_choice(self.tool_choice)
         body["messages"] = wire_messages(messages)
         place_breakpoints(body, self.prompt_cache)
-        if self.stream:
-            body["stream"] = True
         return body
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
-        assembler = MessageAssembler if self.stream else None
-        posted = await self._post("/v1/messages", self.request_body(messages, tools, max_output_tokens), assembler)
+        posted = await self._send(self.request_body(messages, tools, max_output_tokens))
         content = posted.data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")

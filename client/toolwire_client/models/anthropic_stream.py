@@ -7,6 +7,7 @@ retried like a 529: no tool call from the broken stream has run.
 import json
 from typing import Any
 
+from toolwire_client.models.json_fields import member
 from toolwire_client.models.retry import AttemptFailed, Failure
 from toolwire_client.models.sse import json_object
 
@@ -33,8 +34,7 @@ class MessageAssembler:
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "error":
-            found = event.get("error")
-            err: dict[str, Any] = found if isinstance(found, dict) else {}
+            err = member(event, "error")
             label = str(err.get("type") or "error")
             raise AttemptFailed(Failure(f"{label} mid-stream", str(err.get("message") or ""), None, True))
         if kind == "message_start":

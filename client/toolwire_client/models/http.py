@@ -5,7 +5,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import httpx2
@@ -13,7 +13,8 @@ import httpx2
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
 from toolwire_client.models.sse import OnText, StreamAssembler, read_stream
-from toolwire_shared.messages import AssistantMessage
+from toolwire_shared.messages import AssistantMessage, Message
+from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 NewAssembler = Callable[[], StreamAssembler]
@@ -57,10 +58,35 @@ class Posted:
         )
 
 
+class HttpOptions(TypedDict, total=False):
+    """What every HTTP adapter takes, whatever its wire format."""
+
+    api_key: str | None
+    base_url: str | None
+    max_tokens: int | None
+    tool_choice: str | dict[str, Any] | None
+    """"auto" (unset), "required", "none", a tool's name, or a wire object as the provider spells it."""
+    stream: bool
+    """Read the reply as SSE events, folded into the body a non-streamed call returns."""
+    retry: RetryPolicy | None
+    timeout_s: float
+    client: httpx2.AsyncClient | None
+    on_text: OnText | None
+    """Called with each text delta of a streamed reply (a retried stream shows its text again)."""
+
+
 class HttpModel:
-    """Base of the HTTP adapters: owns an AsyncClient, posts JSON with the shared retry policy."""
+    """Base of the HTTP adapters: owns an AsyncClient, posts JSON with the shared retry policy. A subclass names its
+    provider, its default base URL and the environment variables of its key and of a base URL override."""
 
     provider: str = "http"
+    path: str
+    """Where requests go, under the base URL."""
+    stream_assembler: type[StreamAssembler]
+    """Folds this wire format's SSE events into the body a non-streamed call returns."""
+    default_base_url: str
+    key_env: str
+    base_url_env: str
     model: str
     server_address: str | None
     server_port: int | None
@@ -69,18 +95,20 @@ class HttpModel:
         self,
         model: str,
         *,
-        base_url: str,
-        api_key: str | None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        stream: bool = False,
         retry: RetryPolicy | None = None,
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
         on_text: OnText | None = None,
     ) -> None:
-        """`on_text`: called with each text delta of a streamed reply (a retried stream shows its text again)."""
         self.model = model
-        self.on_text = on_text
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
+        self.max_tokens, self.tool_choice, self.stream, self.on_text = max_tokens, tool_choice, stream, on_text
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self._api_key = resolve_key(api_key, self.key_env, self.base_url, self.default_base_url)
         self.retry = retry or RetryPolicy()
         parts = urlsplit(self.base_url)
         self.server_address = parts.hostname
@@ -93,7 +121,28 @@ class HttpModel:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key})"
 
     def _headers(self) -> dict[str, str]:
+        """A bearer token, as OpenAI and most compatible servers take it; a provider with its own header overrides."""
+        headers = {"content-type": "application/json"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def wire_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None
+    ) -> dict[str, Any]:
         raise NotImplementedError
+
+    def request_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """The request as sent: the adapter's wire body, asking for a stream when this model streams."""
+        body = self.wire_body(messages, tools, max_output_tokens)
+        if self.stream:
+            body["stream"] = True
+        return body
+
+    async def _send(self, body: dict[str, Any]) -> Posted:
+        return await self._post(self.path, body, self.stream_assembler if self.stream else None)
 
     async def _post(self, path: str, body: dict[str, Any], assembler: NewAssembler | None = None) -> Posted:
         """POST with retries.

@@ -6,15 +6,12 @@ for `content: null` on the echoed assistant turn. Each is normalised here so the
 
 import json
 import logging
-from typing import Any
-
-import httpx2
+from typing import Any, Unpack
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.http import HttpModel, resolve_key
+from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.json_fields import member
 from toolwire_client.models.openai_chat_stream import ChatAssembler
-from toolwire_client.models.retry import RetryPolicy
-from toolwire_client.models.sse import OnText
 from toolwire_shared.ids import new_call_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
@@ -27,48 +24,25 @@ log = logging.getLogger("toolwire.client.models")
 
 class OpenAIChatModel(HttpModel):
     provider = "openai"
+    path = "/chat/completions"
+    stream_assembler = ChatAssembler
+    default_base_url = DEFAULT_BASE_URL
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        send_null_content: bool | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
-        stream: bool = False,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = 600.0,
-        client: httpx2.AsyncClient | None = None,
-        on_text: OnText | None = None,
-    ) -> None:
+    def __init__(self, model: str, *, send_null_content: bool | None = None, **options: Unpack[HttpOptions]) -> None:
         """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
         (OpenAI's own form) or `""`. Unset, it is null for api.openai.com and "" for any other base URL, because
         local servers (llama-cpp-python, some proxies) refuse null, and "" is accepted everywhere we know of.
-        `tool_choice`: "auto" (the default), "required", "none", a tool's name to force that tool, or a wire
-        object as OpenAI spells it; sent whenever tools are offered (see `wire_tool_choice`).
-        `stream`: read the reply as SSE chunks (with `include_usage`, so the last chunk carries the usage)."""
-        url = base_url or DEFAULT_BASE_URL
-        key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
-        super().__init__(
-            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
-        )
-        self.max_tokens = max_tokens
-        self.stream = stream
-        self.tool_choice = tool_choice
+        `tool_choice` is sent whenever tools are offered, "auto" when unset (see `wire_tool_choice`).
+        `stream` asks for `include_usage`, so the last chunk carries the usage."""
+        super().__init__(model, **options)
         if send_null_content is None:
             send_null_content = self.base_url == DEFAULT_BASE_URL
         self.empty_content: str | None = None if send_null_content else ""
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def request_body(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    def wire_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
         if tools:
@@ -92,7 +66,6 @@ class OpenAIChatModel(HttpModel):
         if limit is not None:
             body["max_completion_tokens"] = limit
         if self.stream:
-            body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
 
@@ -128,16 +101,15 @@ class OpenAIChatModel(HttpModel):
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
         body = self.request_body(messages, tools, max_output_tokens)
-        assembler = ChatAssembler if self.stream else None
         try:
-            posted = await self._post("/chat/completions", body, assembler)
+            posted = await self._send(body)
         except ModelCallFailed as exc:
             if not _refused_explicit_auto(exc, body):
                 raise
             REFUSES_EXPLICIT_AUTO.add(self.base_url)
             log.warning("%s refused tool_choice 'auto'; leaving it out from now on: %s", self.base_url, exc.reason)
             del body["tool_choice"]
-            posted = await self._post("/chat/completions", body, assembler)
+            posted = await self._send(body)
         choices = posted.data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._unreadable("no choices in the completion")
@@ -180,8 +152,7 @@ def parse_message(message: dict[str, Any]) -> AssistantMessage:
 
 
 def parse_tool_call(call: dict[str, Any]) -> ToolCall:
-    fn = call.get("function")
-    function: dict[str, Any] = fn if isinstance(fn, dict) else {}
+    function = member(call, "function")
     return parse_arguments(call.get("id") or new_call_id(), str(function.get("name") or ""), function.get("arguments"))
 
 
@@ -210,20 +181,20 @@ def _not_object(value: Any) -> str:
     return f"got {kinds.get(type(value), type(value).__name__)} where an object was expected"
 
 
-def parse_usage(usage: Any) -> Usage:
-    """prompt_tokens already includes the cached tokens; the details only say how many of them were cached."""
+def parse_usage(usage: Any, sides: tuple[str, str] = ("prompt", "completion")) -> Usage:
+    """OpenAI's usage object. Chat Completions names its two sides prompt/completion, the Responses API input/output;
+    the accounting is the same: the input count already includes the cached tokens and the output count the
+    reasoning ones, and the `*_tokens_details` only say how many of them were."""
     if not isinstance(usage, dict):
         return Usage()
-    details = usage.get("prompt_tokens_details")
-    details = details if isinstance(details, dict) else {}
-    out = usage.get("completion_tokens_details")
-    out = out if isinstance(out, dict) else {}
+    given, made = sides
+    inputs, outputs = member(usage, f"{given}_tokens_details"), member(usage, f"{made}_tokens_details")
     return Usage(
-        input_tokens=usage.get("prompt_tokens") or 0,
-        output_tokens=usage.get("completion_tokens") or 0,
-        cache_read_tokens=details.get("cached_tokens") or 0,
-        cache_write_tokens=details.get("cache_write_tokens") or 0,
-        reasoning_tokens=out.get("reasoning_tokens") or 0,
+        input_tokens=usage.get(f"{given}_tokens") or 0,
+        output_tokens=usage.get(f"{made}_tokens") or 0,
+        cache_read_tokens=inputs.get("cached_tokens") or 0,
+        cache_write_tokens=inputs.get("cache_write_tokens") or 0,
+        reasoning_tokens=outputs.get("reasoning_tokens") or 0,
     )
 
 

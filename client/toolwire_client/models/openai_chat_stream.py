@@ -8,6 +8,7 @@ not appended. Only `[DONE]` marks a whole stream; without it the attempt failed 
 
 from typing import Any
 
+from toolwire_client.models.json_fields import member
 from toolwire_client.models.retry import BILLING_CODES, AttemptFailed, Failure, error_fields
 from toolwire_client.models.sse import json_object
 
@@ -60,8 +61,7 @@ class ChatAssembler:
         return shown or None
 
     def _fragment(self, fragment: dict[str, Any]) -> None:
-        fn = fragment.get("function")
-        function: dict[str, Any] = fn if isinstance(fn, dict) else {}
+        function = member(fragment, "function")
         call = self._call_for(fragment.get("index"), fragment.get("id"), function.get("name"))
         if fragment.get("id"):
             call["id"] = fragment["id"]

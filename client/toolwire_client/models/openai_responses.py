@@ -7,19 +7,16 @@ come back as they were, and a function_call keeps its item `id` beside the `call
 
 import json
 import re
-from typing import Any
-
-import httpx2
+from typing import Any, Unpack
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.http import HttpModel, resolve_key
-from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments
+from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.json_fields import member
+from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments, parse_usage
 from toolwire_client.models.openai_responses_stream import ResponsesAssembler
-from toolwire_client.models.retry import RetryPolicy, redact
-from toolwire_client.models.sse import OnText
+from toolwire_client.models.retry import redact
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
-from toolwire_shared.usage import Usage
 
 ITEMS = "openai-responses"
 """AssistantMessage.provider for turns whose provider_content is a list of Responses output items."""
@@ -33,25 +30,22 @@ INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_
 
 class OpenAIResponsesModel(HttpModel):
     provider = "openai"
+    """gen_ai.provider.name: the same provider as Chat Completions, another API of it."""
+    path = "/responses"
+    stream_assembler = ResponsesAssembler
     spec_prefix = "openai-responses"
     """Its row in the provider table: a config rebuilt from this model gets this adapter, not Chat Completions."""
-    """gen_ai.provider.name: the same provider as Chat Completions, another API of it."""
+    default_base_url = DEFAULT_BASE_URL
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
-        stream: bool = False,
         store: bool = False,
         include_reasoning: bool | None = None,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = 600.0,
-        client: httpx2.AsyncClient | None = None,
-        on_text: OnText | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
         """`store`: False by default, so every request is stateless: toolwire's saved message list is the whole state
         and is re-sent as items, never a `previous_response_id` that another process, a resumed run, a replay or a
@@ -59,27 +53,14 @@ class OpenAIResponsesModel(HttpModel):
         `include_reasoning`: ask for `reasoning.encrypted_content`, without which a reasoning item cannot be echoed
         when store is false; unset, asked for reasoning models only (others refuse it).
         `tool_choice`: unset leaves OpenAI's default (auto); "required", "none" or a tool's name are spelled flat."""
-        url = base_url or DEFAULT_BASE_URL
-        key = resolve_key(api_key, "OPENAI_API_KEY", url, DEFAULT_BASE_URL)
-        super().__init__(
-            model, base_url=url, api_key=key, retry=retry, timeout_s=timeout_s, client=client, on_text=on_text
-        )
-        self.max_tokens = max_tokens
-        self.tool_choice = tool_choice
-        self.stream = stream
+        super().__init__(model, **options)
         self.store = store
         if include_reasoning is None:
             include_reasoning = not store and REASONING_MODELS.match(model) is not None
         self.include_reasoning = include_reasoning
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"content-type": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def request_body(
-        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    def wire_body(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model}
         system = [m.content for m in messages if isinstance(m, SystemMessage)]
@@ -105,27 +86,23 @@ class OpenAIResponsesModel(HttpModel):
         body["store"] = self.store
         if self.include_reasoning:
             body["include"] = ["reasoning.encrypted_content"]
-        if self.stream:
-            body["stream"] = True
         return body
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
-        assembler = ResponsesAssembler if self.stream else None
-        posted = await self._post("/responses", self.request_body(messages, tools, max_output_tokens), assembler)
+        posted = await self._send(self.request_body(messages, tools, max_output_tokens))
         if posted.data.get("status") == "failed":
-            raise self._failed(posted.data.get("error"))
+            raise self._failed(member(posted.data, "error"))
         output = posted.data.get("output")
         if not isinstance(output, list):
             raise self._unreadable("no output list in the response")
         message = parse_output(output)
         finish = finish_reason(posted.data, bool(message.tool_calls))
-        return posted.reply(message, parse_usage(posted.data.get("usage")), finish)
+        return posted.reply(message, parse_usage(posted.data.get("usage"), ("input", "output")), finish)
 
-    def _failed(self, error: Any) -> ModelCallFailed:
+    def _failed(self, err: dict[str, Any]) -> ModelCallFailed:
         """`status: failed` comes with a 200 (or as response.failed in a stream); like the SDK, not retried."""
-        err: dict[str, Any] = error if isinstance(error, dict) else {}
         said = f"{err.get('code') or 'failed'}: {err.get('message') or 'no message'}"
         reason = f"{self.provider} returned a failed response ({said}); not retried"
         return ModelCallFailed(redact(reason, [self._api_key]), status=200)
@@ -204,20 +181,3 @@ def finish_reason(data: dict[str, Any], has_calls: bool) -> str:
         reason = details.get("reason") if isinstance(details, dict) else None
         return INCOMPLETE_REASONS.get(str(reason), str(reason or "incomplete"))
     return "tool_calls" if has_calls else "stop"
-
-
-def parse_usage(usage: Any) -> Usage:
-    """input_tokens already includes the cached ones and output_tokens the reasoning ones; details say how many."""
-    if not isinstance(usage, dict):
-        return Usage()
-    given = usage.get("input_tokens_details")
-    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
-    given = usage.get("output_tokens_details")
-    outputs: dict[str, Any] = given if isinstance(given, dict) else {}
-    return Usage(
-        input_tokens=usage.get("input_tokens") or 0,
-        output_tokens=usage.get("output_tokens") or 0,
-        cache_read_tokens=inputs.get("cached_tokens") or 0,
-        cache_write_tokens=inputs.get("cache_write_tokens") or 0,
-        reasoning_tokens=outputs.get("reasoning_tokens") or 0,
-    )

@@ -5,12 +5,15 @@ import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.models.sse import OnText
+
+if TYPE_CHECKING:
+    from toolwire_client.models.http import HttpModel, HttpOptions
 
 
 class UnknownModel(ValueError):
@@ -48,51 +51,37 @@ class Provider:
         return f"{self.prefix}:{self.default_model or 'NAME'}"
 
 
+def _http_options(adapter: "type[HttpModel]", options: ModelOptions) -> "HttpOptions":
+    """The options every HTTP adapter shares; the base URL falls back to the adapter's own variable."""
+    return {
+        "api_key": options.api_key,
+        "base_url": options.base_url or os.environ.get(adapter.base_url_env),
+        "max_tokens": options.max_tokens,
+        "tool_choice": options.tool_choice,
+        "stream": options.stream,
+        "retry": options.retry,
+        "on_text": options.on_text,
+    }
+
+
 def _anthropic(name: str, options: ModelOptions) -> Model:
     from toolwire_client.models.anthropic import DEFAULT_VERSION, AnthropicModel
 
-    return AnthropicModel(
-        name,
-        api_key=options.api_key,
-        base_url=options.base_url or os.environ.get("ANTHROPIC_BASE_URL"),
-        version=options.anthropic_version or DEFAULT_VERSION,
-        max_tokens=options.max_tokens or 4096,
-        stream=options.stream,
-        tool_choice=options.tool_choice,
-        prompt_cache=options.prompt_cache,
-        retry=options.retry,
-        on_text=options.on_text,
-    )
+    version = options.anthropic_version or DEFAULT_VERSION
+    cache = options.prompt_cache
+    return AnthropicModel(name, version=version, prompt_cache=cache, **_http_options(AnthropicModel, options))
 
 
 def _openai(name: str, options: ModelOptions) -> Model:
     from toolwire_client.models.openai_chat import OpenAIChatModel
 
-    return OpenAIChatModel(
-        name,
-        api_key=options.api_key,
-        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
-        max_tokens=options.max_tokens,
-        tool_choice=options.tool_choice,
-        stream=options.stream,
-        retry=options.retry,
-        on_text=options.on_text,
-    )
+    return OpenAIChatModel(name, **_http_options(OpenAIChatModel, options))
 
 
 def _openai_responses(name: str, options: ModelOptions) -> Model:
     from toolwire_client.models.openai_responses import OpenAIResponsesModel
 
-    return OpenAIResponsesModel(
-        name,
-        api_key=options.api_key,
-        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"),
-        max_tokens=options.max_tokens,
-        tool_choice=options.tool_choice,
-        stream=options.stream,
-        retry=options.retry,
-        on_text=options.on_text,
-    )
+    return OpenAIResponsesModel(name, **_http_options(OpenAIResponsesModel, options))
 
 
 def _scripted(name: str, options: ModelOptions) -> Model:
