@@ -2,6 +2,7 @@
 into `toolwire resume` (the model is an OpenAI-compatible server on 127.0.0.1 speaking the real wire format)."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,23 +12,18 @@ from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_
 SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
 
 
+def run_on_support(task: str, db: str, env: dict[str, str], *model: str) -> "subprocess.CompletedProcess[str]":
+    """`toolwire run TASK` with the given model options, on the support desk's tool server and the test's store."""
+    return run_toolwire("run", task, *model, "--server", SUPPORT, "--db", db, env=env)
+
+
 def support_env(tmp_path: Path) -> dict[str, str]:
     return clean_env(TOOLWIRE_SUPPORT_DB=str(tmp_path / "support.sqlite3"))
 
 
 def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
     env, db = support_env(tmp_path), str(tmp_path / "runs.db")
-    done = run_toolwire(
-        "run",
-        "What does order A123 cost in total with 18% GST?",
-        "--model",
-        "scripted:recovers",
-        "--server",
-        SUPPORT,
-        "--db",
-        db,
-        env=env,
-    )
+    done = run_on_support("What does order A123 cost in total with 18% GST?", db, env, "--model", "scripted:recovers")
     assert done.returncode == 0, done.stdout + done.stderr
     assert 'step 1 | get_order({"id": "A123"}) | ERROR: bad arguments for get_order' in done.stdout
     assert "answer: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
@@ -48,18 +44,8 @@ def provider_turns(request: RecordedRequest) -> Reply:
 def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Path) -> None:
     env, db = support_env(tmp_path), str(tmp_path / "runs.db")
     with FakeProvider(provider_turns) as provider:
-        paused = run_toolwire(
-            "run",
-            "Refund A123",
-            "--model",
-            "openai:local-model",
-            "--base-url",
-            provider.openai_url,
-            "--server",
-            SUPPORT,
-            "--db",
-            db,
-            env=env,
+        paused = run_on_support(
+            "Refund A123", db, env, "--model", "openai:local-model", "--base-url", provider.openai_url
         )
         assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
         run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
@@ -89,20 +75,8 @@ def responses_turns(request: RecordedRequest) -> Reply:
 def test_run_streams_a_responses_model_and_prints_its_text_live(tmp_path: Path) -> None:
     env, db = support_env(tmp_path), str(tmp_path / "runs.db")
     with FakeProvider(responses_turns) as provider:
-        done = run_toolwire(
-            "run",
-            "What is 2 x 2500 with 18% GST?",
-            "--model",
-            "openai-responses:gpt-4.1-mini",
-            "--base-url",
-            provider.openai_url,
-            "--stream",
-            "--server",
-            SUPPORT,
-            "--db",
-            db,
-            env=env,
-        )
+        model = ("--model", "openai-responses:gpt-4.1-mini", "--base-url", provider.openai_url, "--stream")
+        done = run_on_support("What is 2 x 2500 with 18% GST?", db, env, *model)
     assert done.returncode == 0, done.stdout + done.stderr
     assert [r.path for r in provider.requests] == ["/v1/responses", "/v1/responses"]
     assert all(r.body["stream"] is True and r.body["store"] is False for r in provider.requests)
