@@ -1,0 +1,70 @@
+"""An approval inside a sub-agent pauses its parent: the real support tools over stdio and the installed `toolwire`
+command in separate processes, on SQLite and PostgreSQL. The child's refund waits; the parent waits on its delegate
+call; `approvals` shows the child's call; after `approve`, one `resume PARENT` resumes the child, then the parent."""
+
+from pathlib import Path
+
+from procs import REPO, load, run_cli
+from test_support_flow import refunded_cents
+
+from helpers.cli import TOOLWIRE
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.delegate import child_run_id
+from toolwire_client.delegation import Delegation
+from toolwire_client.loop import Agent
+from toolwire_client.ordering import check_order
+from toolwire_client.store import open_store
+from toolwire_shared.messages import ToolResultMessage
+
+
+async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finishes_both(
+    db: str, tmp_path: Path
+) -> None:
+    support_db = tmp_path / "support.sqlite3"
+    server = ServerSpec(
+        name="support",
+        command=[TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"],
+        env={"TOOLWIRE_SUPPORT_DB": str(support_db)},
+        cwd=str(REPO),
+    )
+    config = RunConfig(
+        model="scripted:delegates", servers=[server], limits=RunLimits(max_steps=10), delegate=Delegation()
+    )
+    store = await open_store(db)
+    try:
+        parent = await Agent.from_config(config, store=store).run("Refund one item of order A123")
+    finally:
+        await store.aclose()
+    assert parent.status == "waiting_for_approval", parent.report
+    [delegated] = parent.pending
+    child_id = child_run_id(parent.run_id, delegated.call.id)
+    assert (delegated.call.name, delegated.state, delegated.child_run_id) == ("delegate", "waiting_on_child", child_id)
+    child = await load(db, child_id)
+    assert child.status == "waiting_for_approval" and child.parent_run_id == parent.run_id
+    [refund] = child.pending
+    assert (refund.call.name, refund.state) == ("issue_refund", "pending_approval")
+    assert refunded_cents(support_db, "A123") == 0
+
+    listed = await run_cli(db, "approvals", real=True)
+    assert child_id in listed.stdout and "issue_refund" in listed.stdout, listed.stdout + listed.stderr
+    assert f"sub-agent of {parent.run_id}" in listed.stdout
+    assert "delegate" not in listed.stdout  # the parent's call waits on the child; a person decides only there
+    approved = await run_cli(db, "approve", child_id, real=True)
+    assert approved.returncode == 0, approved.stderr
+    resumed = await run_cli(db, "resume", parent.run_id, real=True)
+    assert resumed.returncode == 0 and f"{parent.run_id}: done (final_answer)" in resumed.stdout, resumed.stderr
+    assert refunded_cents(support_db, "A123") == refund.call.arguments["amount_cents"]  # run exactly once
+
+    child, parent = await load(db, child_id), await load(db, parent.run_id)
+    assert child.status == "done" and child.final_answer is not None
+    assert parent.final_answer == f"A sub-agent worked on it: {child.final_answer}"
+    assert [m.name for m in parent.messages if isinstance(m, ToolResultMessage)] == ["delegate"]
+    assert parent.usage.total_tokens == sum(s.usage.total_tokens for s in parent.steps) + child.usage.total_tokens
+    check_order(parent.messages)
+    check_order(child.messages)
+    again = await run_cli(db, "resume", parent.run_id, real=True)
+    assert again.returncode != 0 and refunded_cents(support_db, "A123") == refund.call.arguments["amount_cents"]
+
+    for run_id in (parent.run_id, child_id):  # each replays on its own from its record
+        replayed = await run_cli(db, "replay", run_id, real=True)
+        assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
