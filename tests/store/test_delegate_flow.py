@@ -65,6 +65,17 @@ async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finis
     again = await run_cli(db, "resume", parent.run_id, real=True)
     assert again.returncode != 0 and refunded_cents(support_db, "A123") == refund.call.arguments["amount_cents"]
 
+    runs = (await run_cli(db, "runs", real=True)).stdout.splitlines()
+    [parent_row] = [n for n, line in enumerate(runs) if f"│ {parent.run_id} " in line]
+    assert f"│   {child_id} " in runs[parent_row + 1]  # the child right under its parent, indented
+    shown = (await run_cli(db, "trace", "show", parent.run_id, real=True)).stdout.splitlines()
+    assert shown[0].startswith('step 1 | delegate({"task": "Refund one item of order A123"}) | ')
+    assert shown[1] == f"  sub-agent {child_id}: Refund one item of order A123"
+    assert shown[2].startswith('  step 1 | get_order({"order_id": "A123"}) | ')
+    nested = [line for line in shown if line.startswith("  ")]
+    assert len(nested) == 1 + sum(max(1, len(s.tool_calls)) for s in child.steps) + 1  # heading, steps, exit
+    assert shown[-1].startswith("-> done, final_answer")
+
     for run_id in (parent.run_id, child_id):  # each replays on its own from its record
         replayed = await run_cli(db, "replay", run_id, real=True)
         assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
