@@ -4,10 +4,12 @@ call; `approvals` shows the child's call; after `approve`, one `resume PARENT` r
 
 from pathlib import Path
 
-from procs import REPO, load, run_cli
+import anyio
+from procs import REPO, kill9, load, rows, run_cli, setup_dirs, spawn_run
 from test_support_flow import refunded_cents
 
 from helpers.cli import TOOLWIRE
+from helpers.polling import await_until
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.delegate import child_run_id
 from toolwire_client.delegation import Delegation
@@ -79,3 +81,27 @@ async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finis
     for run_id in (parent.run_id, child_id):  # each replays on its own from its record
         replayed = await run_cli(db, "replay", run_id, real=True)
         assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+async def test_a_parent_killed_while_its_sub_agent_runs_resumes_that_same_child(db: str, tmp_path: Path) -> None:
+    tools_db, gate = setup_dirs(tmp_path)
+    env = {"DURABLE_DELEGATE": "1", "DURABLE_HANG_STEP": "2"}  # the child's second model call hangs
+    proc = spawn_run(db, "run_parent_kill", tools_db, gate, env=env)
+    await await_until(anyio.Path(gate / "model_started").exists, "the sub-agent's second model call", proc=proc)
+    kill9(proc)
+
+    parent = await load(db, "run_parent_kill")
+    [sent] = parent.pending
+    assert (parent.status, sent.call.name, sent.state) == ("running", "delegate", "sent")
+    child_id = child_run_id(parent.run_id, sent.call.id)
+    child = await load(db, child_id)
+    assert child.status == "running" and len(child.steps) == 1
+    assert rows(tools_db, "SELECT COUNT(*) FROM notes") == [(1,)]
+
+    done = await run_cli(db, "resume", "run_parent_kill")  # the driver's CLI: it knows the test's script
+    assert done.returncode == 0 and "run_parent_kill: done (final_answer)" in done.stdout, done.stderr
+    child, parent = await load(db, child_id), await load(db, "run_parent_kill")
+    assert (child.status, len(child.steps)) == ("done", 2)  # resumed where it stopped, not started again
+    assert parent.final_answer == f"sub-agent: {child.final_answer}"
+    assert rows(tools_db, "SELECT COUNT(*) FROM notes") == [(1,)]  # no tool ran twice
+    assert rows(tools_db, "SELECT COUNT(*) FROM refunds") == [(1,)]
