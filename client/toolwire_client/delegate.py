@@ -112,6 +112,7 @@ class DelegateSource:
 
     def __init__(self) -> None:
         self._running: dict[str, dict[str, RunLimits]] = {}  # parent run id -> call id -> limits of a running child
+        self._unsaved: dict[str, RunState] = {}  # with no store: the children run here, so a re-sent call finds them
 
     async def start(self) -> None:
         return None
@@ -133,7 +134,7 @@ class DelegateSource:
         if driver is None or driver.agent.config.delegate is None:
             return failed(call_id, name, "refused", errors.refused(name, None), since=started)
         parent, state, options = driver.agent, driver.state, driver.agent.config.delegate
-        recorded = await _recorded(parent, child_run_id(state.run_id, call_id))
+        recorded = await self._recorded(parent, child_run_id(state.run_id, call_id))
         if recorded is not None and recorded.status not in ("running", "waiting_for_approval"):
             return _answer(state, call_id, recorded, options)  # it ended before: its answer, nothing runs again
         if recorded is not None:
@@ -156,7 +157,20 @@ class DelegateSource:
                 )
         finally:
             running.pop(call_id, None)
+        if parent.store is None:
+            self._unsaved[ended.run_id] = ended
         return _answer(state, call_id, ended, options)
+
+    async def _recorded(self, parent: "Agent", run_id: str) -> RunState | None:
+        """The child a call started before, from the store (or this source's memory, for a run with no store)."""
+        from toolwire_client.store.sql import RunNotFound
+
+        if parent.store is None:
+            return self._unsaved.get(run_id)
+        try:
+            return await parent.store.load(run_id)
+        except RunNotFound:
+            return None
 
     def _child_config(
         self, parent: "Agent", state: RunState, call_id: str, arguments: dict[str, Any], options: Delegation
@@ -226,17 +240,6 @@ def _child_agent(parent: "Agent", config: RunConfig) -> "Agent":
         hooks=parent.hooks,
         price_fn=parent.price_fn,
     )
-
-
-async def _recorded(parent: "Agent", run_id: str) -> RunState | None:
-    from toolwire_client.store.sql import RunNotFound
-
-    if parent.store is None:
-        return None
-    try:
-        return await parent.store.load(run_id)
-    except RunNotFound:
-        return None
 
 
 def _answer(state: RunState, call_id: str, child: RunState, options: Delegation) -> ToolResult:

@@ -194,3 +194,34 @@ async def test_the_parent_replays_identically_from_the_record_and_so_does_the_ch
     [child] = parent.children.values()
     child_again = await replay(await store.load(child.run_id))
     assert child_again.identical, child_again.describe()
+
+
+async def test_with_no_store_resuming_the_parent_finds_the_same_waiting_child(support_source: McpSource) -> None:
+    config = RunConfig(model="scripted:delegates", delegate=Delegation())
+    async with ToolBox([support_source, DelegateSource()]) as box:
+        agent = Agent(ScriptedModel(delegates, name="d"), box, config=config)
+        parent = await agent.run("Refund one item of order A123")
+        assert parent.status == "waiting_for_approval"
+        [waiting] = parent.pending
+        steps_before = parent.children[waiting.call.id].steps
+        again = await agent.resume(parent)  # nobody approved: the same child still waits, nothing ran again
+    assert again.status == "waiting_for_approval" and [p.state for p in again.pending] == ["waiting_on_child"]
+    assert again.pending[0].child_run_id == waiting.child_run_id
+    assert again.children[waiting.call.id].steps == steps_before == 3
+    assert again.usage == parent.usage  # the child made no model call on the way
+
+
+def test_the_example_prints_the_nested_step_table() -> None:
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    done = subprocess.run(
+        [sys.executable, "examples/delegate.py"], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith('step 1 | delegate({"task": "What does order A123 cost in total with 18% GST?"})')
+    assert lines[1].startswith("  sub-agent run_") and lines[2].startswith('  step 1 | get_order({"id": "A123"})')
+    assert lines[-2].startswith("step 2 | final: A sub-agent worked on it: Order A123 costs 5900.0 rupees")
