@@ -119,7 +119,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     source = ReplaySource(_specs(config, recorded), results)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
-    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state == "pending_approval"}
+    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state in ("pending_approval", "waiting_on_child")}
     fresh = RunState(
         run_id=recorded.run_id,
         agent_name=recorded.agent_name,

@@ -51,6 +51,8 @@ async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finis
     assert child_id in listed.stdout and "issue_refund" in listed.stdout, listed.stdout + listed.stderr
     assert f"sub-agent of {parent.run_id}" in listed.stdout
     assert "delegate" not in listed.stdout  # the parent's call waits on the child; a person decides only there
+    waiting = await run_cli(db, "replay", parent.run_id, real=True)  # paused where the record pauses
+    assert f"{parent.run_id}: identical" in waiting.stdout, waiting.stdout + waiting.stderr
     approved = await run_cli(db, "approve", child_id, real=True)
     assert approved.returncode == 0, approved.stderr
     resumed = await run_cli(db, "resume", parent.run_id, real=True)
