@@ -31,6 +31,19 @@ def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
     assert " done " in runs.stdout, runs.stdout
 
 
+def test_run_with_delegate_offers_the_delegate_tool_and_shows_the_sub_agent(tmp_path: Path) -> None:
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    task = "What does order A123 cost in total with 18% GST?"
+    args = ("run", task, "--model", "scripted:delegates", "--server", SUPPORT, "--db", db)
+    done = run_toolwire(*args, "--delegate", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "answer: A sub-agent worked on it: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
+    without = run_toolwire(*args, env=env)  # not turned on: no such tool
+    assert "ERROR: unknown tool 'delegate'" in without.stdout, without.stdout
+    listed = json.loads(run_toolwire("runs", "--db", db, "--json", env=env).stdout)
+    assert sorted(r["parent_run_id"] is not None for r in listed) == [False, False, True]
+
+
 def provider_turns(request: RecordedRequest) -> Reply:
     """An OpenAI-compatible model that asks for the refund, then answers from what the tool returned."""
     results = [m for m in request.body["messages"] if m["role"] == "tool"]

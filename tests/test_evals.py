@@ -68,10 +68,12 @@ def test_seed_set_passes_repeated_and_concurrent(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
-    assert len(data["attempts"]) == 6
+    assert len(data["attempts"]) == 8
     assert data["total"]["success_rate"] == 1.0 and data["passed"] is True
     by_task = {t["name"]: t for t in data["tasks"]}
-    assert set(by_task) == {"gst-total", "gst-total-exact", "refund-approved"}
+    assert set(by_task) == {"gst-total", "gst-total-exact", "refund-approved", "gst-total-delegated"}
+    delegated = next(a for a in data["attempts"] if a["task"] == "gst-total-delegated")
+    assert delegated["called"] == ["delegate"] and "5900" in delegated["answer"]  # the child's calls stay its own
     assert by_task["gst-total"]["right_tools"] == 1.0 and by_task["gst-total"]["right_order"] == 1.0
     gst = next(a for a in data["attempts"] if a["task"] == "gst-total")
     # the repaired bad call is in the path: get_order (bad), get_order (fixed), calculator

@@ -16,6 +16,8 @@ from toolwire_client.approval_rules import NotApproved, answer_without_running
 from toolwire_client.budget import PriceFn
 from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.config import RunConfig, RunLimits, build_sources
+from toolwire_client.current_run import driving
+from toolwire_client.delegate import toolbox_for
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
@@ -97,15 +99,16 @@ class Agent:
             stream=config.stream,
             on_text=on_text,
         )
-        toolbox = ToolBox(build_sources(config.servers, stderr_sink), allow=config.allow)
+        toolbox = toolbox_for(config, build_sources(config.servers, stderr_sink))
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property
     def limits(self) -> RunLimits:
         return self.config.limits
 
-    async def run(self, task: str, run_id: str | None = None) -> RunState:
-        """A new run of `task`; the config (with the tools offered) is saved with every checkpoint."""
+    async def run(self, task: str, run_id: str | None = None, parent: tuple[str, str] | None = None) -> RunState:
+        """A new run of `task`; the config (with the tools offered) is saved with every checkpoint. `parent`: the run
+        and delegate call id a sub-agent's run was started by."""
         opening: list[Message] = [SystemMessage(content=self.config.system)] if self.config.system else []
         state = RunState(
             run_id=run_id or new_run_id(),
@@ -113,6 +116,8 @@ class Agent:
             task=task,
             model=self.model.model,
             messages=[*opening, UserMessage(content=task)],
+            parent_run_id=parent[0] if parent else None,
+            parent_call_id=parent[1] if parent else None,
         )
         return await self._drive(state)
 
@@ -143,7 +148,8 @@ class Agent:
             state.status = "running"
             async with self.toolbox.opened():
                 state.config = state.config or self._recorded_config()  # with the tools offered, once listed
-                await self._drive_held(state, resuming, span)
+                with driving(self, state):  # the run a delegate call is made in
+                    await self._drive_held(state, resuming, span)
         return state
 
     async def _drive_held(self, state: RunState, resuming: bool, span: Span) -> None:
@@ -218,8 +224,8 @@ class Agent:
     # ---- limits ---------------------------------------------------------------------------------------------
     def _check_limits(self, state: RunState) -> int | None:
         """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply."""
-        if len(state.steps) >= self.limits.max_steps:
-            raise exits.StepLimit(f"stopped at the step limit after {len(state.steps)} steps")
+        if state.steps_taken >= self.limits.max_steps:
+            raise exits.StepLimit(f"stopped at the step limit after {state.steps_taken} steps")
         if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
             return None
         prompt = estimate_prompt(state.messages, self.toolbox.specs)
@@ -302,10 +308,8 @@ class Agent:
         answered = {r.call_id for r in step.results}
         risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
         await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        if risky:
-            state.pending += [self._pending(c, "pending_approval") for c in risky]
-            names = ", ".join(c.signature for c in risky)
-            raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {names}")
+        state.pending += [self._pending(c, "pending_approval") for c in risky]
+        _pause_if_waiting(state)
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
@@ -342,8 +346,13 @@ class Agent:
         await self._save(state)
 
         async def one(call: ToolCall) -> None:
-            step.results.append(await self._call_with_hooks(state.run_id, call))
+            result = await self._call_with_hooks(state.run_id, call)
             state.pending = [p for p in state.pending if p.call.id != call.id]
+            if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
+                child = {"child_run_id": result.sub_run.run_id}
+                state.pending.append(self._pending(call, "waiting_on_child").model_copy(update=child))
+            else:
+                step.results.append(result)
 
         if len(calls) == 1:  # nothing to run beside it: no task group to pay for
             await one(calls[0])
@@ -439,7 +448,8 @@ class Agent:
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
         approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
         await self._run_calls(state, step, to_run + unrecorded, approved)
-        state.pending = []
+        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
+        _pause_if_waiting(state)
         self._append_results(state, step)
         await self._save(state)
 
@@ -457,6 +467,13 @@ class Agent:
             await self.store.save(state, owner=lease.owner if lease else None)
         except LeaseLost as exc:
             raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
+
+
+def _pause_if_waiting(state: RunState) -> None:
+    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
+    waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
+    if waiting:
+        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
 
 
 def _in_call_order(step: StepRecord) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire_client.config import RunConfig, RunLimits, config_of
+from toolwire_client.current_run import current_run
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.state import RunState, StepRecord
@@ -77,6 +78,9 @@ class ReplaySource:
         recorded = self._results.get(call_id)
         if recorded is None or recorded.name != name:
             return failed(call_id, name, "tool_failed", errors.not_recorded(name, call_id))
+        driver = current_run()
+        if recorded.sub_run is not None and driver is not None:  # a delegate call: its sub-agent counts as it did
+            driver.state.count_child(call_id, recorded.sub_run)
         return recorded
 
     def transport_info(self) -> TransportInfo:
@@ -115,7 +119,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     source = ReplaySource(_specs(config, recorded), results)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
-    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state == "pending_approval"}
+    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state in ("pending_approval", "waiting_on_child")}
     fresh = RunState(
         run_id=recorded.run_id,
         agent_name=recorded.agent_name,

@@ -11,11 +11,12 @@ from pydantic import BaseModel, Field, PrivateAttr
 from toolwire_client.models.base import ModelReply
 from toolwire_client.ordering import OrderCheck
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
-from toolwire_shared.results import ToolResult
+from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.usage import Usage
 
 RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
-CallState = Literal["pending_approval", "approved", "rejected", "sent", "done"]
+CallState = Literal["pending_approval", "approved", "rejected", "sent", "done", "waiting_on_child"]
+"""`waiting_on_child`: a delegate call whose sub-agent waits for a person (sent again on resume: resumes the child)."""
 
 
 def now() -> datetime:
@@ -59,6 +60,8 @@ class PendingCall(BaseModel):
     since: datetime = Field(default_factory=now)
     decision_reason: str | None = None
     idempotent: bool = False
+    child_run_id: str | None = None
+    """For a delegate call waiting on its sub-agent: the sub-agent's run, where the person decides."""
 
 
 class RunState(BaseModel):
@@ -83,10 +86,28 @@ class RunState(BaseModel):
     """How to rebuild the run in another process: model spec, tool server commands/URLs, limits (`toolwire resume`)."""
     version: int = 0
     """Bumped on every save; the store refuses a save whose version is stale (two resumers)."""
+    parent_run_id: str | None = None
+    parent_call_id: str | None = None
+    """A sub-agent's run: the run and the delegate call that started it."""
+    children: dict[str, SubRun] = Field(default_factory=dict)
+    """Sub-agent runs by the id of the delegate call that started each, as last counted in this run's totals."""
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: Counter[str] = PrivateAttr(default_factory=Counter)
     _asked_upto: int = PrivateAttr(default=0)
+
+    @property
+    def steps_taken(self) -> int:
+        """What the step limit counts: this run's model calls and those of its sub-agents."""
+        return len(self.steps) + sum(child.steps for child in self.children.values())
+
+    def count_child(self, call_id: str, child: SubRun) -> None:
+        """Add what the sub-agent of `call_id` spent since it was last counted to this run's usage and cost."""
+        before = self.children.get(call_id, SubRun(run_id=child.run_id, status="running"))
+        self.usage = self.usage + (child.usage - before.usage)
+        if child.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + child.cost_usd - (before.cost_usd or 0.0)
+        self.children[call_id] = child
 
     def check_order(self) -> None:
         """MessageOrderError if the message list is not a valid request; reads only what was added since last time."""

@@ -283,3 +283,48 @@ REVIEW_RETRY = (
     "final answer."
 )
 REVIEW_NO_TOOLS = "not run: a review reply does not run tools; list the problems, then fix them in the next step."
+
+
+# ---- sub-agents: the delegate tool (client/toolwire_client/delegate.py) ----------------------------------------
+DELEGATE_TOOL = "delegate"
+DELEGATE_DESCRIPTION = (
+    "Hand a self-contained part of your task to a sub-agent: it works in its own conversation with the tools you "
+    "name (default: all of yours) and a share of your remaining budget, and you get back only its short final "
+    "answer. Use it for a piece of work whose details you do not need to see; say in `task` everything it must "
+    "know, since it sees nothing of your conversation."
+)
+DELEGATE_TASK_HELP = "What the sub-agent must do and answer, complete on its own (it does not see your conversation)."
+DELEGATE_TOOLS_HELP = "Names of your tools the sub-agent may call; leave out to give it all of them."
+DELEGATE_SYSTEM = (
+    "You are a sub-agent: another agent handed you the task below. Do it with your tools, then reply with a short "
+    "final answer that says what you found or did; that answer is all the other agent will see."
+)
+
+
+def delegate_unknown_tools(asked: Iterable[str], available: Iterable[str]) -> str:
+    listing = ", ".join(sorted(available)) or "(none)"
+    unknown = ", ".join(clip(name, QUOTE_CHARS) for name in asked)
+    return (
+        f"ERROR: a sub-agent can only get tools you have; you have no {unknown}. Tools you may hand over: {listing}. "
+        'A correct call: {"task": "...", "tools": ["get_order"]}, or leave out "tools" to hand over all of them.'
+    )
+
+
+def delegate_no_budget(what: str) -> str:
+    return (
+        f"ERROR: not run: too little of your budget is left for a sub-agent ({what}). Finish the task yourself with "
+        "what you have."
+    )
+
+
+def delegate_waiting(run_id: str) -> str:
+    return f"not answered yet: the sub-agent (run {run_id}) waits for a person's approval"
+
+
+def delegate_answer(answer: str, limit: int) -> str:
+    return clip(answer, limit)
+
+
+def delegate_no_answer(run_id: str, why: str, last_text: str, limit: int) -> str:
+    said = f" Its last words: {clip(last_text, limit)}" if last_text.strip() else ""
+    return f"ERROR: the sub-agent (run {run_id}) ended without a final answer: {why}.{said}"

@@ -9,6 +9,7 @@ import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
 from toolwire_shared.tools import META_PREFIX
+from toolwire_shared.usage import Usage
 
 ErrorKind = Literal[
     "unknown_tool",
@@ -29,6 +30,19 @@ TRUNCATED_META = META_PREFIX + "truncated"
 """CallToolResult `_meta` key set when the server cut the result: {"kept": N, "total": M} characters."""
 
 
+class SubRun(BaseModel):
+    """The sub-agent run a delegate call started, as its parent counts it: the parent's totals include its usage and
+    cost, its step limit its steps; a sub-agent waiting for a person makes the call wait too."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    status: str
+    steps: int = 0
+    usage: Usage = Usage()
+    cost_usd: float | None = None
+
+
 class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -43,6 +57,8 @@ class ToolResult(BaseModel):
     """When the call was sent (the waterfall places parallel calls by it); None when the caller did not record it."""
     attempts: int = 1
     """How many times it was sent (idempotent retries); the waterfall marks calls sent more than once."""
+    sub_run: SubRun | None = None
+    """Set on a delegate call's result: the sub-agent run it started (client/toolwire_client/delegate.py)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:

@@ -30,3 +30,14 @@ class Usage(BaseModel):
             cache_write_1h_tokens=self.cache_write_1h_tokens + other.cache_write_1h_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+
+    def __sub__(self, other: "Usage") -> "Usage":
+        """What was added since `other` (a sub-agent's totals now minus what its parent already counted)."""
+        return Usage(
+            input_tokens=self.input_tokens - other.input_tokens,
+            output_tokens=self.output_tokens - other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens - other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens - other.cache_write_tokens,
+            cache_write_1h_tokens=self.cache_write_1h_tokens - other.cache_write_1h_tokens,
+            reasoning_tokens=self.reasoning_tokens - other.reasoning_tokens,
+        )

@@ -14,7 +14,8 @@ from pathlib import Path
 import anyio
 
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
-from toolwire_shared.messages import AssistantMessage, Message, ToolCall
+from toolwire_shared import errors
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = "tests/store/durable_tools.py:registry"
@@ -39,7 +40,19 @@ def durable(messages: list[Message]) -> AssistantMessage:
     return AssistantMessage(text=" / ".join(r.content for r in results))
 
 
+def durable_delegates(messages: list[Message]) -> AssistantMessage:
+    """A parent that hands the task to a sub-agent, which runs `durable` (so $DURABLE_HANG_STEP hangs the child)."""
+    if isinstance(messages[0], SystemMessage) and messages[0].content == errors.DELEGATE_SYSTEM:
+        return durable(messages)
+    results = last_results(messages)
+    if not results:
+        task = "Refund 5 USD on order A123 and leave a note"
+        return AssistantMessage(tool_calls=[ToolCall(id="call_delegate", name="delegate", arguments={"task": task})])
+    return AssistantMessage(text=f"sub-agent: {results[-1].content}")
+
+
 SCRIPTS["durable"] = durable
+SCRIPTS["durable_delegates"] = durable_delegates
 
 
 async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) -> None:
@@ -53,7 +66,16 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
         env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate},
         cwd=str(REPO),
     )
-    config = RunConfig(model="scripted:durable", servers=[server], limits=RunLimits(max_steps=6), risky_tools=risky)
+    from toolwire_client.delegation import Delegation
+
+    delegating = bool(os.environ.get("DURABLE_DELEGATE"))  # the run's work done by a sub-agent
+    config = RunConfig(
+        model="scripted:durable_delegates" if delegating else "scripted:durable",
+        servers=[server],
+        limits=RunLimits(max_steps=6),
+        risky_tools=risky,
+        delegate=Delegation() if delegating else None,
+    )
     store = await open_store(db)
     state = await Agent.from_config(config, store=store).run("Refund 5 USD on order A123 and leave a note", run_id)
     print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)

@@ -41,9 +41,8 @@ def approvals(db: str | None, as_json: bool) -> None:
         for state, p in waiting:
             args = json.dumps(p.call.arguments, sort_keys=True)
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-            table.add_row(
-                state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, p.decision_reason or ""
-            )
+            note = p.decision_reason or (f"sub-agent of {state.parent_run_id}" if state.parent_run_id else "")
+            table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, note)
         console.print(table)
     if tampered:
         flagged_table = Table("run", "call id", "tool", "what was wrong", "when", title="not run: tampered")

@@ -13,6 +13,7 @@ from toolwire_client.cli._store import db_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.delegation import Delegation
 from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec
@@ -179,6 +180,13 @@ verbose_option = click.option(
     type=click.IntRange(min=0),
     help="How many drafts a review may send back.",
 )
+@click.option(
+    "--delegate",
+    "delegate",
+    is_flag=True,
+    help="Sub-agents: offer a delegate tool that runs part of the task as a child run with its own conversation, "
+    "a subset of the tools and a share of the remaining budget.",
+)
 @click.option("--system", help="System prompt.")
 @click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
@@ -208,6 +216,7 @@ def run(
     risky: tuple[str, ...],
     criteria: tuple[str, ...],
     review_retries: int,
+    delegate: bool,
     system: str | None,
     max_steps: int,
     max_tokens: int | None,
@@ -235,6 +244,7 @@ def run(
         limits=limits,
         risky_tools=list(risky),
         review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
+        delegate=Delegation() if delegate else None,
         allow=list(allow) or None,
     )
     console = Console(soft_wrap=True, stderr=as_json)

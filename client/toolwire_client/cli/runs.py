@@ -21,6 +21,27 @@ def _when(summary: RunSummary, field: str) -> str:
     return str(getattr(summary, field).astimezone().strftime("%Y-%m-%d %H:%M:%S"))
 
 
+def as_tree(found: list[RunSummary]) -> list[tuple[int, RunSummary]]:
+    """The runs in their order, each sub-agent's run (depth 1, 2, ...) right under the run that started it; one whose
+    parent is not in the list stays at the top level."""
+    listed = {s.run_id for s in found}
+    below: dict[str, list[RunSummary]] = {}
+    for s in found:
+        if s.parent_run_id in listed:
+            below.setdefault(s.parent_run_id, []).append(s)
+    ordered: list[tuple[int, RunSummary]] = []
+
+    def add(s: RunSummary, depth: int) -> None:
+        ordered.append((depth, s))
+        for child in sorted(below.get(s.run_id, []), key=lambda c: (c.started_at, c.run_id)):
+            add(child, depth + 1)
+
+    for s in found:
+        if s.parent_run_id not in listed:
+            add(s, 0)
+    return ordered
+
+
 @click.command("runs")
 @db_option
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many runs, newest first.")
@@ -39,10 +60,11 @@ def runs(db: str | None, limit: int, as_json: bool) -> None:
         click.echo(f"no saved runs in {store_name(db)}; `toolwire run` or `toolwire demo` saves one")
         return
     table = Table("id", "task", "status", "steps", "tokens", "started", "updated")
-    for s in found:
+    for depth, s in as_tree(found):
         task = s.task if len(s.task) <= 60 else s.task[:57] + "..."
+        run_id = "  " * depth + s.run_id
         table.add_row(
-            s.run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"), _when(s, "updated_at")
+            run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"), _when(s, "updated_at")
         )
     Console(width=200).print(table)
 

@@ -9,6 +9,7 @@ import click
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
+from toolwire_shared.messages import ToolCall
 
 OBSERVATION_WIDTH = 200
 
@@ -42,9 +43,20 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
     return lines
 
 
-def trace_lines(state: RunState, wide: bool = False) -> list[str]:
-    """The step table of the whole run, then how the run ended."""
-    lines = [line for step in state.steps for line in step_lines(state, step, wide)]
+def trace_lines(state: RunState, wide: bool = False, children: dict[str, RunState] | None = None) -> list[str]:
+    """The step table of the whole run, then how the run ended; a sub-agent's table (from `children`, by run id) is
+    indented under the delegate call that started it."""
+    children = children or {}
+    lines = []
+    for step in state.steps:
+        calls: list[ToolCall | None] = [*step.tool_calls] or [None]  # a final answer's line has no call
+        for call, line in zip(calls, step_lines(state, step, wide), strict=True):
+            lines.append(line)
+            sub = state.children.get(call.id) if call is not None else None
+            if sub is not None and sub.run_id in children:
+                child = children[sub.run_id]
+                lines.append(f"  sub-agent {child.run_id}: {child.task}")
+                lines += ["  " + nested for nested in trace_lines(child, wide, children)]
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
@@ -91,6 +103,22 @@ def _load(db: str | None, run_id: str) -> RunState:
     return with_store(db, work)
 
 
+def _load_tree(db: str | None, run_id: str) -> tuple[RunState, dict[str, RunState]]:
+    """The run and every sub-agent run below it, by run id."""
+
+    async def work(store: SqlRunStore) -> tuple[RunState, dict[str, RunState]]:
+        root = await store.load(run_id)
+        found: dict[str, RunState] = {}
+        todo = [sub.run_id for sub in root.children.values()]
+        while todo:
+            child = await store.load(todo.pop())
+            found[child.run_id] = child
+            todo += [sub.run_id for sub in child.children.values()]
+        return root, found
+
+    return with_store(db, work)
+
+
 @click.group("trace")
 def trace() -> None:
     """Show or export the saved trace of a run."""
@@ -114,7 +142,8 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
 
         Console().print(draw(_load(db, run_id)))
         return
-    for line in trace_lines(_load(db, run_id), wide):
+    root, children = _load_tree(db, run_id)
+    for line in trace_lines(root, wide, children):
         click.echo(line)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
+from toolwire_client.delegate import toolbox_for
 from toolwire_client.evals.checks import called_tools, resolve_callable, right_order, right_tools
 from toolwire_client.evals.spec import EvalFile, EvalTask
 from toolwire_client.loop import Agent
@@ -18,7 +19,6 @@ from toolwire_client.pricing import PriceTable, default_prices
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.source import ToolSource
-from toolwire_client.tools.toolbox import ToolBox
 
 MAX_APPROVAL_ROUNDS = 5
 
@@ -158,10 +158,10 @@ class EvalRunner:
             limits=limits,
             risky_tools=sorted(task.risky_tools or []),
             eval_task=task.name,
+            delegate=task.delegate,
         )
-        agent = Agent(
-            model, ToolBox(self.sources(servers)), config=config, price_fn=lambda usage: prices.cost(spec, usage)
-        )
+        toolbox = toolbox_for(config, self.sources(servers))
+        agent = Agent(model, toolbox, config=config, price_fn=lambda usage: prices.cost(spec, usage))
         try:
             async with agent.toolbox:
                 state = await agent.run(task.task)

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolwire_client.config import ServerSpec
+from toolwire_client.delegation import Delegation
 from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
 
 EXAMPLE = f"""[[servers]]
@@ -40,6 +41,8 @@ class EvalTask(BaseModel):
     risky_tools: list[str] | None = None
     approve: bool = False
     """Approve every risky call it pauses for (as a person saying yes), then resume; else pausing fails the task."""
+    delegate: Delegation | None = None
+    """Offer the delegate tool (sub-agents), as `toolwire run --delegate`: `delegate = {}` for the defaults."""
     usage: str | None = None
     """Optional 'module:function' usage_fn for scripted models (a seed's token arithmetic)."""
 

@@ -5,7 +5,15 @@ import json
 import re
 from typing import Any
 
-from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from toolwire_shared import errors
+from toolwire_shared.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
 
@@ -111,4 +119,22 @@ def support_demo(messages: list[Message]) -> AssistantMessage:
     return _calls(messages, ("issue_refund", {"order_id": order_id, "amount_cents": amount_cents}))
 
 
-SCRIPTS = {"recovers": recovers, "repeats": repeats, "wanders": wanders, "support_demo": support_demo}
+def delegates(messages: list[Message]) -> AssistantMessage:
+    """Hands its whole task to a sub-agent and answers with what came back. As the sub-agent (its opening is the
+    sub-agent's system prompt) it does the task like support_demo for a refund, else like recovers."""
+    task = next(m.content for m in messages if isinstance(m, UserMessage))
+    if isinstance(messages[0], SystemMessage) and messages[0].content == errors.DELEGATE_SYSTEM:
+        return support_demo(messages) if "refund" in task.lower() else recovers(messages)
+    results = last_results(messages)
+    if not results:
+        return _calls(messages, (errors.DELEGATE_TOOL, {"task": task}))
+    return _final(f"A sub-agent worked on it: {results[-1].content}")
+
+
+SCRIPTS = {
+    "recovers": recovers,
+    "repeats": repeats,
+    "wanders": wanders,
+    "support_demo": support_demo,
+    "delegates": delegates,
+}

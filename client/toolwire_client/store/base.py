@@ -31,6 +31,8 @@ class RunSummary(BaseModel):
     cost_usd: float | None
     started_at: datetime
     updated_at: datetime
+    parent_run_id: str | None = None
+    """A sub-agent's run: the run that started it (`toolwire runs` lists it under that run)."""
 
 
 class RunStore(Protocol):

@@ -68,4 +68,16 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        4,
+        [
+            # Sub-agents: a child run names the run and the delegate call that started it (client/.../delegate.py).
+            "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+            "ALTER TABLE runs ADD COLUMN parent_call_id TEXT",
+            "CREATE INDEX runs_parent ON runs (parent_run_id)",
+        ],
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -157,20 +157,23 @@ class SqlRunStore(ABC):
                 self._ts_param(state.started_at),
                 self._ts_param(stamp),
                 new_version,
+                state.parent_run_id,
+                state.parent_call_id,
                 self._json_param(body),
             )
             if stored is None:
                 self._execute(
                     cur,
                     "INSERT INTO runs (agent_name, task, status, steps, tokens, cost_usd, started_at, updated_at,"
-                    " version, state, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " version, parent_run_id, parent_call_id, state, run_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*columns, state.run_id),
                 )
             else:
                 self._execute(
                     cur,
                     "UPDATE runs SET agent_name = ?, task = ?, status = ?, steps = ?, tokens = ?, cost_usd = ?,"
-                    " started_at = ?, updated_at = ?, version = ?, state = ?,"
+                    " started_at = ?, updated_at = ?, version = ?, parent_run_id = ?, parent_call_id = ?, state = ?,"
                     " claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END WHERE run_id = ?",
                     (*columns, self._ts_param(stamp), state.run_id),
                 )
@@ -211,11 +214,22 @@ class SqlRunStore(ABC):
             with self._transaction() as cur:
                 rows = self._execute(
                     cur,
-                    "SELECT run_id, task, status, steps, tokens, cost_usd, started_at, updated_at FROM runs "
+                    "SELECT run_id, task, status, steps, tokens, cost_usd, started_at, updated_at, parent_run_id"
+                    " FROM runs "
                     f"{where} ORDER BY started_at DESC, run_id DESC LIMIT ?",
                     (*params, limit),
                 ).fetchall()
-            keys = ("run_id", "task", "status", "steps", "tokens", "cost_usd", "started_at", "updated_at")
+            keys = (
+                "run_id",
+                "task",
+                "status",
+                "steps",
+                "tokens",
+                "cost_usd",
+                "started_at",
+                "updated_at",
+                "parent_run_id",
+            )
             return [RunSummary.model_validate(dict(zip(keys, r, strict=True))) for r in rows]
 
         return await self._run(read)

@@ -5,7 +5,7 @@ import fnmatch
 import hashlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -98,6 +98,15 @@ class ToolBox:
     def specs(self) -> list[ToolSpec]:
         """The tool definitions the model sees."""
         return [route.spec for route in self._routes.values()]
+
+    def narrowed(self, names: Iterable[str]) -> "ToolBox":
+        """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts and retries;
+        closing it closes nothing, the sources stay this ToolBox's."""
+        view = ToolBox([], timeouts=self.timeouts, transport_retries=self.transport_retries)
+        wanted = set(names)
+        view._routes = {name: route for name, route in self._routes.items() if name in wanted}
+        view.started = True
+        return view
 
     def spec(self, name: str) -> ToolSpec | None:
         route = self._routes.get(name)

@@ -1,0 +1,271 @@
+"""The `delegate` tool: a call runs a sub-agent, a second Agent loop with its own message list, on a subset of the
+calling run's tools and a share of its remaining budget, saved as a child run linked to the parent (run id + call
+id). The parent gets only the child's final answer, cut short, as the call's result; the child's usage and steps
+count in the parent's totals. A child that waits for a person makes the delegate call wait too (the parent loop
+pauses); sending the call again (resume) resumes the same child, found by its id, derived from the parent's."""
+
+import fnmatch
+import hashlib
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.current_run import current_run
+from toolwire_client.delegation import Delegation
+from toolwire_client.state import RunState
+from toolwire_client.tokens import estimate_prompt
+from toolwire_client.tools.source import ToolSource, TransportInfo
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared import errors
+from toolwire_shared.results import SubRun, ToolResult, failed
+from toolwire_shared.tools import ToolPolicy, ToolSpec
+
+if TYPE_CHECKING:
+    from toolwire_client.loop import Agent
+
+TOOL = errors.DELEGATE_TOOL
+WALL_MARGIN_S = 1.0
+"""Wall-clock time kept back from a sub-agent (at most a tenth of what is left), so it stops and saves its record
+before the parent's own deadline cancels it."""
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {"type": "string", "description": errors.DELEGATE_TASK_HELP},
+        "tools": {"type": "array", "items": {"type": "string"}, "description": errors.DELEGATE_TOOLS_HELP},
+    },
+    "required": ["task"],
+    "additionalProperties": False,
+}
+SPEC = ToolSpec(
+    name=TOOL,
+    description=errors.DELEGATE_DESCRIPTION,
+    input_schema=SCHEMA,
+    policy=ToolPolicy(idempotent=True),  # sent again, a call finds its child by id and never starts a second one
+    source=TOOL,
+)
+
+
+def child_run_id(parent_run_id: str, call_id: str) -> str:
+    """The same for every send of one delegate call: a resumed or re-sent call finds the child it started."""
+    return f"{parent_run_id}.{hashlib.sha256(call_id.encode()).hexdigest()[:12]}"
+
+
+def toolbox_for(config: RunConfig, sources: list[ToolSource]) -> ToolBox:
+    """The run's ToolBox: its servers' tools, plus `delegate` when the config turns sub-agents on."""
+    if config.delegate is None:
+        return ToolBox(sources, allow=config.allow)
+    allow = None if config.allow is None else [*config.allow, TOOL]
+    return ToolBox([*sources, DelegateSource()], allow=allow)
+
+
+def carve(
+    parent: RunLimits,
+    state: RunState,
+    options: Delegation,
+    *,
+    held: list[RunLimits],
+    next_prompt: int,
+    left_s: float,
+) -> RunLimits | str:
+    """A sub-agent's limits: each the smaller of the option's ceiling and what the parent has left, or a text
+    saying what is too short. What is left is the parent's limit minus what it has spent (its sub-agents' spending
+    included), minus the whole limits of its sub-agents still running (`held`), minus what the parent needs to go
+    on after the answer comes back: one step, and its next prompt (`next_prompt`, estimated) with its output
+    reserve. The wall clock is what is left of every deadline around the call (`left_s`), less a margin so the
+    child saves before the parent's deadline. So the parent and all its sub-agents together stay in its limits."""
+    steps = min(options.max_steps, parent.max_steps - state.steps_taken - 1 - sum(h.max_steps for h in held))
+    if steps < 1:
+        return f"{parent.max_steps - state.steps_taken} of {parent.max_steps} steps left"
+    tokens = options.max_tokens
+    if parent.max_tokens is not None:
+        held_tokens = sum(h.max_tokens or 0 for h in held)
+        left = parent.max_tokens - state.usage.total_tokens - held_tokens - next_prompt - parent.output_reserve_tokens
+        tokens = left if tokens is None else min(tokens, left)
+        if tokens <= 2 * parent.output_reserve_tokens:
+            return f"{max(left, 0)} tokens left after your next call"
+    cost = options.max_cost_usd
+    if parent.max_cost_usd is not None:
+        left_usd = parent.max_cost_usd - (state.cost_usd or 0.0) - sum(h.max_cost_usd or 0.0 for h in held)
+        cost = left_usd if cost is None else min(cost, left_usd)
+        if cost <= 0:
+            return f"{max(left_usd, 0.0):.4f} USD left"
+    wall = options.max_wall_s
+    if math.isfinite(left_s):
+        usable = left_s - min(WALL_MARGIN_S, left_s / 10)
+        wall = usable if wall is None else min(wall, usable)
+        if wall <= 0:
+            return f"{left_s:.1f} s of wall clock left"
+    return parent.model_copy(
+        update={"max_steps": steps, "max_tokens": tokens, "max_cost_usd": cost, "max_wall_s": wall}
+    )
+
+
+class DelegateSource:
+    """Implements ToolSource: the one tool `delegate`, run inside the calling run's loop (current_run)."""
+
+    name = TOOL
+    times_out_itself = True  # a sub-agent ends on its own wall-clock limit, carved from the parent's
+
+    def __init__(self) -> None:
+        self._running: dict[str, dict[str, RunLimits]] = {}  # parent run id -> call id -> limits of a running child
+        self._unsaved: dict[str, RunState] = {}  # with no store: the children run here, so a re-sent call finds them
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [SPEC]
+
+    def transport_info(self) -> TransportInfo:
+        return TransportInfo(transport="inproc")
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+    ) -> ToolResult:
+        started = time.perf_counter()
+        driver = current_run()
+        if driver is None or driver.agent.config.delegate is None:
+            return failed(call_id, name, "refused", errors.refused(name, None), since=started)
+        parent, state, options = driver.agent, driver.state, driver.agent.config.delegate
+        recorded = await self._recorded(parent, child_run_id(state.run_id, call_id))
+        if recorded is not None and recorded.status not in ("running", "waiting_for_approval"):
+            return _answer(state, call_id, recorded, options)  # it ended before: its answer, nothing runs again
+        if recorded is not None:
+            config = RunConfig.model_validate(recorded.config)
+            config = config.model_copy(update={"limits": _wall_now(config.limits, options)})
+        else:
+            made = self._child_config(parent, state, call_id, arguments, options)
+            if isinstance(made, ToolResult):
+                return made
+            config = made
+        child = _child_agent(parent, config)
+        running = self._running.setdefault(state.run_id, {})
+        running[call_id] = config.limits
+        try:
+            if recorded is not None:
+                ended = await child.resume(recorded)
+            else:
+                ended = await child.run(
+                    str(arguments["task"]), child_run_id(state.run_id, call_id), parent=(state.run_id, call_id)
+                )
+        finally:
+            running.pop(call_id, None)
+        if parent.store is None:
+            self._unsaved[ended.run_id] = ended
+        return _answer(state, call_id, ended, options)
+
+    async def _recorded(self, parent: "Agent", run_id: str) -> RunState | None:
+        """The child a call started before, from the store (or this source's memory, for a run with no store)."""
+        from toolwire_client.store.sql import RunNotFound
+
+        if parent.store is None:
+            return self._unsaved.get(run_id)
+        try:
+            return await parent.store.load(run_id)
+        except RunNotFound:
+            return None
+
+    def _child_config(
+        self, parent: "Agent", state: RunState, call_id: str, arguments: dict[str, Any], options: Delegation
+    ) -> RunConfig | ToolResult:
+        task, asked = arguments.get("task"), arguments.get("tools")
+        problems = []
+        if not isinstance(task, str) or not task.strip():
+            problems.append("task: a non-empty string is required")
+        if asked is not None and not (isinstance(asked, list) and all(isinstance(t, str) for t in asked)):
+            problems.append("tools: a list of tool names is expected")
+        problems += [f"{key}: not an argument of delegate" for key in arguments if key not in SCHEMA["properties"]]
+        if problems:
+            return failed(call_id, TOOL, "bad_arguments", errors.bad_arguments(TOOL, problems, SCHEMA))
+        deeper = options.deeper()
+        available = [
+            s.name
+            for s in parent.toolbox.specs
+            if (s.name != TOOL or deeper is not None)
+            and (options.tools is None or s.name == TOOL or any(fnmatch.fnmatchcase(s.name, p) for p in options.tools))
+        ]
+        tools = list(asked) if asked is not None else available
+        unknown = [t for t in tools if t not in available]
+        if unknown:
+            return failed(call_id, TOOL, "bad_arguments", errors.delegate_unknown_tools(unknown, available))
+        held = list(self._running.get(state.run_id, {}).values())
+        next_prompt = estimate_prompt(state.messages, parent.toolbox.specs) + options.summary_chars // 4
+        left_s = anyio.current_effective_deadline() - anyio.current_time()
+        limits = carve(parent.limits, state, options, held=held, next_prompt=next_prompt, left_s=left_s)
+        if isinstance(limits, str):
+            return failed(call_id, TOOL, "blocked", errors.delegate_no_budget(limits))
+        return parent.config.model_copy(
+            update={
+                "name": f"{parent.config.name}.sub",
+                "system": errors.DELEGATE_SYSTEM,
+                "limits": limits,
+                "allow": [t for t in tools if t != TOOL],
+                "delegate": deeper if TOOL in tools else None,
+                "review": None,
+                "tools": [],
+                "eval_task": None,
+            }
+        )
+
+
+def _wall_now(limits: RunLimits, options: Delegation) -> RunLimits:
+    """A resumed child keeps its carved budgets (they count over the whole run); its wall clock, which counts per
+    drive like its parent's, is carved again from what is left now."""
+    left_s = anyio.current_effective_deadline() - anyio.current_time()
+    if not math.isfinite(left_s):
+        return limits.model_copy(update={"max_wall_s": options.max_wall_s})
+    usable = left_s - min(WALL_MARGIN_S, left_s / 10)
+    return limits.model_copy(
+        update={"max_wall_s": usable if options.max_wall_s is None else min(usable, options.max_wall_s)}
+    )
+
+
+def _child_agent(parent: "Agent", config: RunConfig) -> "Agent":
+    """The sub-agent: the parent's model, store, hooks and prices, a view of the parent's tools (already started)."""
+    from toolwire_client.loop import Agent
+
+    names = [*(config.allow or []), *([TOOL] if config.delegate is not None else [])]
+    return Agent(
+        parent.model,
+        parent.toolbox.narrowed(names),
+        config=config,
+        store=parent.store,
+        hooks=parent.hooks,
+        price_fn=parent.price_fn,
+    )
+
+
+def _answer(state: RunState, call_id: str, child: RunState, options: Delegation) -> ToolResult:
+    """The delegate call's result: the child's answer cut short (or why it has none), and the child counted in the
+    parent's totals."""
+    sub = SubRun(
+        run_id=child.run_id,
+        status=child.status,
+        steps=child.steps_taken,
+        usage=child.usage,
+        cost_usd=child.cost_usd,
+    )
+    state.count_child(call_id, sub)
+    if child.status == "waiting_for_approval":
+        text, is_error = errors.delegate_waiting(child.run_id), False
+    elif child.final_answer is not None:
+        text, is_error = errors.delegate_answer(child.final_answer, options.summary_chars), False
+    else:
+        last = child.steps[-1].model_text if child.steps else ""
+        text = errors.delegate_no_answer(child.run_id, child.report or child.status, last, options.summary_chars)
+        is_error = True
+    return ToolResult(
+        call_id=call_id,
+        name=TOOL,
+        content=text,
+        is_error=is_error,
+        error_kind="tool_failed" if is_error else None,
+        sub_run=sub,
+    )
