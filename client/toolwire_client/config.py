@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
+from toolwire_client.plan import Planning
 from toolwire_client.review import Review
 from toolwire_client.state import RunState
 from toolwire_client.tools.source import ToolSource
@@ -118,6 +119,8 @@ class RunConfig(BaseModel):
     risky_tools: list[str] = Field(default_factory=list)
     review: Review | None = None
     """Reflection: check each draft final answer against these criteria before it stands."""
+    plan: Planning | None = None
+    """Plan-and-execute: a numbered plan first, then its steps one by one, a new plan when a step fails."""
     allow: list[str] | None = None
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""

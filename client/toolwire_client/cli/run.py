@@ -18,6 +18,7 @@ from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.models.providers import spec_help_wrapped
+from toolwire_client.plan import Planning
 from toolwire_client.pricing import default_prices
 from toolwire_client.review import Review
 from toolwire_client.state import RunState, StepRecord
@@ -179,6 +180,19 @@ verbose_option = click.option(
     type=click.IntRange(min=0),
     help="How many drafts a review may send back.",
 )
+@click.option(
+    "--plan",
+    "planned",
+    is_flag=True,
+    help="Plan-and-execute: a numbered plan first, then its steps one by one; a step that fails is replanned.",
+)
+@click.option(
+    "--max-replans",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --plan: how many new plans a failed step may get before the run stops.",
+)
 @click.option("--system", help="System prompt.")
 @click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
@@ -208,6 +222,8 @@ def run(
     risky: tuple[str, ...],
     criteria: tuple[str, ...],
     review_retries: int,
+    planned: bool,
+    max_replans: int,
     system: str | None,
     max_steps: int,
     max_tokens: int | None,
@@ -223,6 +239,8 @@ def run(
 
     if not commands and not urls:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
+    if max_replans != 1 and not planned:
+        raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
     config = RunConfig(
         model=model_spec or default_spec(),
@@ -235,6 +253,7 @@ def run(
         limits=limits,
         risky_tools=list(risky),
         review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
+        plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
     )
     console = Console(soft_wrap=True, stderr=as_json)

@@ -7,6 +7,7 @@ from typing import TextIO
 import click
 
 from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.plan import PlanError, parse_plan, step_failure
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 
@@ -23,10 +24,10 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
     if step.kind == "review":
         return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
+    if step.kind == "plan":
+        return _plan_lines(step, tokens, wide)
     if not step.tool_calls:
-        following = state.steps[step.index] if step.index < len(state.steps) else None
-        label = "draft" if following is not None and following.kind == "review" else "final"
-        return [f"step {step.index} | {label}: {_cut(step.model_text, wide)} | {tokens}"]
+        return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id for p in state.pending if p.state == "pending_approval"}
     results = {r.call_id: r for r in step.results}
     lines = []
@@ -40,6 +41,28 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
             observation = "not run"
         lines.append(f"step {step.index} | {call.signature} | {observation} | {tokens}")
     return lines
+
+
+def _plan_lines(step: StepRecord, tokens: str, wide: bool) -> list[str]:
+    """A plan, one row per planned step (or one row with the reply that did not parse)."""
+    try:
+        steps = parse_plan(step.model_text)
+    except PlanError:
+        return [f"step {step.index} | plan (did not parse): {_cut(step.model_text, wide)} | {tokens}"]
+    return [f"step {step.index} | plan: {n}. {_cut(text, wide)} | {tokens}" for n, text in enumerate(steps, 1)]
+
+
+def _answer_label(state: RunState, step: StepRecord) -> str:
+    """'final', 'draft' (a review follows), or for a plan step's answer 'step i of n done' / 'step i of n failed'."""
+    following = state.steps[step.index] if step.index < len(state.steps) else None
+    if following is not None and following.kind == "review":
+        return "draft"
+    if step.plan_step is None:
+        return "final"
+    i, n = step.plan_step
+    if step_failure(step.model_text) is not None:
+        return f"step {i} of {n} failed"
+    return "final" if i == n else f"step {i} of {n} done"
 
 
 def trace_lines(state: RunState, wide: bool = False) -> list[str]:

@@ -111,4 +111,72 @@ def support_demo(messages: list[Message]) -> AssistantMessage:
     return _calls(messages, ("issue_refund", {"order_id": order_id, "amount_cents": amount_cents}))
 
 
-SCRIPTS = {"recovers": recovers, "repeats": repeats, "wanders": wanders, "support_demo": support_demo}
+# ---- plan-and-execute ---------------------------------------------------------------------------------------------
+STEP = re.compile(r"Step (\d+) of (\d+)(?: \((\w+)\))?: (.*)")
+PLAN = "1. Look up order {order}\n2. Work out the total with 18% GST on the calculator\n3. Answer with the total"
+WRONG_PLAN = (
+    "1. Find order {order} among the customer's orders\n2. Work out the total with 18% GST on the calculator\n"
+    "3. Answer with the total"
+)
+
+
+def last_user(messages: list[Message]) -> str:
+    return next((m.content for m in reversed(messages) if isinstance(m, UserMessage)), "")
+
+
+def asked_for_plan(messages: list[Message]) -> bool:
+    """The latest turn is a request for a plan (the first, a re-ask, or a new plan after a failed step)."""
+    return isinstance(messages[-1], UserMessage) and "the plan only" in messages[-1].content
+
+
+def planned(messages: list[Message]) -> AssistantMessage:
+    """Plan-and-execute: plans look-up, total, answer, then does each step with the tools it needs."""
+    if asked_for_plan(messages):
+        return _final(PLAN.format(order=task_order_id(messages)))
+    return _plan_step(messages)
+
+
+def replans(messages: list[Message]) -> AssistantMessage:
+    """A first plan that searches by customer with the order id, reports that step failed, and replans."""
+    if asked_for_plan(messages):
+        first = not any(isinstance(m, AssistantMessage) and m.text.startswith("1. ") for m in messages)
+        return _final((WRONG_PLAN if first else PLAN).format(order=task_order_id(messages)))
+    return _plan_step(messages)
+
+
+def _plan_step(messages: list[Message]) -> AssistantMessage:
+    """Each step by what it says: a search, a look-up, the total, the answer; reads what came back."""
+    order_id, results = task_order_id(messages), last_results(messages)
+    step = STEP.match(last_user(messages))
+    what = step.group(4).split("\n", 1)[0] if step else ""
+    if what.startswith("Find"):
+        if not results:
+            return _calls(messages, ("search_orders", {"customer_id": order_id}))
+        if value_of(results[-1].content) in ([], "[]", ""):
+            return _final(f"STEP FAILED: no orders for customer {order_id}; {order_id} looks like an order id")
+        return _final(f"Found: {results[-1].content}")
+    if what.startswith("Look up"):
+        if not results:
+            return _calls(messages, ("get_order", {"order_id": order_id}))
+        order = value_of(results[-1].content)
+        return _final(f"Order {order_id}: {order['qty']} x {order['item']} at {order['unit_price']} each.")
+    orders = [r for r in all_results(messages, "get_order") if not r.is_error]
+    if what.startswith("Work out"):
+        if not results and orders:
+            return _calls(messages, ("calculator", {"expression": _gst_expression(value_of(orders[-1].content))}))
+        if not results:
+            return _final("STEP FAILED: the order was not looked up, so there is nothing to total")
+        return _final(f"The total is {value_of(results[-1].content)}.")
+    totals = [r for r in all_results(messages, "calculator") if not r.is_error]
+    total = value_of(totals[-1].content) if totals else "unknown"
+    return _final(f"Order {order_id} costs {total} INR with 18% GST.")
+
+
+SCRIPTS = {
+    "recovers": recovers,
+    "repeats": repeats,
+    "wanders": wanders,
+    "support_demo": support_demo,
+    "planned": planned,
+    "replans": replans,
+}
