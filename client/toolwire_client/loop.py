@@ -167,8 +167,8 @@ class Agent:
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
                 await self._settle_pending(state)
-            if state.plan is None and self.config.plan is not None:
-                await self._make_plan(state, errors.plan_request(self.config.plan.max_plan_steps))
+            if state.plan is None:
+                await self._start_plan(state)
             while True:
                 await self._step(state)
         took = time.perf_counter() - started
@@ -294,6 +294,14 @@ class Agent:
         self._end_step(state, answer)
         await self._make_plan(state, errors.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
         return True
+
+    async def _start_plan(self, state: RunState) -> None:
+        """Before the first step: a workflow's first step, or plan-and-execute's plan; nothing without either."""
+        if self.config.workflow is not None:
+            state.plan = self.config.workflow.plan()
+            state.messages.append(UserMessage(content=state.plan.step_message()))
+        elif self.config.plan is not None:
+            await self._make_plan(state, errors.plan_request(self.config.plan.max_plan_steps))
 
     async def _make_plan(self, state: RunState, request: str) -> None:
         """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first

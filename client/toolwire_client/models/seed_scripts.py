@@ -172,7 +172,47 @@ def _plan_step(messages: list[Message]) -> AssistantMessage:
     return _final(f"Order {order_id} costs {total} INR with 18% GST.")
 
 
+# ---- the support desk workflow (examples/support_workflow.py) ------------------------------------------------------
+TOPICS = [
+    ("broken", "damaged_item"),
+    ("damaged", "damaged_item"),
+    ("late", "late_delivery"),
+    ("not arrived", "late_delivery"),
+    ("cancel", "cancellation"),
+    ("refund", "refund"),
+]
+"""The first word found in the ticket names its category (the classify step of the scripted support desk)."""
+
+
+def support_workflow(messages: list[Message]) -> AssistantMessage:
+    """classify -> policy -> reply: a category from the ticket's words, the policy for it, a reply built from the
+    order and the policy it read (the step names are the workflow's, the facts are the tools')."""
+    step = STEP.match(last_user(messages))
+    name = step.group(3) if step else ""
+    results = last_results(messages)
+    if name == "classify":
+        ticket = next(m.content for m in messages if isinstance(m, UserMessage)).lower()
+        return _final(next((topic for word, topic in TOPICS if word in ticket), "other"))
+    if name == "policy":
+        if not results or results[-1].name != "get_policy":
+            answers = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
+            return _calls(messages, ("get_policy", {"topic": answers[-1].strip() if answers else "other"}))
+        return _final(str(value_of(results[-1].content)))
+    if not results or results[-1].name != "get_order":
+        return _calls(messages, ("get_order", {"order_id": task_order_id(messages)}))
+    order = value_of(results[-1].content)
+    if not isinstance(order, dict):
+        return _final(f"STEP FAILED: the order could not be read: {results[-1].content}")
+    policies = [value_of(r.content) for r in all_results(messages, "get_policy") if not r.is_error]
+    policy = str(policies[-1]).split(": ", 1)[-1] if policies else "a person will look at your ticket"
+    return _final(
+        f"Dear customer, we are sorry about the {order['item']} in order {order['order_id']}. Our policy: "
+        f"{policy} Reply to tell us which you prefer and we will arrange it."
+    )
+
+
 SCRIPTS = {
+    "support_workflow": support_workflow,
     "recovers": recovers,
     "repeats": repeats,
     "wanders": wanders,
