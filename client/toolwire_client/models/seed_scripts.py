@@ -5,6 +5,7 @@ import json
 import re
 from typing import Any
 
+from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
@@ -111,6 +112,20 @@ def support_demo(messages: list[Message]) -> AssistantMessage:
     return _calls(messages, ("issue_refund", {"order_id": order_id, "amount_cents": amount_cents}))
 
 
+# ---- reflection ---------------------------------------------------------------------------------------------------
+def reviews(messages: list[Message]) -> AssistantMessage:
+    """`recovers`, reviewed: the reviewer approves only a draft that gives the currency as INR, and a draft sent
+    back is fixed ('rupees' becomes INR)."""
+    last = messages[-1]
+    draft = next((m.text for m in reversed(messages) if isinstance(m, AssistantMessage) and m.text), "")
+    if isinstance(last, UserMessage) and last.content.startswith("Review your last answer"):
+        return _final(errors.REVIEW_APPROVED if "INR" in draft else "- the currency is rupees, not INR")
+    if isinstance(last, UserMessage) and last.content == errors.REVIEW_RETRY:
+        drafts = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
+        return _final(drafts[-2].replace("rupees", "INR"))  # the draft before the verdict
+    return recovers(messages)
+
+
 # ---- plan-and-execute ---------------------------------------------------------------------------------------------
 STEP = re.compile(r"Step (\d+) of (\d+)(?: \((\w+)\))?: (.*)")
 PLAN = "1. Look up order {order}\n2. Work out the total with 18% GST on the calculator\n3. Answer with the total"
@@ -212,6 +227,7 @@ def support_workflow(messages: list[Message]) -> AssistantMessage:
 
 
 SCRIPTS = {
+    "reviews": reviews,
     "support_workflow": support_workflow,
     "recovers": recovers,
     "repeats": repeats,
