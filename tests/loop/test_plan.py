@@ -5,6 +5,8 @@ max_replans; the plan is shown in the step table, saved with the run, traced, an
 import json
 from pathlib import Path
 
+import pytest
+
 from helpers.telemetry import install
 from toolwire_client import exits
 from toolwire_client.cli.trace import step_lines
@@ -214,3 +216,41 @@ async def test_a_planned_run_reviews_only_its_final_answer(support_source: McpSo
     assert [s.kind for s in state.steps].count("review") == 1
     assert json.dumps(rows).count("review:") == 1
     assert exits.PlanFailed.code == "plan_failed"
+
+
+async def test_a_step_that_waits_for_approval_resumes_into_the_rest_of_the_plan(support_source: McpSource) -> None:
+    def refunds(messages: list[Message]) -> AssistantMessage:
+        if asked_for_plan(messages):
+            return AssistantMessage(text="1. Refund one keyboard of order A123\n2. Answer the customer")
+        last = messages[-1]
+        if isinstance(last, UserMessage) and last.content.startswith("Step 1 of 2"):
+            refund = ToolCall(id="r1", name="issue_refund", arguments={"order_id": "A123", "amount_cents": 2500})
+            return AssistantMessage(tool_calls=[refund])
+        if isinstance(last, UserMessage):
+            return AssistantMessage(text="Refunded one keyboard of order A123.")
+        return AssistantMessage(text=f"Refund done: {last.text if isinstance(last, AssistantMessage) else 'ok'}")
+
+    config = RunConfig(model="scripted:refunds", plan=Planning())
+    async with ToolBox([support_source]) as box:
+        agent = Agent(ScriptedModel(refunds, name="refunds"), box, config=config)
+        paused = await agent.run("Refund one keyboard of order A123.")
+        assert paused.status == "waiting_for_approval" and paused.plan is not None and paused.plan.current == 1
+        paused.pending[0].state = "approved"
+        done = await agent.resume(paused)
+    assert done.status == "done" and done.final_answer == "Refunded one keyboard of order A123."
+    assert [s.plan_step for s in done.steps] == [None, (1, 2), (1, 2), (2, 2)]
+    assert done.plan is not None and done.plan.finished and len(done.plan.outputs) == 2
+    check_order(done.messages)
+
+
+async def test_the_plan_steps_are_on_the_trace_when_content_capture_is_on(
+    support_source: McpSource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    telemetry = install()
+    telemetry.spans.clear()
+    await run(support_source, ScriptedModel(replans, name="replans"))
+    agent_span = next(s for s in telemetry.spans.get_finished_spans() if s.name.startswith("invoke_agent"))
+    made = [dict(e.attributes or {}) for e in agent_span.events if e.name == attributes.TOOLWIRE_PLAN_EVENT]
+    assert [(e[attributes.TOOLWIRE_PLAN_REPLAN], e[attributes.TOOLWIRE_PLAN_STEPS]) for e in made] == [(0, 3), (1, 3)]
+    assert list(made[1][attributes.TOOLWIRE_PLAN_TEXT]) == [s.text for s in PLANNED]
