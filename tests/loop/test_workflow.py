@@ -2,6 +2,7 @@
 in that order, each step a model turn with only its own tools, in one run: one trace, one saved message list,
 replayable; a step the model reports failed stops the run (a workflow is not replanned)."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -122,7 +123,10 @@ def test_the_example_runs_with_no_key_and_its_run_is_saved(tmp_path: Path) -> No
     example = [sys.executable, str(REPO / "examples" / "support_workflow.py")]
     done = run_toolwire("--db", db, env=env, command=example)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "step 1 | step 1 of 3 done: damaged_item" in done.stdout and "reply: Dear customer" in done.stdout
+    assert "step 1 | step 1 of 3 (classify) done: damaged_item" in done.stdout and "reply: Dear customer" in done.stdout
     run_id = done.stdout.split("saved as ", 1)[1].split(":", 1)[0]
     shown = run_toolwire("trace", "show", run_id, "--db", db, env=env)
     assert shown.returncode == 0 and 'get_policy({"topic": "damaged_item"})' in shown.stdout, shown.stderr
+    data = json.loads(run_toolwire("trace", "show", run_id, "--json", "--db", db, env=env).stdout)
+    assert [s["plan_step"] for s in data["steps"]] == [[1, 3], [2, 3], [2, 3], [3, 3], [3, 3]]
+    assert [s["name"] for s in data["plan"]["steps"]] == ["classify", "policy", "reply"]

@@ -60,9 +60,12 @@ def _answer_label(state: RunState, step: StepRecord) -> str:
     if step.plan_step is None:
         return "final"
     i, n = step.plan_step
+    plan = state.plan
+    named = plan is not None and plan.workflow and len(plan.steps) == n and plan.steps[i - 1].name
+    where = f"step {i} of {n}" + (f" ({named})" if named else "")
     if step_failure(step.model_text) is not None:
-        return f"step {i} of {n} failed"
-    return "final" if i == n else f"step {i} of {n} done"
+        return f"{where} failed"
+    return "final" if i == n else f"{where} done"
 
 
 def trace_lines(state: RunState, wide: bool = False) -> list[str]:
@@ -92,7 +95,14 @@ def _summary(state: RunState) -> dict[str, object]:
         ]
         final = None if step.tool_calls else step.model_text
         steps.append(
-            {"index": step.index, "calls": calls, "final": final, "tokens_so_far": step.usage_so_far.total_tokens}
+            {
+                "index": step.index,
+                "kind": step.kind,
+                "plan_step": list(step.plan_step) if step.plan_step else None,
+                "calls": calls,
+                "final": final,
+                "tokens_so_far": step.usage_so_far.total_tokens,
+            }
         )
     return {
         "run_id": state.run_id,
@@ -103,6 +113,7 @@ def _summary(state: RunState) -> dict[str, object]:
         "final_answer": state.final_answer,
         "usage": state.usage.model_dump(mode="json"),
         "cost_usd": state.cost_usd,
+        "plan": state.plan.model_dump(mode="json") if state.plan is not None else None,
         "steps": steps,
     }
 
