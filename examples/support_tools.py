@@ -111,12 +111,31 @@ POLICIES: dict[str, str] = {
 }
 
 
-@registry.tool(
-    description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
-    "other). Follow it when you answer a customer."
-)
 def get_policy(topic: Annotated[TicketTopic, Field(description="the kind of ticket, e.g. damaged_item")]) -> str:
     return POLICIES[topic]
+
+
+def _desk() -> Registry:
+    """The support desk of the workflow example: every support tool plus get_policy. A registry of its own, so the
+    tools (and the token counts) of runs on `registry` stay what they were."""
+    desk = Registry("toolwire-support-desk")
+    for tool in registry:
+        policy = tool.policy
+        options = {"timeout_s": policy.timeout_s, "max_concurrency": policy.max_concurrency}
+        desk.add(
+            tool.fn,
+            name=tool.name,
+            description=tool.description,
+            risky=policy.risky,
+            idempotent=policy.idempotent,
+            **options,
+        )
+    desk.add(
+        get_policy,
+        description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
+        "other). Follow it when you answer a customer.",
+    )
+    return desk
 
 
 # The calculator's arithmetic: an AST walk over numbers and + - * / // % ** (never eval()) that bounds every result
@@ -265,6 +284,9 @@ def refunds_total(order_id: str) -> int:
             ).fetchone()[0]
         )
 
+
+desk = _desk()
+"""Serve it with `toolwire serve examples.support_tools:desk --stdio` (examples/support_workflow.py does)."""
 
 if __name__ == "__main__":
     print(json.dumps([tool.spec().model_dump() for tool in registry], indent=2))

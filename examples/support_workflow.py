@@ -56,7 +56,7 @@ def model_spec() -> str:
 def config(spec: str) -> RunConfig:
     server = ServerSpec(
         name="support",
-        command=[sys.executable, "-m", "toolwire_server", f"{HERE}/support_tools.py:registry", "--stdio"],
+        command=[sys.executable, "-m", "toolwire_server", f"{HERE}/support_tools.py:desk", "--stdio"],
     )
     return RunConfig(model=spec, servers=[server], system=SYSTEM, limits=RunLimits(max_steps=10), workflow=SUPPORT_DESK)
 

@@ -26,6 +26,17 @@ from toolwire_client.workflow import Step, Workflow
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 
+from .conftest import stdio_source
+
+
+@pytest.fixture
+def desk_source(tmp_path: Path) -> McpSource:
+    """The support tools plus get_policy (examples.support_tools:desk), on stdio."""
+    return stdio_source(
+        "examples.support_tools:desk", "desk", {"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3")}
+    )
+
+
 REPLY = "Dear customer, we are sorry about the keyboard in order A123. Our policy: the customer chooses a free"
 
 
@@ -41,12 +52,12 @@ async def run(source: McpSource, model: ScriptedModel, db: Path | None = None) -
 
 
 async def test_the_steps_run_in_order_in_one_run_one_trace_one_message_list(
-    support_source: McpSource, tmp_path: Path
+    desk_source: McpSource, tmp_path: Path
 ) -> None:
     telemetry = install()
     telemetry.spans.clear()
     db = tmp_path / "runs.sqlite3"
-    state = await run(support_source, ScriptedModel(support_workflow, name="support_workflow"), db)
+    state = await run(desk_source, ScriptedModel(support_workflow, name="support_workflow"), db)
     assert state.status == "done" and state.final_answer is not None and state.final_answer.startswith(REPLY)
     assert [s.plan_step for s in state.steps] == [(1, 3), (2, 3), (2, 3), (3, 3), (3, 3)]
     assert [c.name for s in state.steps for c in s.tool_calls] == ["get_policy", "get_order"]
@@ -76,7 +87,7 @@ async def test_the_steps_run_in_order_in_one_run_one_trace_one_message_list(
     assert replayed.identical, replayed.describe()
 
 
-async def test_a_call_to_a_tool_the_step_does_not_allow_is_answered_not_run(support_source: McpSource) -> None:
+async def test_a_call_to_a_tool_the_step_does_not_allow_is_answered_not_run(desk_source: McpSource) -> None:
     def refunds_early(messages: list[Message]) -> AssistantMessage:
         last = messages[-1]
         if isinstance(last, UserMessage) and last.content.startswith("Step 3 of 3"):
@@ -84,7 +95,7 @@ async def test_a_call_to_a_tool_the_step_does_not_allow_is_answered_not_run(supp
             return AssistantMessage(tool_calls=[refund])
         return support_workflow(messages)
 
-    state = await run(support_source, ScriptedModel(refunds_early, name="refunds_early"))
+    state = await run(desk_source, ScriptedModel(refunds_early, name="refunds_early"))
     refused = next(s for s in state.steps if any(c.name == "issue_refund" for c in s.tool_calls))
     assert [(r.error_kind, r.content) for r in refused.results] == [
         ("blocked", errors.not_in_step("issue_refund", "reply", ["get_order"]))
@@ -93,14 +104,14 @@ async def test_a_call_to_a_tool_the_step_does_not_allow_is_answered_not_run(supp
     check_order(state.messages)
 
 
-async def test_a_failed_step_stops_the_workflow(support_source: McpSource) -> None:
+async def test_a_failed_step_stops_the_workflow(desk_source: McpSource) -> None:
     def gives_up(messages: list[Message]) -> AssistantMessage:
         last = messages[-1]
         if isinstance(last, UserMessage) and last.content.startswith("Step 2 of 3"):
             return AssistantMessage(text="STEP FAILED: there is no policy for this")
         return support_workflow(messages)
 
-    state = await run(support_source, ScriptedModel(gives_up, name="gives_up"))
+    state = await run(desk_source, ScriptedModel(gives_up, name="gives_up"))
     assert (state.status, state.stop_reason) == ("stopped", "plan_failed")
     assert "step 2 of 3" in (state.report or "") and "a workflow is not replanned" in (state.report or "")
 

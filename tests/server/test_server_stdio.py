@@ -27,7 +27,7 @@ async def test_support_tools_listed_and_called(
         expected_version = "2026-07-28" if mode == "auto" else "2025-11-25"
         assert client.session.protocol_version == expected_version
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"get_order", "search_orders", "get_policy", "calculator", "issue_refund"}
+        assert set(tools) == {"get_order", "search_orders", "calculator", "issue_refund"}
         search = tools["search_orders"]
         assert search.input_schema["additionalProperties"] is False
         assert search.input_schema["required"] == ["customer_id"]
