@@ -98,6 +98,46 @@ def search_orders(
     return [dict(row) for row in rows]
 
 
+TicketTopic = Literal["damaged_item", "late_delivery", "refund", "cancellation", "other"]
+POLICIES: dict[str, str] = {
+    "damaged_item": "Damaged items: the customer chooses a free replacement or a refund of the damaged units; no "
+    "return shipping is needed; a photo of the damage is asked for only when the order is over 10000.",
+    "late_delivery": "Late delivery: an order not delivered 10 days after it shipped is traced with the carrier; "
+    "after 20 days the customer may cancel for a full refund.",
+    "refund": "Refunds: delivered orders may be returned within 30 days for a refund of the returned units; the "
+    "refund goes back to the original payment method within 5 working days.",
+    "cancellation": "Cancellation: an open order can be cancelled at no cost; a shipped one must be returned first.",
+    "other": "Anything else: answer what the tools can confirm and hand the ticket to a person for the rest.",
+}
+
+
+def get_policy(topic: Annotated[TicketTopic, Field(description="the kind of ticket, e.g. damaged_item")]) -> str:
+    return POLICIES[topic]
+
+
+def _desk() -> Registry:
+    """The support desk of the workflow example: every support tool plus get_policy. A registry of its own, so the
+    tools (and the token counts) of runs on `registry` stay what they were."""
+    desk = Registry("toolwire-support-desk")
+    for tool in registry:
+        policy = tool.policy
+        options = {"timeout_s": policy.timeout_s, "max_concurrency": policy.max_concurrency}
+        desk.add(
+            tool.fn,
+            name=tool.name,
+            description=tool.description,
+            risky=policy.risky,
+            idempotent=policy.idempotent,
+            **options,
+        )
+    desk.add(
+        get_policy,
+        description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
+        "other). Follow it when you answer a customer.",
+    )
+    return desk
+
+
 # The calculator's arithmetic: an AST walk over numbers and + - * / // % ** (never eval()) that bounds every result
 # before computing it, so no expression (`9**9**9**9`, `(10**10**8)`, a tower of powers) holds the server for more
 # than microseconds or answers with anything but a readable error. Kept in this file: evals load it by path.
@@ -244,6 +284,9 @@ def refunds_total(order_id: str) -> int:
             ).fetchone()[0]
         )
 
+
+desk = _desk()
+"""Serve it with `toolwire serve examples.support_tools:desk --stdio` (examples/support_workflow.py does)."""
 
 if __name__ == "__main__":
     print(json.dumps([tool.spec().model_dump() for tool in registry], indent=2))

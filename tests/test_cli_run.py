@@ -100,3 +100,23 @@ def test_run_streams_a_responses_model_and_prints_its_text_live(tmp_path: Path) 
     assert lines[live + 1].startswith("  step 2 | final: Total 5900.0 rupees.")
     assert 'step 1 | calculator({"expression": "2500 * 2"}) | 5000' in done.stdout
     assert "answer: Total 5900.0 rupees." in done.stdout
+
+
+def test_run_plan_prints_the_plan_and_the_replan_and_the_run_replays(tmp_path: Path) -> None:
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    task = "What does order A123 cost in total with 18% GST?"
+    args = ["run", task, "--model", "scripted:replans", "--server", SUPPORT, "--db", db, "--plan", "--json"]
+    done = run_toolwire(*args, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = done.stderr  # with --json the table goes to stderr
+    assert "step 1 | plan: 1. Find order A123 among the customer's orders" in table
+    assert "step 3 | step 1 of 3 failed: STEP FAILED: no orders for customer A123" in table
+    assert "step 4 | plan: 1. Look up order A123" in table and "step 4 | plan: 3. Answer with the total" in table
+    assert "answer: Order A123 costs 5900.0 INR with 18% GST." in table
+    state = json.loads(done.stdout)
+    assert state["plan"]["replans"] == 1 and [s["kind"] for s in state["steps"]].count("plan") == 2
+    replayed = run_toolwire("replay", state["run_id"], "--db", db, env=env)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout + replayed.stderr
+
+    misused = run_toolwire("run", task, "--server", SUPPORT, "--max-replans", "2", env=env)
+    assert misused.returncode == 2 and "--max-replans applies to planned runs: add --plan" in misused.stderr

@@ -132,6 +132,43 @@ def test_failures_fail_the_gate_and_are_saved_for_replay(tmp_path: Path) -> None
     assert replayed.exit_code == 0 and "identical" in replayed.output, replayed.output
 
 
+STRATEGIES = REPO / "examples" / "evals" / "strategies.toml"
+
+
+def test_strategy_tasks_pass_with_their_path_metrics(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = toolwire(*["eval", str(STRATEGIES), "--json", str(out), "--min-success", "1.0", "--no-save"])
+    assert result.exit_code == 0, result.output
+    attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
+    assert set(attempts) == {
+        "gst-total-reviewed",
+        "gst-total-planned",
+        "gst-total-replanned",
+        "damaged-ticket-workflow",
+    }
+    assert attempts["gst-total-reviewed"]["reviews"] == 1 and attempts["gst-total-reviewed"]["within_reviews"] is True
+    assert (attempts["gst-total-planned"]["replans"], attempts["gst-total-replanned"]["replans"]) == (0, 1)
+    assert attempts["gst-total-replanned"]["called"] == ["search_orders", "get_order", "calculator"]
+    assert attempts["damaged-ticket-workflow"]["called"] == ["get_policy", "get_order"]
+
+
+def test_a_replan_or_a_review_over_its_ceiling_fails_the_task(tmp_path: Path) -> None:
+    evals = eval_file(
+        tmp_path,
+        task("replanned", GST, "scripted:replans", '{ contains = "5900" }', expect="{ max_replans = 0 }")
+        + "plan = { max_replans = 1 }\n",
+        task("reviewed", GST, "scripted:reviews", '{ contains = "INR" }', expect="{ max_reviews = 0 }")
+        + 'review = { criteria = ["Give the currency as INR."] }\n',
+    )
+    out = tmp_path / "report.json"
+    result = toolwire(*["eval", str(evals), "--json", str(out), "--min-success", "0.5", "--no-save"])
+    assert result.exit_code == 1, result.output
+    attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
+    assert attempts["replanned"]["answer_ok"] is True and attempts["replanned"]["within_replans"] is False
+    assert attempts["reviewed"]["answer_ok"] is True and attempts["reviewed"]["within_reviews"] is False
+    assert "too many replans" in result.output and "too many reviews" in result.output
+
+
 def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('[models."recovers"]\ninput = 3.0\noutput = 15.0\n')
@@ -190,6 +227,20 @@ def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> Non
         ('[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { callable = "nope" }\n', "module:function"),
         ('[[servers]]\nurl = "http://x"\ncommand = ["y"]\n', "exactly one of command"),
         ("tasks = [", "not valid TOML"),
+        (
+            '[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { exact = "x" }\nplan = {}\n'
+            '[[tasks.workflow.steps]]\nname = "s"\ninstruction = "i"\n',
+            "sets both plan and workflow",
+        ),
+        (
+            '[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { exact = "x" }\n'
+            '[[tasks.workflow.steps]]\nname = "s"\ninstruction = "use {t}"\n',
+            "uses {t}, which is not an earlier step",
+        ),
+        (
+            '[[tasks]]\nname = "a"\ntask = "t"\nmodel = "m"\ncheck = { exact = "x" }\nplan = { replans = 2 }\n',
+            "replans",
+        ),
     ],
 )
 def test_bad_eval_file_says_what_is_wrong(tmp_path: Path, text: str, says: str) -> None:

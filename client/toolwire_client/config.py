@@ -9,9 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.delegation import Delegation
 from toolwire_client.models.anthropic_cache import PromptCache
+from toolwire_client.plan import Planning
 from toolwire_client.review import Review
 from toolwire_client.state import RunState
 from toolwire_client.tools.source import ToolSource
+from toolwire_client.workflow import Workflow
 from toolwire_shared.tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -121,11 +123,21 @@ class RunConfig(BaseModel):
     """Reflection: check each draft final answer against these criteria before it stands."""
     delegate: Delegation | None = None
     """Sub-agents: offer the `delegate` tool, which runs part of the task as a child run (delegate.py)."""
+    plan: Planning | None = None
+    """Plan-and-execute: a numbered plan first, then its steps one by one, a new plan when a step fails."""
+    workflow: Workflow | None = None
+    """A path written in code: its steps run in order, each a model turn (see workflow.py); not with `plan`."""
     allow: list[str] | None = None
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
     eval_task: str | None = None
     """The eval task this run was an attempt at, when `toolwire eval` started it."""
+
+    @model_validator(mode="after")
+    def _one_path(self) -> "RunConfig":
+        if self.plan is not None and self.workflow is not None:
+            raise ValueError("a run follows either a plan the model makes (plan=...) or a workflow, not both")
+        return self
 
 
 def config_of(state: RunState) -> RunConfig:

@@ -43,6 +43,10 @@ class WallClock(RunExit, code="wall_clock"): ...
 class RepeatedCall(RunExit, code="repeated_call"): ...
 
 
+class PlanFailed(RunExit, code="plan_failed"):
+    """The plan did not parse after one re-ask, or a step failed with no replan left."""
+
+
 class WaitingForApproval(RunExit, code="waiting_for_approval", status="waiting_for_approval"): ...
 
 

@@ -23,6 +23,7 @@ from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.models.sse import OnText
 from toolwire_client.ordering import MessageOrderError
+from toolwire_client.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
 from toolwire_client.review import approved
 from toolwire_client.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
 from toolwire_client.store.base import LeaseLost, RunStore
@@ -30,7 +31,7 @@ from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes
-from toolwire_otel.content import record_agent_content, record_chat_content
+from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
@@ -172,6 +173,8 @@ class Agent:
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
                 await self._settle_pending(state)
+            if state.plan is None:
+                await self._start_plan(state)
             while True:
                 await self._step(state)
         took = time.perf_counter() - started
@@ -192,7 +195,7 @@ class Agent:
         step = await self._ask_model(state, cap)
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
-            if await self._sent_back(state, step):
+            if await self._goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
         await self._act(state, step)
@@ -265,9 +268,77 @@ class Agent:
             cost_usd=cost,
             model_latency_s=reply.latency_s,
             model_reply=reply,
+            plan_step=state.plan.position() if state.plan is not None and kind != "plan" else None,
         )
         state.steps.append(step)
         return step
+
+    async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
+        """The seam after a text answer: True when the run goes on (the plan's next step, a new plan after a failed
+        step, a review that sent the draft back); False when the text is the final answer."""
+        return await self._next_in_plan(state, answer) or await self._sent_back(state, answer)
+
+    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
+        """Plan-and-execute: the answer ends the running step; send the next one, or plan again when the model
+        reported the step failed. False without a plan or once its last step is answered."""
+        plan = state.plan
+        if plan is None or plan.finished:
+            return False
+        why = step_failure(answer.model_text)
+        if why is None:
+            plan.finish_step(answer.model_text)
+            if plan.finished:
+                return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
+            self._end_step(state, answer)
+            state.messages.append(UserMessage(content=plan.step_message()))
+            await self._save(state)
+            return True
+        i, n, planning = plan.current, len(plan.steps), self.config.plan
+        if planning is None or plan.workflow or plan.replans >= planning.max_replans:
+            spent = "a workflow is not replanned" if planning is None or plan.workflow else "no replan left"
+            raise exits.PlanFailed(f"stopped: step {i} of {n} ({plan.running.text}) failed ({why}) and {spent}")
+        self._end_step(state, answer)
+        await self._make_plan(state, errors.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
+        return True
+
+    async def _start_plan(self, state: RunState) -> None:
+        """Before the first step: a workflow's first step, or plan-and-execute's plan; nothing without either."""
+        if self.config.workflow is not None:
+            state.plan = self.config.workflow.plan()
+            state.messages.append(UserMessage(content=state.plan.step_message()))
+        elif self.config.plan is not None:
+            await self._make_plan(state, errors.plan_request(self.config.plan.max_plan_steps))
+
+    async def _make_plan(self, state: RunState, request: str) -> None:
+        """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first
+        step; a plan that fails twice stops the run."""
+        assert self.config.plan is not None
+        for attempt in (1, 2):
+            state.messages.append(UserMessage(content=request))
+            try:
+                cap = self._check_limits(state)
+            except exits.RunExit:
+                state.messages.pop()  # unsent: the list ends where the last exchange ended
+                raise
+            reply = await self._ask_model(state, cap, kind="plan")
+            budget.check_spent(self.limits, state)
+            reply.results = [failed(c.id, c.name, "blocked", errors.PLAN_NO_TOOLS) for c in reply.tool_calls]
+            self._append_results(state, reply)
+            try:
+                steps = parse_plan(reply.model_text, self.config.plan.max_plan_steps)
+            except PlanError as exc:
+                if attempt == 2:
+                    raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({exc})") from exc
+                self._end_step(state, reply)
+                request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(exc))
+                continue
+            replans = 0 if state.plan is None else state.plan.replans + 1
+            state.plan = Plan(steps=[PlanStep(text=text) for text in steps], replans=replans)
+            record_plan(steps, replans)
+            self._end_step(state, reply)
+            state.messages.append(UserMessage(content=state.plan.step_message()))
+            await self._save(state)
+            return
 
     async def _sent_back(self, state: RunState, draft: StepRecord) -> bool:
         """Reflection: True when the review of this draft found problems and the model gets another try. The draft
@@ -305,6 +376,8 @@ class Agent:
             raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
         for call, times in repeats:
             step.results.append(failed(call.id, call.name, "blocked", errors.repeated(call.signature, times)))
+        repeated = {c.id for c, _ in repeats}
+        step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
         answered = {r.call_id for r in step.results}
         risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
         await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.ordering import OrderCheck
+from toolwire_client.plan import Plan
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.usage import Usage
@@ -28,7 +29,7 @@ def args_hash(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-StepKind = Literal["act", "review"]
+StepKind = Literal["act", "review", "plan"]
 
 
 class StepRecord(BaseModel):
@@ -36,7 +37,10 @@ class StepRecord(BaseModel):
 
     index: int
     kind: StepKind = "act"
-    """"review": the model checked its draft answer against the run's criteria (see review.py)."""
+    """"review": the model checked its draft answer against the run's criteria (see review.py); "plan": the model
+    wrote (or rewrote) the run's plan (see plan.py)."""
+    plan_step: tuple[int, int] | None = None
+    """(i, n): the call worked on step i of the n-step plan (or workflow) running then."""
     model_text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)
@@ -82,6 +86,8 @@ class RunState(BaseModel):
     """Hex trace id of the run's invoke_agent span, so a resumed run links to it."""
     started_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
+    plan: Plan | None = None
+    """The plan (or workflow) being run: its steps, the one running, what the finished ones answered."""
     config: dict[str, Any] = Field(default_factory=dict)
     """How to rebuild the run in another process: model spec, tool server commands/URLs, limits (`toolwire resume`)."""
     version: int = 0

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from opentelemetry.trace import Span
+from opentelemetry.trace import Span, get_current_span
 
 from toolwire_otel import attributes as semconv
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
@@ -128,6 +128,18 @@ def record_agent_content(span: Span, messages: Sequence[Message], final_answer: 
     if final_answer is not None:
         answer = [{"role": "assistant", "parts": [_text_part(final_answer)], "finish_reason": "stop"}]
         span.set_attribute(semconv.GEN_AI_OUTPUT_MESSAGES, _json(answer))
+
+
+def record_plan(steps: Sequence[str], replan: int) -> None:
+    """A plan made (plan-and-execute) as an event on the current span, invoke_agent: its size always, its steps
+    only when content capture is on."""
+    span = get_current_span()
+    if not span.is_recording():
+        return
+    event: dict[str, Any] = {semconv.TOOLWIRE_PLAN_STEPS: len(steps), semconv.TOOLWIRE_PLAN_REPLAN: replan}
+    if capture_enabled():
+        event[semconv.TOOLWIRE_PLAN_TEXT] = [redact(_cut(step)) for step in steps]
+    span.add_event(semconv.TOOLWIRE_PLAN_EVENT, event)
 
 
 def record_tool_content(span: Span, call: ToolCall, result: ToolResult | None = None) -> None:

@@ -328,3 +328,78 @@ def delegate_answer(answer: str, limit: int) -> str:
 def delegate_no_answer(run_id: str, why: str, last_text: str, limit: int) -> str:
     said = f" Its last words: {clip(last_text, limit)}" if last_text.strip() else ""
     return f"ERROR: the sub-agent (run {run_id}) ended without a final answer: {why}.{said}"
+
+
+# ---- plan-and-execute and workflows (client/toolwire_client/plan.py, workflow.py) ---------------------------------
+STEP_FAILED = "STEP FAILED"
+
+
+def plan_request(max_steps: int) -> str:
+    return (
+        "Before doing anything, make a plan for this task. Reply with the plan only: numbered lines, one step per "
+        f"line, at most {max_steps} steps, like\n1. Look up the order\n2. Work out the total\n3. Answer the customer\n"
+        "Do not call tools in this reply. The steps will be given back to you one at a time; make the last step "
+        "the answer to the task."
+    )
+
+
+def plan_retry(problem: str) -> str:
+    return (
+        f"That plan could not be read: {problem}. Reply again with the plan only: numbered lines '1. ...', "
+        "'2. ...', one step per line, nothing before or after them, and no tool calls."
+    )
+
+
+PLAN_EMPTY = "the reply has no numbered steps"
+PLAN_CALLED_TOOLS = "it called tools instead of listing the steps"
+PLAN_NO_TOOLS = "not run: a plan runs no tools; reply with the numbered plan, the steps will call the tools."
+
+
+def plan_unnumbered(n: int, line: str) -> str:
+    return f"line {n} ({line[:80]!r}) is not a numbered step like '{n}. Look up the order'"
+
+
+def plan_misnumbered(n: int, found: str) -> str:
+    return f"step {n} is numbered {found}; number the steps 1, 2, 3, ... in order"
+
+
+def plan_too_long(count: int, max_steps: int) -> str:
+    return f"the plan has {count} steps and at most {max_steps} are allowed; merge some steps"
+
+
+def plan_step(i: int, n: int, text: str) -> str:
+    if i == n:
+        then = "This is the last step: reply with the final answer to the task."
+    else:
+        then = "When the step is done, reply in text with what you found (no final answer yet)."
+    return (
+        f"Step {i} of {n}: {text}\nDo this step now, calling tools as needed. {then} If the step cannot be done, "
+        f"reply with {STEP_FAILED}: and the reason."
+    )
+
+
+def replan_request(i: int, n: int, text: str, why: str, max_steps: int) -> str:
+    return (
+        f"Step {i} of {n} ({text}) failed: {why}\nMake a new plan for what is left of the task, knowing what you "
+        f"found so far. Reply with the plan only: numbered lines, at most {max_steps} steps, the last one the "
+        "answer to the task, and no tool calls."
+    )
+
+
+def workflow_step(i: int, n: int, name: str, instruction: str, tools: list[str] | None) -> str:
+    if tools is None:
+        allowed = "You may call any tool."
+    elif tools:
+        allowed = f"Tools for this step: {', '.join(tools)}."
+    else:
+        allowed = "Do not call tools in this step."
+    then = "Your reply to this step is the final answer." if i == n else "Reply in text with this step's result."
+    return (
+        f"Step {i} of {n} ({name}): {instruction}\n{allowed} {then} If the step cannot be done, reply with "
+        f"{STEP_FAILED}: and the reason."
+    )
+
+
+def not_in_step(name: str, step: str, tools: list[str]) -> str:
+    allowed = f"only {', '.join(tools)} may be called" if tools else "no tool may be called"
+    return f"not run: {name} is not a tool of step '{step}', where {allowed}; do the step with those."

@@ -19,6 +19,7 @@ from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.models.providers import spec_help_wrapped
+from toolwire_client.plan import Planning
 from toolwire_client.pricing import default_prices
 from toolwire_client.review import Review
 from toolwire_client.state import RunState, StepRecord
@@ -187,6 +188,19 @@ verbose_option = click.option(
     help="Sub-agents: offer a delegate tool that runs part of the task as a child run with its own conversation, "
     "a subset of the tools and a share of the remaining budget.",
 )
+@click.option(
+    "--plan",
+    "planned",
+    is_flag=True,
+    help="Plan-and-execute: a numbered plan first, then its steps one by one; a step that fails is replanned.",
+)
+@click.option(
+    "--max-replans",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --plan: how many new plans a failed step may get before the run stops.",
+)
 @click.option("--system", help="System prompt.")
 @click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
@@ -217,6 +231,8 @@ def run(
     criteria: tuple[str, ...],
     review_retries: int,
     delegate: bool,
+    planned: bool,
+    max_replans: int,
     system: str | None,
     max_steps: int,
     max_tokens: int | None,
@@ -232,6 +248,8 @@ def run(
 
     if not commands and not urls:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
+    if max_replans != 1 and not planned:
+        raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
     config = RunConfig(
         model=model_spec or default_spec(),
@@ -245,6 +263,7 @@ def run(
         risky_tools=list(risky),
         review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
         delegate=Delegation() if delegate else None,
+        plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
     )
     console = Console(soft_wrap=True, stderr=as_json)

@@ -7,9 +7,9 @@ from typing import TextIO
 import click
 
 from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.plan import PlanError, parse_plan, step_failure
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
-from toolwire_shared.messages import ToolCall
 
 OBSERVATION_WIDTH = 200
 
@@ -24,10 +24,10 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
     if step.kind == "review":
         return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
+    if step.kind == "plan":
+        return _plan_lines(step, tokens, wide)
     if not step.tool_calls:
-        following = state.steps[step.index] if step.index < len(state.steps) else None
-        label = "draft" if following is not None and following.kind == "review" else "final"
-        return [f"step {step.index} | {label}: {_cut(step.model_text, wide)} | {tokens}"]
+        return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id for p in state.pending if p.state == "pending_approval"}
     results = {r.call_id: r for r in step.results}
     lines = []
@@ -43,16 +43,44 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
     return lines
 
 
+def _plan_lines(step: StepRecord, tokens: str, wide: bool) -> list[str]:
+    """A plan, one row per planned step (or one row with the reply that did not parse)."""
+    try:
+        steps = parse_plan(step.model_text)
+    except PlanError:
+        return [f"step {step.index} | plan (did not parse): {_cut(step.model_text, wide)} | {tokens}"]
+    return [f"step {step.index} | plan: {n}. {_cut(text, wide)} | {tokens}" for n, text in enumerate(steps, 1)]
+
+
+def _answer_label(state: RunState, step: StepRecord) -> str:
+    """'final', 'draft' (a review follows), or for a plan step's answer 'step i of n done' / 'step i of n failed'."""
+    following = state.steps[step.index] if step.index < len(state.steps) else None
+    if following is not None and following.kind == "review":
+        return "draft"
+    if step.plan_step is None:
+        return "final"
+    i, n = step.plan_step
+    plan = state.plan
+    named = plan is not None and plan.workflow and len(plan.steps) == n and plan.steps[i - 1].name
+    where = f"step {i} of {n}" + (f" ({named})" if named else "")
+    if step_failure(step.model_text) is not None:
+        return f"{where} failed"
+    return "final" if i == n else f"{where} done"
+
+
 def trace_lines(state: RunState, wide: bool = False, children: dict[str, RunState] | None = None) -> list[str]:
     """The step table of the whole run, then how the run ended; a sub-agent's table (from `children`, by run id) is
     indented under the delegate call that started it."""
     children = children or {}
     lines = []
     for step in state.steps:
-        calls: list[ToolCall | None] = [*step.tool_calls] or [None]  # a final answer's line has no call
-        for call, line in zip(calls, step_lines(state, step, wide), strict=True):
+        rows = step_lines(state, step, wide)
+        if len(rows) != len(step.tool_calls):  # a final answer's line, or a plan's rows: no call to nest under
+            lines += rows
+            continue
+        for call, line in zip(step.tool_calls, rows, strict=True):
             lines.append(line)
-            sub = state.children.get(call.id) if call is not None else None
+            sub = state.children.get(call.id)
             if sub is not None and sub.run_id in children:
                 child = children[sub.run_id]
                 lines.append(f"  sub-agent {child.run_id}: {child.task}")
@@ -81,7 +109,14 @@ def _summary(state: RunState) -> dict[str, object]:
         ]
         final = None if step.tool_calls else step.model_text
         steps.append(
-            {"index": step.index, "calls": calls, "final": final, "tokens_so_far": step.usage_so_far.total_tokens}
+            {
+                "index": step.index,
+                "kind": step.kind,
+                "plan_step": list(step.plan_step) if step.plan_step else None,
+                "calls": calls,
+                "final": final,
+                "tokens_so_far": step.usage_so_far.total_tokens,
+            }
         )
     return {
         "run_id": state.run_id,
@@ -92,6 +127,7 @@ def _summary(state: RunState) -> dict[str, object]:
         "final_answer": state.final_answer,
         "usage": state.usage.model_dump(mode="json"),
         "cost_usd": state.cost_usd,
+        "plan": state.plan.model_dump(mode="json") if state.plan is not None else None,
         "steps": steps,
     }
 

@@ -81,13 +81,17 @@ def resolve_callable(spec: str) -> Callable[..., Any]:
 
 
 class PathExpectation(BaseModel):
-    """The path a good run takes: tools in order, and ceilings on steps and cost."""
+    """The path a good run takes: tools in order, and ceilings on steps, cost, replans and reviews."""
 
     model_config = ConfigDict(extra="forbid")
 
     tools: list[str] | None = None
     max_steps: int | None = None
     max_cost_usd: float | None = None
+    max_replans: int | None = None
+    """Plan-and-execute: at most this many new plans after failed steps (0: the first plan held)."""
+    max_reviews: int | None = None
+    """Reflection: at most this many review calls (1: the first reviewed draft was approved or final)."""
 
 
 def called_tools(state: RunState) -> list[str]:

@@ -108,6 +108,8 @@ def _why(a: Attempt) -> str:
             ("wrong order", a.right_order),
             ("too many steps", a.within_steps),
             ("over cost", a.within_cost),
+            ("too many replans", a.within_replans),
+            ("too many reviews", a.within_reviews),
         )
         if ok is False
     ]

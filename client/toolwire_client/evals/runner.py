@@ -38,8 +38,14 @@ class Attempt:
     right_order: bool | None = None
     within_steps: bool | None = None
     within_cost: bool | None = None
+    within_replans: bool | None = None
+    within_reviews: bool | None = None
     called: list[str] = field(default_factory=list)
     steps: int = 0
+    replans: int = 0
+    """New plans made after a failed step (plan-and-execute)."""
+    reviews: int = 0
+    """Review calls made (reflection)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
@@ -54,7 +60,14 @@ class Attempt:
 
     @property
     def success(self) -> bool:
-        path = (self.right_tools, self.right_order, self.within_steps, self.within_cost)
+        path = (
+            self.right_tools,
+            self.right_order,
+            self.within_steps,
+            self.within_cost,
+            self.within_replans,
+            self.within_reviews,
+        )
         return self.error is None and self.status == "done" and self.answer_ok and all(p is not False for p in path)
 
 
@@ -80,6 +93,8 @@ def judge(attempt: Attempt, task: EvalTask, state: RunState) -> None:
     attempt.answer_ok = state.status == "done" and task.check.passes(state.final_answer, state)
     attempt.called = called_tools(state)
     attempt.steps = len(state.steps)
+    attempt.replans = state.plan.replans if state.plan is not None else 0
+    attempt.reviews = sum(1 for s in state.steps if s.kind == "review")
     attempt.input_tokens, attempt.output_tokens = state.usage.input_tokens, state.usage.output_tokens
     attempt.cost_usd = state.cost_usd
     expect = task.expect
@@ -90,6 +105,10 @@ def judge(attempt: Attempt, task: EvalTask, state: RunState) -> None:
         attempt.right_order = right_order(expect.tools, attempt.called)
     if expect.max_steps is not None:
         attempt.within_steps = attempt.steps <= expect.max_steps
+    if expect.max_replans is not None:
+        attempt.within_replans = attempt.replans <= expect.max_replans
+    if expect.max_reviews is not None:
+        attempt.within_reviews = attempt.reviews <= expect.max_reviews
     if expect.max_cost_usd is not None:
         # an unknown price cannot be shown to be within budget
         attempt.within_cost = state.cost_usd is not None and state.cost_usd <= expect.max_cost_usd
@@ -157,6 +176,9 @@ class EvalRunner:
             system=task.system or self.evals.system,
             limits=limits,
             risky_tools=sorted(task.risky_tools or []),
+            review=task.review,
+            plan=task.plan,
+            workflow=task.workflow,
             eval_task=task.name,
             delegate=task.delegate,
         )

@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from toolwire_client.config import ServerSpec
 from toolwire_client.delegation import Delegation
 from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
+from toolwire_client.plan import Planning
+from toolwire_client.review import Review
+from toolwire_client.workflow import Workflow
 
 EXAMPLE = f"""[[servers]]
 command = ["python", "examples/support_tools.py"]
@@ -45,6 +48,18 @@ class EvalTask(BaseModel):
     """Offer the delegate tool (sub-agents), as `toolwire run --delegate`: `delegate = {}` for the defaults."""
     usage: str | None = None
     """Optional 'module:function' usage_fn for scripted models (a seed's token arithmetic)."""
+    review: Review | None = None
+    """Reflection, as `run --review`: review = { criteria = ["..."], max_retries = 1 }."""
+    plan: Planning | None = None
+    """Plan-and-execute, as `run --plan`: plan = { max_replans = 1 }."""
+    workflow: Workflow | None = None
+    """A coded path: [[tasks.workflow.steps]] tables with name, instruction and optionally tools."""
+
+    @model_validator(mode="after")
+    def _one_path(self) -> "EvalTask":
+        if self.plan is not None and self.workflow is not None:
+            raise ValueError(f"task {self.name!r} sets both plan and workflow; a run follows one of them")
+        return self
 
 
 class EvalFile(BaseModel):

@@ -131,10 +131,128 @@ def delegates(messages: list[Message]) -> AssistantMessage:
     return _final(f"A sub-agent worked on it: {results[-1].content}")
 
 
+# ---- reflection ---------------------------------------------------------------------------------------------------
+def reviews(messages: list[Message]) -> AssistantMessage:
+    """`recovers`, reviewed: the reviewer approves only a draft that gives the currency as INR, and a draft sent
+    back is fixed ('rupees' becomes INR)."""
+    last = messages[-1]
+    draft = next((m.text for m in reversed(messages) if isinstance(m, AssistantMessage) and m.text), "")
+    if isinstance(last, UserMessage) and last.content.startswith("Review your last answer"):
+        return _final(errors.REVIEW_APPROVED if "INR" in draft else "- the currency is rupees, not INR")
+    if isinstance(last, UserMessage) and last.content == errors.REVIEW_RETRY:
+        drafts = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
+        return _final(drafts[-2].replace("rupees", "INR"))  # the draft before the verdict
+    return recovers(messages)
+
+
+# ---- plan-and-execute ---------------------------------------------------------------------------------------------
+STEP = re.compile(r"Step (\d+) of (\d+)(?: \((\w+)\))?: (.*)")
+PLAN = "1. Look up order {order}\n2. Work out the total with 18% GST on the calculator\n3. Answer with the total"
+WRONG_PLAN = (
+    "1. Find order {order} among the customer's orders\n2. Work out the total with 18% GST on the calculator\n"
+    "3. Answer with the total"
+)
+
+
+def last_user(messages: list[Message]) -> str:
+    return next((m.content for m in reversed(messages) if isinstance(m, UserMessage)), "")
+
+
+def asked_for_plan(messages: list[Message]) -> bool:
+    """The latest turn is a request for a plan (the first, a re-ask, or a new plan after a failed step)."""
+    return isinstance(messages[-1], UserMessage) and "the plan only" in messages[-1].content
+
+
+def planned(messages: list[Message]) -> AssistantMessage:
+    """Plan-and-execute: plans look-up, total, answer, then does each step with the tools it needs."""
+    if asked_for_plan(messages):
+        return _final(PLAN.format(order=task_order_id(messages)))
+    return _plan_step(messages)
+
+
+def replans(messages: list[Message]) -> AssistantMessage:
+    """A first plan that searches by customer with the order id, reports that step failed, and replans."""
+    if asked_for_plan(messages):
+        first = not any(isinstance(m, AssistantMessage) and m.text.startswith("1. ") for m in messages)
+        return _final((WRONG_PLAN if first else PLAN).format(order=task_order_id(messages)))
+    return _plan_step(messages)
+
+
+def _plan_step(messages: list[Message]) -> AssistantMessage:
+    """Each step by what it says: a search, a look-up, the total, the answer; reads what came back."""
+    order_id, results = task_order_id(messages), last_results(messages)
+    step = STEP.match(last_user(messages))
+    what = step.group(4).split("\n", 1)[0] if step else ""
+    if what.startswith("Find"):
+        if not results:
+            return _calls(messages, ("search_orders", {"customer_id": order_id}))
+        if value_of(results[-1].content) in ([], "[]", ""):
+            return _final(f"STEP FAILED: no orders for customer {order_id}; {order_id} looks like an order id")
+        return _final(f"Found: {results[-1].content}")
+    if what.startswith("Look up"):
+        if not results:
+            return _calls(messages, ("get_order", {"order_id": order_id}))
+        order = value_of(results[-1].content)
+        return _final(f"Order {order_id}: {order['qty']} x {order['item']} at {order['unit_price']} each.")
+    orders = [r for r in all_results(messages, "get_order") if not r.is_error]
+    if what.startswith("Work out"):
+        if not results and orders:
+            return _calls(messages, ("calculator", {"expression": _gst_expression(value_of(orders[-1].content))}))
+        if not results:
+            return _final("STEP FAILED: the order was not looked up, so there is nothing to total")
+        return _final(f"The total is {value_of(results[-1].content)}.")
+    totals = [r for r in all_results(messages, "calculator") if not r.is_error]
+    total = value_of(totals[-1].content) if totals else "unknown"
+    return _final(f"Order {order_id} costs {total} INR with 18% GST.")
+
+
+# ---- the support desk workflow (examples/support_workflow.py) ------------------------------------------------------
+TOPICS = [
+    ("broken", "damaged_item"),
+    ("damaged", "damaged_item"),
+    ("late", "late_delivery"),
+    ("not arrived", "late_delivery"),
+    ("cancel", "cancellation"),
+    ("refund", "refund"),
+]
+"""The first word found in the ticket names its category (the classify step of the scripted support desk)."""
+
+
+def support_workflow(messages: list[Message]) -> AssistantMessage:
+    """classify -> policy -> reply: a category from the ticket's words, the policy for it, a reply built from the
+    order and the policy it read (the step names are the workflow's, the facts are the tools')."""
+    step = STEP.match(last_user(messages))
+    name = step.group(3) if step else ""
+    results = last_results(messages)
+    if name == "classify":
+        ticket = next(m.content for m in messages if isinstance(m, UserMessage)).lower()
+        return _final(next((topic for word, topic in TOPICS if word in ticket), "other"))
+    if name == "policy":
+        if not results or results[-1].name != "get_policy":
+            answers = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
+            return _calls(messages, ("get_policy", {"topic": answers[-1].strip() if answers else "other"}))
+        return _final(str(value_of(results[-1].content)))
+    if not results or results[-1].name != "get_order":
+        return _calls(messages, ("get_order", {"order_id": task_order_id(messages)}))
+    order = value_of(results[-1].content)
+    if not isinstance(order, dict):
+        return _final(f"STEP FAILED: the order could not be read: {results[-1].content}")
+    policies = [value_of(r.content) for r in all_results(messages, "get_policy") if not r.is_error]
+    policy = str(policies[-1]).split(": ", 1)[-1] if policies else "a person will look at your ticket"
+    return _final(
+        f"Dear customer, we are sorry about the {order['item']} in order {order['order_id']}. Our policy: "
+        f"{policy} Reply to tell us which you prefer and we will arrange it."
+    )
+
+
 SCRIPTS = {
+    "reviews": reviews,
+    "support_workflow": support_workflow,
     "recovers": recovers,
     "repeats": repeats,
     "wanders": wanders,
     "support_demo": support_demo,
     "delegates": delegates,
+    "planned": planned,
+    "replans": replans,
 }

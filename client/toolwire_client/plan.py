@@ -1,0 +1,121 @@
+"""Plan-and-execute: the run's first call asks for a numbered plan; its steps then run one by one through the same
+loop (each one a user turn "Step i of n: ..." and the ordinary tool loop until the model answers that step in
+text). A step the model reports as failed (its answer starts with STEP FAILED) gets a new plan for what is left, at
+most `max_replans` times; a failed step with no replan left stops the run.
+
+A Workflow (workflow.py) runs on the same machinery with its steps written in code instead of planned. The plan
+request, the plan and each step are ordinary exchanges in the message list, so a planned run is saved, replayed
+and traced like any other; the plan being run is kept on RunState.plan."""
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolwire_shared import errors
+from toolwire_shared.messages import ToolCall
+from toolwire_shared.results import ToolResult, failed
+
+_NUMBERED = re.compile(r"(\d+)[.)]\s+(\S.*)")
+_FAILED = re.compile(rf"\s*\**{errors.STEP_FAILED}\**\s*:?\s*(.*)", re.DOTALL | re.IGNORECASE)
+
+
+class Planning(BaseModel):
+    """RunConfig.plan: plan first, then run the plan's steps one by one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_replans: int = Field(default=1, ge=0)
+    """New plans allowed after a step fails; a failed step with none left stops the run (`plan_failed`)."""
+    max_plan_steps: int = Field(default=8, ge=1, le=50)
+    """The most steps a plan may have (a longer one is re-asked like one that does not parse)."""
+
+
+class PlanStep(BaseModel):
+    text: str
+    """The step as the model planned it, or a workflow step's instruction."""
+    name: str | None = None
+    """A workflow step's name (its output is `{name}` in later instructions)."""
+    tools: list[str] | None = None
+    """A workflow step's tools (None: any tool); a call to another one is answered, not run."""
+
+
+class Plan(BaseModel):
+    """The plan being run, saved on RunState.plan: its steps, the one running now, and what the finished ones said."""
+
+    steps: list[PlanStep] = Field(min_length=1)
+    current: int = 1
+    """The 1-based step running now; len(steps) + 1 once the last one is answered."""
+    outputs: list[str] = Field(default_factory=list)
+    """The text answer of each finished step, in order."""
+    replans: int = 0
+    """How many times this run was planned again after a failed step."""
+    workflow: bool = False
+    """The steps came from a Workflow in code, not from the model (so there is no replan)."""
+
+    @property
+    def finished(self) -> bool:
+        return self.current > len(self.steps)
+
+    @property
+    def running(self) -> PlanStep:
+        return self.steps[self.current - 1]
+
+    def position(self) -> tuple[int, int] | None:
+        """(i, n) of the step running now, None once the plan is finished."""
+        return None if self.finished else (self.current, len(self.steps))
+
+    def step_message(self) -> str:
+        """The user turn that starts the running step."""
+        step, i, n = self.running, self.current, len(self.steps)
+        if not self.workflow:
+            return errors.plan_step(i, n, step.text)
+        done = {s.name: out for s, out in zip(self.steps, self.outputs, strict=False) if s.name}
+        instruction = re.sub(r"\{(\w+)\}", lambda m: done.get(m[1], m[0]), step.text)
+        return errors.workflow_step(i, n, step.name or str(i), instruction, step.tools)
+
+    def finish_step(self, answer: str) -> None:
+        self.outputs.append(answer)
+        self.current += 1
+
+
+class PlanError(ValueError):
+    """A plan reply that does not parse; the message says what was wrong (the model reads it in the re-ask)."""
+
+
+def parse_plan(text: str, max_steps: int | None = None) -> list[str]:
+    """Numbered lines '1. ...', '2. ...' and nothing else: strict, so a plan is never guessed from prose."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        raise PlanError(errors.PLAN_EMPTY)
+    steps = []
+    for n, line in enumerate(lines, 1):
+        found = _NUMBERED.fullmatch(line)
+        if found is None:
+            raise PlanError(errors.plan_unnumbered(n, line))
+        if int(found[1]) != n:
+            raise PlanError(errors.plan_misnumbered(n, found[1]))
+        steps.append(found[2].strip())
+    if max_steps is not None and len(steps) > max_steps:
+        raise PlanError(errors.plan_too_long(len(steps), max_steps))
+    return steps
+
+
+def step_failure(answer: str) -> str | None:
+    """The reason when a step's answer reports failure in the agreed form (it starts with STEP FAILED), else None."""
+    found = _FAILED.match(answer)
+    if found is None:
+        return None
+    return found[1].strip() or "no reason given"
+
+
+def off_step_calls(plan: Plan | None, calls: list[ToolCall]) -> list[ToolResult]:
+    """Answers (not run) for the calls to tools the running workflow step does not allow."""
+    if plan is None or plan.finished or plan.running.tools is None:
+        return []
+    step = plan.running
+    allowed = step.tools or []
+    return [
+        failed(c.id, c.name, "blocked", errors.not_in_step(c.name, step.name or str(plan.current), allowed))
+        for c in calls
+        if c.name not in allowed
+    ]
