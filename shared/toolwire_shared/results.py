@@ -20,6 +20,7 @@ ErrorKind = Literal[
     "blocked",
     "transport",
     "outcome_unknown",
+    "bad_output",
 ]
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -43,6 +44,8 @@ class ToolResult(BaseModel):
     """When the call was sent (the waterfall places parallel calls by it); None when the caller did not record it."""
     attempts: int = 1
     """How many times it was sent (idempotent retries); the waterfall marks calls sent more than once."""
+    structured: dict[str, Any] | None = None
+    """The result's `structuredContent` (checked against the tool's output schema), for code rather than the model."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -76,6 +79,7 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
         is_error=bool(result.is_error),
         error_kind=kind_of(result),
         truncated=TRUNCATED_META in meta,
+        structured=None if result.is_error else result.structured_content,
         duration_s=time.perf_counter() - since,
     )
 
