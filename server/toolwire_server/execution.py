@@ -94,7 +94,7 @@ async def execute(
     if isinstance(value, _Finished):
         return value.result
     try:
-        return to_result(value, max_result_chars)
+        return to_result(value, max_result_chars, tool=tool.name, output=tool.output)
     except Exception as exc:
         problem = errors.clip(f"its result could not be serialised: {exc}", max_result_chars)
         return _failed("tool_failed", errors.tool_failed(tool.name, problem), max_result_chars)

@@ -9,6 +9,7 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel
 
+from toolwire_server.output import OutputShape, output_shape
 from toolwire_server.schema import arguments_model, injected_params, json_schema
 from toolwire_server.workers import DEFAULT_WORKERS, WorkerPool
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
@@ -48,15 +49,24 @@ class RegisteredTool:
     isolation: Isolation = "none"
     workers: WorkerPool | None = field(default=None, repr=False)
     """The registry's worker pool (used when `isolation` is "process")."""
+    output: OutputShape | None = None
+    """From the return annotation: the `outputSchema`, and how a result becomes `structuredContent`."""
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, input_schema=self.schema, policy=self.policy)
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            input_schema=self.schema,
+            output_schema=self.output.schema if self.output else None,
+            policy=self.policy,
+        )
 
     def mcp_tool(self) -> types.Tool:
         return types.Tool(
             name=self.name,
             description=self.description,
             input_schema=self.schema,
+            output_schema=self.output.schema if self.output else None,
             annotations=types.ToolAnnotations(
                 destructive_hint=self.policy.risky,
                 idempotent_hint=self.policy.idempotent,
@@ -123,6 +133,7 @@ class Registry:
             limiter=anyio.CapacityLimiter(max_concurrency) if max_concurrency else None,
             isolation=isolation,
             workers=self.workers,
+            output=output_shape(fn),
         )
         self._tools[tool_name] = registered
         return registered

@@ -7,8 +7,9 @@ import mcp_types as types
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from toolwire_server.output import OutputMismatch, OutputShape
 from toolwire_shared import errors
-from toolwire_shared.results import TRUNCATED_META
+from toolwire_shared.results import TRUNCATED_META, failed_call
 
 _CONTENT_TYPES = (
     types.TextContent,
@@ -19,8 +20,10 @@ _CONTENT_TYPES = (
 )
 
 
-def to_result(value: Any, max_chars: int) -> types.CallToolResult:
-    """A tool may return a `CallToolResult`, content blocks, a string, or anything JSON-serialisable."""
+def to_result(value: Any, max_chars: int, *, tool: str = "", output: OutputShape | None = None) -> types.CallToolResult:
+    """A tool may return a `CallToolResult`, content blocks, a string, or anything JSON-serialisable. With an
+    `output` shape, a value also becomes `structuredContent` (the text block stays what the model reads: the same
+    JSON for an object, the plain value for a wrapped one); a value that does not fit it is a `bad_output` error."""
     if isinstance(value, types.CallToolResult):
         result = value
     elif isinstance(value, _CONTENT_TYPES):
@@ -28,7 +31,13 @@ def to_result(value: Any, max_chars: int) -> types.CallToolResult:
     elif isinstance(value, list) and value and all(isinstance(item, _CONTENT_TYPES) for item in value):
         result = types.CallToolResult(content=list(value))
     else:
-        result = types.CallToolResult(content=[types.TextContent(type="text", text=_as_text(value))])
+        try:
+            structured = output.structured(value) if output is not None else None
+        except OutputMismatch as exc:
+            result = failed_call("bad_output", errors.bad_output(tool, exc.problems))
+        else:
+            text = [types.TextContent(type="text", text=_as_text(value))]
+            result = types.CallToolResult(content=text, structured_content=structured)
     return cut(result, max_chars)
 
 
@@ -57,4 +66,7 @@ def cut(result: types.CallToolResult, max_chars: int) -> types.CallToolResult:
             content.append(block)
     content.append(types.TextContent(type="text", text=errors.truncated_note(max_chars, total)))
     meta = {**(result.meta or {}), TRUNCATED_META: {"kept": max_chars, "total": total}}
-    return types.CallToolResult(content=content, is_error=result.is_error, structured_content=None, meta=meta)
+    # structuredContent stays whole: MCP requires it of a tool with an output schema, and it is for code, not the model.
+    return types.CallToolResult(
+        content=content, is_error=result.is_error, structured_content=result.structured_content, meta=meta
+    )

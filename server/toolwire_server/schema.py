@@ -49,20 +49,20 @@ def arguments_model(tool_name: str, fn: Callable[..., Any]) -> type[BaseModel]:
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema without pydantic's generated titles (noise for a model reading it)."""
-    schema: dict[str, Any] = _strip_titles(model.model_json_schema())
+    schema: dict[str, Any] = strip_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     return schema
 
 
-def _strip_titles(node: Any) -> Any:
+def strip_titles(node: Any) -> Any:
     if isinstance(node, dict):
         return {
-            key: (_strip_titles(value) if key != "properties" else {k: _strip_titles(v) for k, v in value.items()})
+            key: (strip_titles(value) if key != "properties" else {k: strip_titles(v) for k, v in value.items()})
             for key, value in node.items()
             if key != "title" or not isinstance(value, str)
         }
     if isinstance(node, list):
-        return [_strip_titles(item) for item in node]
+        return [strip_titles(item) for item in node]
     return node
 
 

@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from toolwire_server.output import OutputShape
 
 PR_SET_PDEATHSIG = 1
 
@@ -76,12 +79,14 @@ class _Found:
     fn: Callable[..., Any]
     model: type[BaseModel]
     injected: dict[str, str]
+    output: "OutputShape | None"
 
 
 def _run(
     call: Call, conn: Connection, loop: asyncio.AbstractEventLoop, found: dict[ToolRef, _Found]
 ) -> tuple[Any, ...]:
     from toolwire_server.context import ToolContext
+    from toolwire_server.output import output_shape
     from toolwire_server.results import to_result
     from toolwire_server.schema import arguments_model, injected_params
 
@@ -89,7 +94,9 @@ def _run(
     if tool is None:
         try:
             fn = resolve(call.ref)
-            tool = found[call.ref] = _Found(fn, arguments_model(call.ref.tool, fn), injected_params(fn))
+            tool = found[call.ref] = _Found(
+                fn, arguments_model(call.ref.tool, fn), injected_params(fn), output_shape(fn)
+            )
         except Exception as exc:
             return ("raised", "ImportError", f"its function cannot be loaded in a worker process: {exc}")
 
@@ -120,7 +127,7 @@ def _run(
     except Exception as exc:
         return ("raised", type(exc).__name__, str(exc) or type(exc).__name__)
     try:
-        return ("done", to_result(value, call.max_result_chars))
+        return ("done", to_result(value, call.max_result_chars, tool=call.ref.tool, output=tool.output))
     except Exception as exc:
         return ("raised", type(exc).__name__, f"its result could not be serialised: {exc}")
 

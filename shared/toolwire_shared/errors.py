@@ -74,6 +74,35 @@ def tool_failed(name: str, message: str) -> str:
     return f"ERROR: {name} failed: {message}"
 
 
+def output_problem(where: str, message: str, value: Any) -> str:
+    """One way a result differs from the tool's output schema; `where` is the path inside the result."""
+    return f"at '{clip(where, QUOTE_CHARS) or '(result)'}': {clip(message, QUOTE_CHARS)} (got {quoted(value)})"
+
+
+def undescribable_output(tool: str, annotation: str, problem: str) -> str:
+    return (
+        f"tool '{tool}': its return annotation {annotation} cannot be made into an output schema ({problem}). "
+        "Return a pydantic model, a TypedDict (from typing_extensions below Python 3.12), a dataclass, "
+        "or a list/dict of them; or annotate it `-> Any` for no structured output."
+    )
+
+
+def no_structured_output() -> str:
+    return "the tool declares an output schema, but the result has no structuredContent"
+
+
+def invalid_output_schema(problem: str) -> str:
+    return f"the tool's output schema is not valid JSON Schema ({clip(problem, QUOTE_CHARS)})"
+
+
+def bad_output(name: str, problems: list[str]) -> str:
+    return (
+        f"ERROR: {name} returned a result that does not match its own output schema: {'; '.join(problems)}. "
+        "The result was discarded. This is a fault in the tool, not in your call: do not repeat the call "
+        "unchanged; use another tool, or answer with what you have."
+    )
+
+
 def worker_lost(exitcode: int | None) -> str:
     return (
         f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "

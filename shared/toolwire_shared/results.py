@@ -21,6 +21,7 @@ ErrorKind = Literal[
     "blocked",
     "transport",
     "outcome_unknown",
+    "bad_output",
 ]
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -59,6 +60,8 @@ class ToolResult(BaseModel):
     """How many times it was sent (idempotent retries); the waterfall marks calls sent more than once."""
     sub_run: SubRun | None = None
     """Set on a delegate call's result: the sub-agent run it started (client/toolwire_client/delegate.py)."""
+    structured: dict[str, Any] | None = None
+    """The result's `structuredContent` (checked against the tool's output schema), for code rather than the model."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -92,6 +95,7 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
         is_error=bool(result.is_error),
         error_kind=kind_of(result),
         truncated=TRUNCATED_META in meta,
+        structured=None if result.is_error else result.structured_content,
         duration_s=time.perf_counter() - since,
     )
 

@@ -53,6 +53,8 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    """What its results' `structuredContent` looks like (MCP `outputSchema`); the client checks results against it."""
     policy: ToolPolicy = Field(default_factory=ToolPolicy)
     source: str | None = None
     """Which tool server offers it (for routing and for prefixing duplicate names)."""

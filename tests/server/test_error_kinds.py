@@ -27,6 +27,7 @@ CASES: list[tuple[str, dict[str, Any], str | None, bool]] = [
     ("boom", {"message": "disk on fire"}, "tool_failed", False),
     ("slow_with_timeout", {"seconds": 30, "marker": "/dev/null"}, "timeout", False),
     ("no_such_tool", {}, "unknown_tool", False),
+    ("bad_order", {}, "bad_output", False),
     ("big_text", {"n": 30_000}, None, True),
 ]
 

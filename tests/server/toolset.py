@@ -3,11 +3,14 @@ happened to them in files, so a test can see a cancellation in another process."
 
 import os
 import sys
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.lowlevel
-from pydantic import Field
+import mcp_types as types
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
 
 from toolwire_server import Registry, ToolContext
 
@@ -105,3 +108,46 @@ def noisy() -> str:
 @registry.tool(description="Only some agents may call this.")
 async def admin_only() -> str:
     return "admin"
+
+
+class Order(BaseModel):
+    id: str
+    total: int
+
+
+class Stock(TypedDict):
+    sku: str
+    count: int
+
+
+@dataclass
+class Parcel:
+    weight_kg: float
+    fragile: bool = False
+
+
+@registry.tool(description="An order, as structured output (a pydantic model).")
+async def order(order_id: str) -> Order:
+    return Order(id=order_id, total=42)
+
+
+@registry.tool(description="Stock levels, as structured output (a list of TypedDicts, wrapped as result).")
+def stock(skus: list[str]) -> list[Stock]:
+    return [{"sku": sku, "count": len(sku)} for sku in skus]
+
+
+@registry.tool(description="A parcel, as structured output (a dataclass).")
+def parcel(weight_kg: float) -> Parcel:
+    return Parcel(weight_kg=weight_kg)
+
+
+@registry.tool(description="Says it returns an order, returns something else (the server catches it).")
+async def bad_order() -> Order:
+    wrong: Any = {"id": "A1", "total": "lots"}
+    return wrong  # type: ignore[no-any-return]
+
+
+@registry.tool(description="Sends its own result whose structuredContent breaks its schema (the client catches it).")
+async def forged_order() -> Annotated[types.CallToolResult, Order]:
+    forged = {"id": 7}
+    return types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content=forged)

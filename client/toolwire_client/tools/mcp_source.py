@@ -245,7 +245,14 @@ class McpSource:
         )
         started = time.perf_counter()
         try:
-            result = await client.call_tool(name, arguments, read_timeout_seconds=timeout_s, meta=meta)
+            # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
+            # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
+            )
+            result = await client.session.send_request(
+                request, types.CallToolResult, request_read_timeout_seconds=timeout_s
+            )
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call_id, name, "timeout", errors.timed_out(name, timeout_s), since=started)
@@ -280,6 +287,7 @@ def _spec(tool: types.Tool, source: str) -> ToolSpec:
         name=tool.name,
         description=tool.description or tool.title or tool.name,
         input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
         policy=ToolPolicy.from_meta(tool.meta),
         source=source,
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from toolwire_client.tools.output_check import checked
 from toolwire_client.tools.source import ToolSource, ToolTransportError
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
@@ -155,7 +156,7 @@ class ToolBox:
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
         for attempt in range(1, tries + 1):
             try:
-                return await self._send(call, route, timeout, key, started), attempt
+                return checked(await self._send(call, route, timeout, key, started), route.spec), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
                     text = errors.transport_failed(call.name, str(exc), retried=attempt > 1)

@@ -1,0 +1,59 @@
+"""The one check of a result's `structuredContent` against its tool's `outputSchema`, for every tool source (the
+ToolBox runs it), so a server that breaks its own contract gives a `bad_output` error result, never bad data."""
+
+import json
+from typing import Any
+
+from jsonschema import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+from referencing import Registry
+
+from toolwire_shared import errors
+from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.tools import ToolSpec
+
+MAX_PROBLEMS = 10
+"""How many places one bad result lists; the rest are counted."""
+
+_validators: dict[str, Validator] = {}
+"""Compiled once per distinct schema: compiling costs far more than validating."""
+
+
+def checked(result: ToolResult, spec: ToolSpec) -> ToolResult:
+    """`result` itself when it fits the tool's output schema (or the tool has none, or it is an error); else a
+    `bad_output` error result. A result the server cut carries no structured value, and that is no mismatch."""
+    if spec.output_schema is None or result.is_error or (result.structured is None and result.truncated):
+        return result
+    problems = _problems(spec.output_schema, result.structured)
+    if not problems:
+        return result
+    bad = failed(result.call_id, result.name, "bad_output", errors.bad_output(spec.name, problems))
+    return bad.model_copy(update={"duration_s": result.duration_s})
+
+
+def _problems(schema: dict[str, Any], value: dict[str, Any] | None) -> list[str]:
+    if value is None:
+        return [errors.no_structured_output()]
+    try:
+        validator = _validator(schema)
+    except SchemaError as exc:
+        return [errors.invalid_output_schema(exc.message)]
+    found = sorted(validator.iter_errors(value), key=lambda error: [str(part) for part in error.absolute_path])
+    problems = [
+        errors.output_problem(".".join(str(part) for part in error.absolute_path), error.message, error.instance)
+        for error in found[:MAX_PROBLEMS]
+    ]
+    if len(found) > MAX_PROBLEMS:
+        problems.append(errors.more_problems(len(found) - MAX_PROBLEMS))
+    return problems
+
+
+def _validator(schema: dict[str, Any]) -> Validator:
+    key = json.dumps(schema, sort_keys=True)
+    validator = _validators.get(key)
+    if validator is None:
+        cls = validator_for(schema)
+        cls.check_schema(schema)
+        validator = _validators[key] = cls(schema, registry=Registry())
+    return validator

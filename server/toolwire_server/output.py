@@ -1,0 +1,77 @@
+"""Structured tool output: the `outputSchema` a tool's return annotation gives, derived as the SDK's MCPServer
+derives it (objects as they are; anything else wrapped as `{"result": ...}`), and the structured value of a result."""
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
+from pydantic import ValidationError
+
+from toolwire_server.schema import MAX_PROBLEMS, strip_titles
+from toolwire_shared import errors
+
+
+class OutputMismatch(Exception):
+    """A tool returned a value its own return annotation does not describe; `problems` says where."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class OutputShape:
+    """What a tool's results look like: the published schema, and the SDK metadata that checks and dumps them."""
+
+    schema: dict[str, Any]
+    wrapped: bool
+    """True when the return type is not an object, so the value travels as `{"result": value}`."""
+    _meta: FuncMetadata = field(repr=False, compare=False)
+
+    def structured(self, value: Any) -> dict[str, Any]:
+        """The value as `structuredContent`, checked against the return annotation and dumped to JSON types."""
+        try:
+            result = self._meta.convert_result(value)
+        except ValidationError as exc:
+            raise OutputMismatch(_problems(exc)) from exc
+        structured = getattr(result, "structured_content", None)
+        if not isinstance(structured, dict):
+            raise OutputMismatch([f"it returned {type(value).__name__}, not its declared return type"])
+        return structured
+
+
+def output_shape(fn: Callable[..., Any]) -> OutputShape | None:
+    """The tool's output shape, or None when its return annotation gives none (no annotation, `Any`, content
+    blocks, a `CallToolResult`). Built once, at registration; the arguments are the registry's business."""
+    returns = inspect.signature(fn, eval_str=True).return_annotation
+    if returns is inspect.Signature.empty:
+        return None
+
+    def stand_in() -> None:
+        """The return annotation alone: the SDK's derivation also judges parameters, which are not its business."""
+
+    stand_in.__name__ = getattr(fn, "__name__", "tool")
+    stand_in.__signature__ = inspect.Signature(return_annotation=returns)  # type: ignore[attr-defined]
+    try:
+        meta = func_metadata(stand_in)
+    except Exception as exc:
+        raise TypeError(
+            errors.undescribable_output(stand_in.__name__, repr(returns), str(exc).splitlines()[0])
+        ) from exc
+    if meta.output_schema is None:
+        return None
+    return OutputShape(schema=strip_titles(meta.output_schema), wrapped=meta.wrap_output, _meta=meta)
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    """One line per place the value differs from the declared type; a value is quoted clipped."""
+    found = exc.errors(include_url=False)
+    problems = [
+        errors.output_problem(".".join(str(part) for part in error["loc"]), error["msg"], error.get("input"))
+        for error in found[:MAX_PROBLEMS]
+    ]
+    if len(found) > MAX_PROBLEMS:
+        problems.append(errors.more_problems(len(found) - MAX_PROBLEMS))
+    return problems
