@@ -11,6 +11,7 @@ import pytest
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.servers import TEST_TOOLS, HttpServer, free_port
+from toolwire_client.models.providers import scripted_names
 
 PY = sys.executable
 NOTHING_LISTENS = f"http://127.0.0.1:{free_port()}/mcp"
@@ -37,7 +38,7 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         {},
         2,
         r"Error: unknown model 'scripted:nope': use one of anthropic:claude-sonnet-4-5 .*"
-        r"Scripted names: recovers, repeats, support_demo, wanders$",
+        rf"Scripted names: {re.escape(', '.join(scripted_names()))}$",
         False,
     ),
     (
