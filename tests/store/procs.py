@@ -17,12 +17,21 @@ import anyio
 from helpers.cli import TOOLWIRE, run_toolwire
 
 if TYPE_CHECKING:
+    from toolwire_client.config import ServerSpec
     from toolwire_client.state import RunState
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DRIVER = str(HERE / "driver.py")
 DEADLINE_S = 60.0
+
+
+def support_server(support_db: Path) -> "ServerSpec":
+    """The support desk's tool server over stdio, its SQLite at `support_db`: the server spec of a run's config."""
+    from toolwire_client.config import ServerSpec
+
+    command = [TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"]
+    return ServerSpec(name="support", command=command, env={"TOOLWIRE_SUPPORT_DB": str(support_db)}, cwd=str(REPO))
 
 
 def _env(extra: dict[str, str] | None) -> dict[str, str]:

@@ -5,12 +5,11 @@ call; `approvals` shows the child's call; after `approve`, one `resume PARENT` r
 from pathlib import Path
 
 import anyio
-from procs import REPO, kill9, load, rows, run_cli, setup_dirs, spawn_run
+from procs import kill9, load, rows, run_cli, setup_dirs, spawn_run, support_server
 from test_support_flow import refunded_cents
 
-from helpers.cli import TOOLWIRE
 from helpers.polling import await_until
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.delegate import child_run_id
 from toolwire_client.delegation import Delegation
 from toolwire_client.loop import Agent
@@ -23,12 +22,7 @@ async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finis
     db: str, tmp_path: Path
 ) -> None:
     support_db = tmp_path / "support.sqlite3"
-    server = ServerSpec(
-        name="support",
-        command=[TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"],
-        env={"TOOLWIRE_SUPPORT_DB": str(support_db)},
-        cwd=str(REPO),
-    )
+    server = support_server(support_db)
     config = RunConfig(
         model="scripted:delegates", servers=[server], limits=RunLimits(max_steps=10), delegate=Delegation()
     )

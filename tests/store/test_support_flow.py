@@ -5,10 +5,9 @@ import json
 import sqlite3
 from pathlib import Path
 
-from procs import REPO, load, run_cli
+from procs import load, run_cli, support_server
 
-from helpers.cli import TOOLWIRE
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
 
@@ -27,12 +26,7 @@ def refunded_cents(support_db: Path, order_id: str) -> int:
 
 async def test_support_refund_waits_for_a_person_then_resumes_elsewhere(db: str, tmp_path: Path) -> None:
     support_db = tmp_path / "support.sqlite3"
-    server = ServerSpec(
-        name="support",
-        command=[TOOLWIRE, "serve", "examples.support_tools:registry", "--stdio"],
-        env={"TOOLWIRE_SUPPORT_DB": str(support_db)},
-        cwd=str(REPO),
-    )
+    server = support_server(support_db)
     config = RunConfig(model="scripted:support_demo", servers=[server], limits=RunLimits(max_steps=8))
     store = await open_store(db)
     try:
