@@ -12,7 +12,7 @@ from typing import Any
 
 import harness
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool, set_tracing_disabled
-from agents.mcp import MCPServerStdio
+from agents.mcp import MCPServerStdio, MCPServerStdioParams
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
 CURRENT: list[harness.Script] = [harness.Script()]  # the run in progress
@@ -54,7 +54,9 @@ class CannedModel(Model):
             )
         else:
             arguments = json.dumps({"text": harness.echo_text(i)})
-            item = ResponseFunctionToolCall(id=f"c{i}", call_id=f"c{i}", type="function_call", name="echo", arguments=arguments)
+            item = ResponseFunctionToolCall(
+                id=f"c{i}", call_id=f"c{i}", type="function_call", name="echo", arguments=arguments
+            )
         return ModelResponse(output=[item], usage=usage, response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -77,7 +79,7 @@ async def inproc(server: list[str]) -> AsyncIterator[harness.RunOnce]:
 
 @contextlib.asynccontextmanager
 async def stdio(server: list[str]) -> AsyncIterator[harness.RunOnce]:
-    params = {"command": server[0], "args": server[1:], "cwd": os.getcwd()}
+    params = MCPServerStdioParams(command=server[0], args=server[1:], cwd=os.getcwd())
     async with MCPServerStdio(params, cache_tools_list=True, client_session_timeout_seconds=60) as mcp:
         yield runner(Agent(name="bench", model=CannedModel(), mcp_servers=[mcp]))
 

@@ -58,10 +58,8 @@ def ensure(peer: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{peer}-", dir=final.parent))
     try:
         _run([sys.executable, "-m", "venv", str(staging)], f"{peer}: python -m venv")
-        _run(
-            [str(python_of(staging)), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(pins(peer))],
-            f"{peer}: pip install -r {pins(peer).name}",
-        )
+        pip = [str(python_of(staging)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        _run([*pip, "-r", str(pins(peer))], f"{peer}: pip install -r {pins(peer).name}")
         staging.rename(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
