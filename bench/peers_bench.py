@@ -32,7 +32,7 @@ RUN_TIMEOUT_S = 600
 
 
 class RunFailed(Exception):
-    pass
+    """A framework's bench script failed or hung: a peer is then skipped, toolwire fails the module."""
 
 
 def server_argv() -> list[str]:
@@ -47,10 +47,10 @@ def measure(framework: str, python: Path, runs: int, warmup: int) -> dict[str, A
     try:
         done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired as exc:
-        raise RunFailed(f"{framework}: the run took more than {RUN_TIMEOUT_S} s") from exc
+        raise RunFailed(f"the run took more than {RUN_TIMEOUT_S} s") from exc
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
-        raise RunFailed(f"{framework}: exit {done.returncode}: {lines[-1] if lines else 'no output'}")
+        raise RunFailed(f"its run exited {done.returncode}: {lines[-1] if lines else 'no output'}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 

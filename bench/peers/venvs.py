@@ -57,9 +57,9 @@ def ensure(peer: str) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{peer}-", dir=final.parent))
     try:
-        _run([sys.executable, "-m", "venv", str(staging)], f"{peer}: python -m venv")
-        pip = [str(python_of(staging)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        _run([*pip, "-r", str(pins(peer))], f"{peer}: pip install -r {pins(peer).name}")
+        _run([sys.executable, "-m", "venv", str(staging)], "python -m venv")
+        pip = [str(python_of(staging)), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--retries", "2"]
+        _run([*pip, "-r", str(pins(peer))], f"pip install -r bench/peers/{pins(peer).name}")
         staging.rename(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
