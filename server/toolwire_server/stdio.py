@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.app import build_server
+from toolwire_server.fast_path import FastCalls, WriteLine
 from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
 from toolwire_server.registry import Registry
 from toolwire_shared import errors
@@ -36,9 +37,18 @@ def _pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
+FAST_PATH_OFF_ENV = "TOOLWIRE_NO_FAST_PATH"
+"""Set to 1 to send every request through the SDK (fast_path.py answers what it can otherwise)."""
+
+MakeFastCalls = Callable[[WriteLine], FastCalls]
+
+
 @asynccontextmanager
-async def asyncio_stdio(max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> AsyncIterator[tuple[Any, Any]]:
-    """Claim fds 0/1 (divert them to /dev/null and stderr so stray prints miss the wire) and serve the pipes."""
+async def asyncio_stdio(
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, fast: MakeFastCalls | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Claim fds 0/1 (divert them to /dev/null and stderr so stray prints miss the wire) and serve the pipes; with
+    `fast`, the requests it can answer alone never reach the SDK."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -59,8 +69,14 @@ async def asyncio_stdio(max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> AsyncIt
     write_send, write_recv = create_context_streams[SessionMessage](0)
     refusals = write_send.clone()  # the reader's own answers to lines the server never sees
 
+    async def write_line(data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    fast_calls = fast(write_line) if fast is not None else None
+
     async def read_lines() -> None:
-        async with read_send, refusals:
+        async with read_send, refusals, anyio.create_task_group() as calls:  # calls in flight end before the streams
             async for line in _lines(reader):
                 if isinstance(line, int):
                     log.warning("skipped a stdin line of %d bytes (over --max-line-bytes %d)", line, max_line_bytes)
@@ -68,6 +84,8 @@ async def asyncio_stdio(max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> AsyncIt
                     await refusals.send(SessionMessage(refusal))
                     continue
                 if not line.strip():
+                    continue
+                if fast_calls is not None and fast_calls.take(line, calls):
                     continue
                 try:
                     message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -186,6 +204,13 @@ async def serve_stdio(registry: Registry, *, limits: ServerLimits | None = None,
     """Serve until stdin closes."""
     limits = limits or ServerLimits()
     server = build_server(registry, limits=limits, grant=grant)
-    transport = asyncio_stdio(limits.max_line_bytes) if _pipe_like(0) and _pipe_like(1) else sdk_stdio()
+    stamp = server.server_info_stamp
+
+    def fast(write_line: WriteLine) -> FastCalls:
+        return FastCalls(registry, grant, limits, stamp, write_line)
+
+    use_fast = os.environ.get(FAST_PATH_OFF_ENV, "").strip() in ("", "0")
+    piped = _pipe_like(0) and _pipe_like(1)
+    transport = asyncio_stdio(limits.max_line_bytes, fast if use_fast else None) if piped else sdk_stdio()
     async with transport as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
