@@ -3,7 +3,7 @@ server as a subprocess: over stdio and over Streamable HTTP, in both protocol er
 
 import base64
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
@@ -25,7 +25,7 @@ WAYS = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "lega
 
 
 @pytest.fixture(scope="module")
-def http_server() -> AsyncIterator[HttpServer]:
+def http_server() -> Iterator[HttpServer]:
     with HttpServer(SURFACE) as running:
         yield running
 
@@ -156,7 +156,7 @@ async def test_completion_of_prompt_arguments_and_template_variables(
 
 
 @pytest.fixture(scope="module")
-def changing_server() -> AsyncIterator[HttpServer]:
+def changing_server() -> Iterator[HttpServer]:
     """A server of its own for the tests that register things at runtime (the listings above stay exact)."""
     with HttpServer(SURFACE) as running:
         yield running
@@ -274,3 +274,70 @@ async def test_modern_listen_gets_list_changed_and_updates(transport: str, chang
             with anyio.fail_after(10):
                 updated = await anext(events)
             assert isinstance(updated, ResourceUpdated) and updated.uri == "data://counter"
+
+
+CLERK, TOOLS_ONLY = "tok-clerk-5e1d", "tok-tools-77b0"
+
+
+@pytest.fixture(scope="module")
+def granted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    tokens = tmp_path_factory.mktemp("access") / "tokens.toml"
+    tokens.write_text(
+        f'[agents.clerk]\ntoken = "{CLERK}"\ntools = ["echo", "orders://*", "docs://readme", "reply"]\n'
+        f'[agents.tools_only]\ntoken = "{TOOLS_ONLY}"\ntools = ["echo"]\n'
+    )
+    with HttpServer(SURFACE, "--tokens", str(tokens)) as running:
+        yield running
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_grants_cover_prompts_and_resources(granted_server: HttpServer, mode: Mode) -> None:
+    async with http_client(granted_server.url, token=CLERK, mode=mode) as clerk:
+        assert [p.name for p in (await clerk.list_prompts()).prompts] == ["reply"]
+        assert [str(r.uri) for r in (await clerk.list_resources()).resources] == ["docs://readme"]
+        templates = (await clerk.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["orders://{order_id}"]
+        order = (await clerk.read_resource("orders://A123")).contents[0]
+        assert isinstance(order, types.TextResourceContents) and order.text == "order A123: keyboard"
+        with pytest.raises(MCPError) as hidden:
+            await clerk.read_resource("docs://logo")
+        assert hidden.value.error.message == (
+            "unknown resource 'docs://logo'. Resources and templates on this server: docs://readme, orders://{order_id}."
+        )
+        with pytest.raises(MCPError) as hidden_prompt:
+            await clerk.get_prompt("summarize", {"ticket": "T-1"})
+        assert hidden_prompt.value.error.message == "unknown prompt 'summarize'. Prompts on this server: reply."
+
+    async with http_client(granted_server.url, token=TOOLS_ONLY, mode=mode) as tools_only:
+        assert (await tools_only.list_prompts()).prompts == []
+        assert (await tools_only.list_resources()).resources == []
+        assert (await tools_only.list_resource_templates()).resource_templates == []
+        with pytest.raises(MCPError):
+            await tools_only.complete(
+                types.ResourceTemplateReference(type="ref/resource", uri="orders://{order_id}"),
+                {"name": "order_id", "value": "A"},
+            )
+
+
+async def test_support_desk_offers_the_refund_policy_and_orders(support_db: dict[str, str]) -> None:
+    from examples.support_tools import POLICIES
+
+    params = stdio_params("examples.support_tools:desk", env=support_db)
+    async with Client(params, read_timeout_seconds=30) as desk:
+        policy = (await desk.read_resource("policy://refunds")).contents[0]
+        assert isinstance(policy, types.TextResourceContents)
+        called = await desk.call_tool("get_policy", {"topic": "refund"})
+        assert policy.text == POLICIES["refund"] == text_of(called)  # one source of the text
+
+        order = (await desk.read_resource("orders://A124")).contents[0]
+        assert isinstance(order, types.TextResourceContents) and order.mime_type == "application/json"
+        assert json.loads(order.text) == (await desk.call_tool("get_order", {"order_id": "A124"})).structured_content
+        template = types.ResourceTemplateReference(type="ref/resource", uri="orders://{order_id}")
+        ids = await desk.complete(template, {"name": "order_id", "value": "B"})
+        assert ids.completion.values == ["B200", "B201"]
+        with pytest.raises(MCPError) as missing:
+            await desk.read_resource("orders://Z9")
+        assert (
+            missing.value.error.message
+            == "reading resource 'orders://Z9' failed: no order with id Z9; ids look like A123"
+        )
