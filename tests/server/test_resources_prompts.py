@@ -156,6 +156,10 @@ async def test_completion_of_prompt_arguments_and_template_variables(
         with pytest.raises(MCPError) as unknown:
             await client.complete(types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""})
         assert unknown.value.error.message.startswith("nothing to complete: no prompt 'nope' on this server")
+        with pytest.raises(MCPError) as failed:
+            pages = types.ResourceTemplateReference(type="ref/resource", uri="pages://{n}")
+            await client.complete(pages, {"name": "n", "value": "1"})
+        assert failed.value.error.message == "completing 'n' failed: the page index is rebuilding"
 
 
 @pytest.fixture(scope="module")
