@@ -154,3 +154,18 @@ def test_inspector_over_http(tmp_path: Path) -> None:
             tmp_path,
         )
         assert rc == 0 and called["result"]["content"] == [{"type": "text", "text": "42"}]  # type: ignore[index]
+
+
+@pytest.mark.node
+@NO_NODE
+def test_inspector_reads_prompts_and_resources_over_stdio(tmp_path: Path) -> None:
+    server = serve_argv("tests/server/surface.py:registry", "--stdio")
+    rc, got = _inspector(
+        [*server, "--method", "prompts/get", "--prompt-name", "summarize", "--prompt-args", "ticket=T-9"], tmp_path
+    )
+    assert rc == 0
+    first = got["result"]["messages"][0]  # type: ignore[index]
+    assert first == {"role": "user", "content": {"type": "text", "text": "Summarize ticket T-9 in a neutral tone."}}
+    rc, read = _inspector([*server, "--method", "resources/read", "--uri", "orders://B200"], tmp_path)
+    assert rc == 0
+    assert read["result"]["contents"][0]["text"] == "order B200: headphones"  # type: ignore[index]
