@@ -135,7 +135,46 @@ def _desk() -> Registry:
         description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
         "other). Follow it when you answer a customer.",
     )
+    # The same policy text and order lookup as resources, for a client that shows them to a person or attaches
+    # them to a prompt instead of letting the model call a tool.
+    desk.resource("policy://refunds", name="refund_policy", mime_type="text/plain")(refund_policy)
+    desk.resource_template(
+        "orders://{order_id}",
+        name="order",
+        mime_type="application/json",
+        description="One order by id, e.g. orders://A123: item, unit price, quantity, status, customer.",
+        complete=order_ids,
+    )(get_order)
+    desk.prompt("answer_ticket", complete=_ticket_values)(answer_ticket)
     return desk
+
+
+def answer_ticket(order_id: str, topic: TicketTopic = "other") -> list[object]:
+    """Answer a customer's ticket about one order: the policy for its topic, then the order to look up."""
+    return [
+        f"Policy for this ticket: {POLICIES[topic]}",
+        f"A customer writes about order {order_id} ({topic.replace('_', ' ')}). Look the order up with get_order, "
+        "then answer them as the policy says, in two or three sentences.",
+    ]
+
+
+def _ticket_values(argument: str, partial: str) -> list[str]:
+    """Completion of answer_ticket's arguments: order ids from the table, topics from the policy list."""
+    if argument == "topic":
+        return [topic for topic in POLICIES if topic.startswith(partial)]
+    return order_ids(argument, partial)
+
+
+def refund_policy() -> str:
+    """The refund policy, the text get_policy('refund') answers."""
+    return POLICIES["refund"]
+
+
+def order_ids(variable: str, partial: str) -> list[str]:
+    """Order ids that start with what was typed (completion of orders://{order_id})."""
+    with _connect() as conn:
+        rows = conn.execute("SELECT id FROM orders WHERE id LIKE ? ORDER BY id LIMIT 100", (partial + "%",))
+        return [row["id"] for row in rows]
 
 
 # The calculator's arithmetic: an AST walk over numbers and + - * / // % ** (never eval()) that bounds every result

@@ -9,9 +9,13 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import ALL_TOOLS, Grant
+from toolwire_server.catalog import catalog_handlers
+from toolwire_server.changes import Hub
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
@@ -39,10 +43,15 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     """An MCP server for `registry`. `grant` applies where no HTTP token names the caller (stdio, in-memory)."""
     limits = limits or ServerLimits()
     listings: dict[Grant, types.ListToolsResult] = {}
+    listed = {"version": registry.version}
+    hub = Hub()
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if listed["version"] != registry.version:  # a tool registered at runtime: every listing is stale
+            listings.clear()
+            listed["version"] = registry.version
         who = caller_grant(ctx, grant)
         listing = listings.get(who)
         if listing is None:
@@ -88,24 +97,50 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        """Once per server (stdio connection, or HTTP session manager): the stall watchdog and the worker pool."""
-        async with anyio.create_task_group() as tg, registry.workers.serving(warm=registry.isolated()):
+        """Once per server (stdio connection, or HTTP session manager): the stall watchdog, the worker pool, and
+        the hub that tells this server's clients what changed in the registry."""
+        async with (
+            anyio.create_task_group() as tg,
+            registry.workers.serving(warm=registry.isolated()),
+            registry.changes.serving(hub),
+        ):
             tg.start_soon(watch)
             yield {}
             tg.cancel_scope.cancel()
 
-    server: Server[Any] = Server(
+    async def note_connection(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        hub.seen(ctx.session)
+        return await call_next(ctx)
+
+    server: Server[Any] = _Server(
         registry.name,
         version=_version(),
         lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
+        **catalog_handlers(registry, lambda ctx: caller_grant(ctx, grant), hub),
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
-    server.middleware.append(explain_uninitialized)
+    server.middleware += [explain_uninitialized, note_connection]
     return server
+
+
+class _Server(Server[Any]):
+    """The SDK's server, advertising list-changed notifications to handshake-era clients too (the SDK's default
+    says none): the registry tells its running servers about every registration (changes.py)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        every = notification_options or NotificationOptions(
+            prompts_changed=True, resources_changed=True, tools_changed=True
+        )
+        return super().create_initialization_options(every, experimental_capabilities, extensions)
 
 
 _SDK_PRE_INIT = "Invalid request parameters"
