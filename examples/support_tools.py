@@ -15,12 +15,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from platformdirs import user_data_dir
 from pydantic import Field
 
-from toolwire_server import Registry
+from toolwire_server import Registry, ToolContext
 
 DB_ENV = "TOOLWIRE_SUPPORT_DB"
+AUDIT_DELAY_ENV = "TOOLWIRE_SUPPORT_AUDIT_DELAY_S"
+"""How long audit_orders spends on each order (default 0.5 s: a slow check, long enough to watch its progress)."""
 OrderStatus = Literal["open", "shipped", "delivered", "refunded", "cancelled"]
 
 registry = Registry("toolwire-support")
@@ -115,9 +118,35 @@ def get_policy(topic: Annotated[TicketTopic, Field(description="the kind of tick
     return POLICIES[topic]
 
 
+AUDIT_NOTES = {
+    "open": "not shipped yet: can be cancelled at no cost",
+    "shipped": "on its way: a return waits until it is delivered",
+    "delivered": "may be returned within 30 days of delivery",
+    "refunded": "refunded: nothing left to do",
+    "cancelled": "cancelled: nothing left to do",
+}
+
+
+async def audit_orders(
+    customer_id: Annotated[str, Field(description="e.g. cus_8123")], ctx: ToolContext
+) -> list[dict[str, str]]:
+    """A long tool: checks each of a customer's orders in turn and reports its progress after each one."""
+    orders = search_orders(customer_id)
+    delay = float(os.environ.get(AUDIT_DELAY_ENV) or 0.5)
+    findings = []
+    for done, order in enumerate(orders, 1):
+        await anyio.sleep(delay)  # the slow check (a carrier lookup, a fraud score) this example stands in for
+        findings.append(
+            {"order_id": order["order_id"], "status": order["status"], "note": AUDIT_NOTES[order["status"]]}
+        )
+        await ctx.report_progress(done, len(orders), f"checked {order['order_id']}")
+    return findings
+
+
 def _desk() -> Registry:
-    """The support desk of the workflow example: every support tool plus get_policy. A registry of its own, so the
-    tools (and the token counts) of runs on `registry` stay what they were."""
+    """The support desk of the workflow and skills examples: every support tool plus get_policy and audit_orders (a
+    long tool that reports progress). A registry of its own, so the tools (and the token counts) of runs on
+    `registry` stay what they were."""
     desk = Registry("toolwire-support-desk")
     for tool in registry:
         policy = tool.policy
@@ -134,6 +163,12 @@ def _desk() -> Registry:
         get_policy,
         description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
         "other). Follow it when you answer a customer.",
+    )
+    desk.add(
+        audit_orders,
+        description="Check every order of one customer against the support policy and say what can be done with "
+        "each. Slow (it takes a while per order): use it when a customer asks about all their orders.",
+        idempotent=True,
     )
     return desk
 

@@ -245,6 +245,24 @@ def support_workflow(messages: list[Message]) -> AssistantMessage:
     )
 
 
+# ---- a long tool's progress (audit_orders on the support desk) ----------------------------------------------------
+CUSTOMER_ID = re.compile(r"\bcus_\w+")
+
+
+def audits(messages: list[Message]) -> AssistantMessage:
+    """Asks for the audit of the customer its task names (a long call that reports progress), then answers with
+    what each order's check said."""
+    results = last_results(messages)
+    if not results:
+        task = next(m.content for m in messages if isinstance(m, UserMessage))
+        found = CUSTOMER_ID.search(task)
+        return _calls(messages, ("audit_orders", {"customer_id": found.group(0) if found else "cus_8123"}))
+    findings = value_of(results[-1].content)
+    if results[-1].is_error or not isinstance(findings, list):
+        return _final(f"The audit failed: {results[-1].content}")
+    return _final("; ".join(f"{f['order_id']} ({f['status']}): {f['note']}" for f in findings))
+
+
 SCRIPTS = {
     "reviews": reviews,
     "support_workflow": support_workflow,
@@ -255,4 +273,5 @@ SCRIPTS = {
     "delegates": delegates,
     "planned": planned,
     "replans": replans,
+    "audits": audits,
 }

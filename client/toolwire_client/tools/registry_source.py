@@ -5,7 +5,7 @@ callers get, with no transport in between."""
 import time
 from typing import Any
 
-from toolwire_client.tools.source import TransportInfo
+from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
@@ -44,7 +44,14 @@ class RegistrySource:
         return self._info
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         started = time.perf_counter()
         result = await call_tool(
@@ -55,5 +62,6 @@ class RegistrySource:
             max_result_chars=self.limits.max_result_chars,
             idempotency_key=idempotency_key,
             timeout_s=timeout_s,
+            progress=on_progress,
         )
         return from_call_result(call_id, name, result, since=started)
