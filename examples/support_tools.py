@@ -20,6 +20,7 @@ from platformdirs import user_data_dir
 from pydantic import Field
 
 from toolwire_server import Registry, ToolContext
+from toolwire_shared.tools import SKILL_PREFIX
 
 DB_ENV = "TOOLWIRE_SUPPORT_DB"
 AUDIT_DELAY_ENV = "TOOLWIRE_SUPPORT_AUDIT_DELAY_S"
@@ -322,6 +323,53 @@ def refunds_total(order_id: str) -> int:
 
 desk = _desk()
 """Serve it with `toolwire serve examples.support_tools:desk --stdio` (examples/support_workflow.py does)."""
+
+
+# ---- the desk's skills: MCP prompts named skill.NAME (docs/skills.md). A client with skills on lists each one's
+# name and docstring (its one-line description) to the model, and loads the text when the model asks for it. A step
+# that says "Call TOOL" names the tool it uses; scripted:skills follows the steps as they are written here.
+
+
+@desk.prompt(SKILL_PREFIX + "process_return")
+def process_return() -> str:
+    """How to process a return or refund request: check the order and the policy, work out the amount, refund it."""
+    return """Process a customer's return or refund request.
+1. Call get_order with the order id the customer gives (like A123); read its status, item, qty and unit_price.
+2. Call get_policy with topic refund; promise nothing it does not allow.
+3. Check the status: only a delivered order can be returned. An open order can be cancelled instead, a shipped one
+   is returned once it arrives, a refunded or cancelled one has nothing left to refund: tell the customer so, stop.
+4. Call calculator for the refund in cents: unit_price * returned units * 100 (every unit, unless the customer
+   names fewer).
+5. Call issue_refund with the order id and that amount_cents; a person approves it before it runs. Never refund
+   more than the order's total.
+6. Answer: the units and item refunded, the amount in cents, and that it goes back to the original payment method
+   within 5 working days."""
+
+
+@desk.prompt(SKILL_PREFIX + "shipping_delay")
+def shipping_delay() -> str:
+    """How to answer a customer whose order has not arrived: where it is and what the late-delivery policy offers."""
+    return """Answer a customer whose order is late or has not arrived.
+1. Call get_order with the order id the customer gives; read its status and item.
+2. Call get_policy with topic late_delivery.
+3. Check the status: only a shipped order can be late in transit. An open order has not shipped yet (say so, and
+   that it can still be cancelled at no cost); a delivered one was handed over (ask the customer to check with
+   neighbours, then hand the ticket to a person).
+4. Answer: apologise for the wait, say the order is on its way, and what the policy offers: a trace with the
+   carrier 10 days after shipping, and cancelling for a full refund after 20 days. Do not promise a date."""
+
+
+@desk.prompt(SKILL_PREFIX + "damaged_item")
+def damaged_item() -> str:
+    """How to handle an item that arrived broken or damaged: replacement or refund, as the policy allows."""
+    return """Handle a ticket about an item that arrived broken or damaged.
+1. Call get_order with the order id the customer gives; read its status, item, qty and unit_price.
+2. Call get_policy with topic damaged_item.
+3. Check the status: only a delivered order can have arrived damaged. For any other status, hand the ticket to a
+   person.
+4. Answer: say sorry, and offer what the policy gives: a free replacement or a refund of the damaged units, with no
+   return shipping. Ask for a photo of the damage only when the order's total (unit_price * qty) is over 10000."""
+
 
 if __name__ == "__main__":
     print(json.dumps([tool.spec().model_dump() for tool in registry], indent=2))

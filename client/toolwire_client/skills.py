@@ -135,6 +135,15 @@ async def list_skills(sources: list[ToolSource]) -> list[Skill]:
     ]
 
 
+async def inlined(skills: list[Skill]) -> str:
+    """Every skill's full text as one block (what a system prompt carries without load_skill): the alternative the
+    index is measured against (examples/skills.py)."""
+    texts = [
+        errors.skill_text(skill.name, prompt_text(await skill.source.get_prompt(skill.prompt))) for skill in skills
+    ]
+    return "\n\n".join(texts)
+
+
 class SkillSource:
     """Implements ToolSource: the one tool `load_skill`, over the prompts of the run's other sources (listed when
     it starts, so it comes after them in the ToolBox)."""

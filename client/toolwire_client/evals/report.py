@@ -110,6 +110,7 @@ def _why(a: Attempt) -> str:
             ("over cost", a.within_cost),
             ("too many replans", a.within_replans),
             ("too many reviews", a.within_reviews),
+            (f"skills loaded {a.skills}", a.right_skills),
         )
         if ok is False
     ]
