@@ -1,4 +1,5 @@
-"""The registry: the tools a server offers. It is what tools/list shows and the allow-list for tools/call."""
+"""The registry: the tools a server offers (what tools/list shows and the allow-list for tools/call), and its
+prompts and resources (prompts.py, resources.py). Registering after a server started tells its clients."""
 
 import inspect
 from collections.abc import Callable, Iterator
@@ -9,7 +10,11 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel
 
+from toolwire_server.changes import Changes, PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
+from toolwire_server.completion import Completer
 from toolwire_server.output import OutputShape, output_shape
+from toolwire_server.prompts import RegisteredPrompt, make_prompt
+from toolwire_server.resources import Resources
 from toolwire_server.schema import arguments_model, injected_params, json_schema
 from toolwire_server.workers import DEFAULT_WORKERS, WorkerPool
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
@@ -93,6 +98,12 @@ class Registry:
         """The MODULE:ATTR this registry was loaded from (set by `load_registry`): how a worker finds its tools."""
         self.workers = WorkerPool(self, workers)
         self._tools: dict[str, RegisteredTool] = {}
+        self.prompts: dict[str, RegisteredPrompt] = {}
+        self.resources = Resources()
+        self.changes = Changes()
+        """Reaches the sessions of every server built from this registry while it runs."""
+        self.version = 0
+        """Counts registrations of tools, so a server's cached tools/list is rebuilt after one."""
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""
@@ -136,7 +147,60 @@ class Registry:
             output=output_shape(fn),
         )
         self._tools[tool_name] = registered
+        self.version += 1
+        self.changes.post(ToolsListChanged())
         return registered
+
+    def prompt(
+        self, name: str | None = None, *, description: str | None = None, complete: Completer | None = None
+    ) -> Callable[[F], F]:
+        """Decorator. The function's parameters are the prompt's arguments (required = no default); it returns a
+        string, content blocks or `PromptMessage`s. `complete(argument, partial)` offers values for an argument."""
+
+        def register(fn: F) -> F:
+            prompt = make_prompt(fn, name, description, complete)
+            if prompt.name in self.prompts:
+                raise ValueError(f"prompt '{prompt.name}' is already registered")
+            self.prompts[prompt.name] = prompt
+            self.changes.post(PromptsListChanged())
+            return fn
+
+        return register
+
+    def resource(
+        self, uri: str, *, name: str | None = None, mime_type: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Decorator for a static resource: the function returns its text, bytes (a blob), or JSON-able data."""
+
+        def register(fn: F) -> F:
+            self.resources.add(uri, fn, name, description, mime_type)
+            self.changes.post(ResourcesListChanged())
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        mime_type: str | None = None,
+        description: str | None = None,
+        complete: Completer | None = None,
+    ) -> Callable[[F], F]:
+        """Decorator for a resource template such as "orders://{order_id}": one function parameter per variable.
+        `complete(variable, partial)` offers values for a variable."""
+
+        def register(fn: F) -> F:
+            self.resources.add_template(uri_template, fn, name, description, mime_type, complete)
+            self.changes.post(ResourcesListChanged())
+            return fn
+
+        return register
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell the sessions subscribed to `uri` that it changed (safe from a tool, a thread, or outside a call)."""
+        self.changes.post(ResourceUpdated(uri=uri))
 
     def isolate_all(self) -> None:
         """Run every tool, registered or yet to be, in a worker process (`toolwire serve --isolate`)."""

@@ -103,6 +103,44 @@ def bad_output(name: str, problems: list[str]) -> str:
     )
 
 
+def unknown_prompt(name: str, known: Iterable[str]) -> str:
+    listing = ", ".join(sorted(known)) or "(none)"
+    return f"unknown prompt '{clip(name, QUOTE_CHARS)}'. Prompts on this server: {listing}."
+
+
+def bad_prompt_arguments(name: str, problems: list[str], example: dict[str, Any]) -> str:
+    return (
+        f"bad arguments for prompt '{name}': {'; '.join(problems)}. "
+        f"Prompt arguments are strings; a correct prompts/get looks like {json.dumps(example)}."
+    )
+
+
+def unknown_resource(uri: str, known: Iterable[str]) -> str:
+    listing = ", ".join(known) or "(none)"
+    return f"unknown resource '{clip(uri, QUOTE_CHARS)}'. Resources and templates on this server: {listing}."
+
+
+def bad_resource_uri(uri: str, problems: list[str]) -> str:
+    return f"bad resource URI '{clip(uri, QUOTE_CHARS)}': {'; '.join(problems)}."
+
+
+def resource_failed(uri: str, message: str) -> str:
+    return f"reading resource '{clip(uri, QUOTE_CHARS)}' failed: {message}"
+
+
+def template_mismatch(template: str, variables: Iterable[str], params: Iterable[str]) -> str:
+    return (
+        f"resource template '{template}' has the variables {sorted(variables)}, but its function takes "
+        f"{sorted(params)}: give the function exactly one parameter per variable, e.g. "
+        "@registry.resource_template('orders://{order_id}') def order(order_id: str) -> str"
+    )
+
+
+def unknown_completion(kind: str, name: str, known: Iterable[str]) -> str:
+    listing = ", ".join(sorted(known)) or "(none)"
+    return f"nothing to complete: no {kind} '{clip(name, QUOTE_CHARS)}' on this server (known: {listing})."
+
+
 def worker_lost(exitcode: int | None) -> str:
     return (
         f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "

@@ -1,0 +1,88 @@
+"""Prompts: `@registry.prompt(...)` functions whose parameters are the prompt's arguments (required = no default)
+and which return the messages (a string, content blocks, or `PromptMessage`s); `prompts/get` checks the arguments
+with the same kind of pydantic model a tool's are checked with."""
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from toolwire_server.completion import Completer
+from toolwire_server.schema import arguments_model, describe_problems
+from toolwire_shared import errors
+
+
+@dataclass
+class RegisteredPrompt:
+    """One prompt: the function, its argument model and listing, and its completer."""
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    model: type[BaseModel]
+    arguments: list[types.PromptArgument]
+    complete: Completer | None = field(default=None, repr=False)
+
+    def mcp_prompt(self) -> types.Prompt:
+        return types.Prompt(name=self.name, description=self.description, arguments=self.arguments)
+
+    async def get(self, given: dict[str, str] | None) -> types.GetPromptResult:
+        """The prompt's messages; bad arguments are a JSON-RPC error naming each and showing a correct call."""
+        try:
+            validated = self.model.model_validate(given or {})
+        except ValidationError as exc:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=errors.bad_prompt_arguments(self.name, describe_problems(exc), self.example()),
+            ) from None
+        kwargs = dict(validated)
+        if inspect.iscoroutinefunction(self.fn):
+            value = await self.fn(**kwargs)
+        else:
+            value = await anyio.to_thread.run_sync(lambda: self.fn(**kwargs))
+        return types.GetPromptResult(description=self.description, messages=messages(value))
+
+    def example(self) -> dict[str, Any]:
+        """A correct prompts/get: every required argument with a placeholder."""
+        required = {argument.name: "..." for argument in self.arguments if argument.required}
+        return {"name": self.name, "arguments": required}
+
+
+def make_prompt(
+    fn: Callable[..., Any], name: str | None, description: str | None, complete: Completer | None
+) -> RegisteredPrompt:
+    prompt_name = name or fn.__name__
+    text = description or inspect.getdoc(fn)
+    if not text:
+        raise ValueError(f"prompt '{prompt_name}' needs a description (description=... or a docstring)")
+    model = arguments_model(prompt_name, fn)
+    arguments = [
+        types.PromptArgument(name=key, description=info.description, required=info.is_required())
+        for key, info in model.model_fields.items()
+    ]
+    return RegisteredPrompt(prompt_name, text, fn, model, arguments, complete)
+
+
+def messages(value: Any) -> list[types.PromptMessage]:
+    """A prompt's return value as messages: each string or content block is a user message."""
+    items = value if isinstance(value, list | tuple) else [value]
+    out: list[types.PromptMessage] = []
+    for item in items:
+        if isinstance(item, types.PromptMessage):
+            out.append(item)
+        elif isinstance(item, str):
+            out.append(types.PromptMessage(role="user", content=types.TextContent(type="text", text=item)))
+        elif isinstance(item, dict):
+            out.append(types.PromptMessage.model_validate(item))
+        else:
+            out.append(types.PromptMessage(role="user", content=item))
+    return out
+
+
+def unknown_prompt(name: str, known: list[str]) -> MCPError:
+    return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(name, known))

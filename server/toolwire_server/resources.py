@@ -1,0 +1,144 @@
+"""Resources: static ones (`@registry.resource(uri)`) and templates (`@registry.resource_template("orders://{id}")`,
+whose variables are the function's parameters). A function returns text, bytes (sent as a base64 blob) or anything
+JSON-serialisable (sent as JSON text); `resources/read` finds a static URI first, then the first template it fits."""
+
+import base64
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp.shared.uri_template import UriTemplate
+from pydantic import BaseModel, ValidationError
+from pydantic_core import to_jsonable_python
+
+from toolwire_server.completion import Completer
+from toolwire_server.schema import arguments_model, describe_problems
+from toolwire_shared import errors
+
+
+@dataclass
+class RegisteredResource:
+    """One static resource."""
+
+    uri: str
+    name: str
+    description: str | None
+    mime_type: str | None
+    fn: Callable[..., Any]
+
+    def mcp_resource(self) -> types.Resource:
+        return types.Resource(uri=self.uri, name=self.name, description=self.description, mime_type=self.mime_type)
+
+
+@dataclass
+class RegisteredTemplate:
+    """One resource template: its parsed URI template, and the model its variables are checked with."""
+
+    template: UriTemplate
+    name: str
+    description: str | None
+    mime_type: str | None
+    fn: Callable[..., Any]
+    model: type[BaseModel]
+    complete: Completer | None = field(default=None, repr=False)
+
+    def mcp_template(self) -> types.ResourceTemplate:
+        return types.ResourceTemplate(
+            uri_template=str(self.template), name=self.name, description=self.description, mime_type=self.mime_type
+        )
+
+
+class Resources:
+    """The resources and templates of one registry."""
+
+    def __init__(self) -> None:
+        self.static: dict[str, RegisteredResource] = {}
+        self.templates: list[RegisteredTemplate] = []
+
+    def add(
+        self, uri: str, fn: Callable[..., Any], name: str | None, description: str | None, mime: str | None
+    ) -> None:
+        if uri in self.static:
+            raise ValueError(f"resource '{uri}' is already registered")
+        if UriTemplate.is_template(uri):
+            raise ValueError(f"resource '{uri}' has {{variables}}: register it with @registry.resource_template")
+        self.static[uri] = RegisteredResource(uri, name or fn.__name__, _described(fn, description), mime, fn)
+
+    def add_template(
+        self,
+        uri_template: str,
+        fn: Callable[..., Any],
+        name: str | None,
+        description: str | None,
+        mime: str | None,
+        complete: Completer | None,
+    ) -> None:
+        template = UriTemplate.parse(uri_template)
+        params = set(inspect.signature(fn).parameters)
+        if set(template.variable_names) != params:
+            raise ValueError(errors.template_mismatch(uri_template, template.variable_names, sorted(params)))
+        if any(str(known.template) == uri_template for known in self.templates):
+            raise ValueError(f"resource template '{uri_template}' is already registered")
+        model = arguments_model(name or fn.__name__, fn)
+        described = _described(fn, description)
+        self.templates.append(RegisteredTemplate(template, name or fn.__name__, described, mime, fn, model, complete))
+
+    def knows(self, uri: str) -> bool:
+        return uri in self.static or any(t.template.match(uri) is not None for t in self.templates)
+
+    def template(self, uri_template: str) -> RegisteredTemplate | None:
+        return next((t for t in self.templates if str(t.template) == uri_template), None)
+
+    async def read(self, uri: str) -> types.ReadResourceResult:
+        """The resource's contents; an unknown URI or a bad variable is a JSON-RPC error saying what exists."""
+        static = self.static.get(uri)
+        if static is not None:
+            return _contents(uri, static.mime_type, await _call(uri, static.fn, {}))
+        for template in self.templates:
+            found = template.template.match(uri)
+            if found is None:
+                continue
+            try:
+                variables = dict(template.model.model_validate(found))
+            except ValidationError as exc:
+                problems = describe_problems(exc)
+                raise MCPError(code=types.INVALID_PARAMS, message=errors.bad_resource_uri(uri, problems)) from None
+            return _contents(uri, template.mime_type, await _call(uri, template.fn, variables))
+        raise self.unknown(uri)
+
+    def unknown(self, uri: str) -> MCPError:
+        known = [*self.static, *(str(t.template) for t in self.templates)]
+        return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+
+
+def _described(fn: Callable[..., Any], description: str | None) -> str | None:
+    return description or inspect.getdoc(fn)
+
+
+async def _call(uri: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """The function's value; its failure is a JSON-RPC error naming the resource, its message clipped."""
+    try:
+        if inspect.iscoroutinefunction(fn):
+            return await fn(**kwargs)
+        return await anyio.to_thread.run_sync(lambda: fn(**kwargs))
+    except Exception as exc:
+        message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
+        raise MCPError(code=types.INTERNAL_ERROR, message=errors.resource_failed(uri, message)) from exc
+
+
+def _contents(uri: str, mime: str | None, value: Any) -> types.ReadResourceResult:
+    content: types.TextResourceContents | types.BlobResourceContents
+    if isinstance(value, bytes):
+        blob = base64.b64encode(value).decode("ascii")
+        content = types.BlobResourceContents(uri=uri, mime_type=mime or "application/octet-stream", blob=blob)
+    elif isinstance(value, str):
+        content = types.TextResourceContents(uri=uri, mime_type=mime or "text/plain", text=value)
+    else:
+        text = json.dumps(to_jsonable_python(value), ensure_ascii=False)
+        content = types.TextResourceContents(uri=uri, mime_type=mime or "application/json", text=text)
+    return types.ReadResourceResult(contents=[content])
