@@ -336,8 +336,9 @@ def process_return() -> str:
     return """Process a customer's return or refund request.
 1. Call get_order with the order id the customer gives (like A123); read its status, item, qty and unit_price.
 2. Call get_policy with topic refund; promise nothing it does not allow.
-3. Check the status: only a delivered order can be returned. An open order can be cancelled instead, a shipped one
-   is returned once it arrives, a refunded or cancelled one has nothing left to refund: tell the customer so, stop.
+3. Check the status: only a delivered order can be returned. If it is not, tell the customer what can be done and
+   stop: an open order can be cancelled at no cost, a shipped one is returned once it arrives, a refunded or
+   cancelled one has nothing left to refund.
 4. Call calculator for the refund in cents: unit_price * returned units * 100 (every unit, unless the customer
    names fewer).
 5. Call issue_refund with the order id and that amount_cents; a person approves it before it runs. Never refund
@@ -352,9 +353,9 @@ def shipping_delay() -> str:
     return """Answer a customer whose order is late or has not arrived.
 1. Call get_order with the order id the customer gives; read its status and item.
 2. Call get_policy with topic late_delivery.
-3. Check the status: only a shipped order can be late in transit. An open order has not shipped yet (say so, and
-   that it can still be cancelled at no cost); a delivered one was handed over (ask the customer to check with
-   neighbours, then hand the ticket to a person).
+3. Check the status: only a shipped order can be late in transit. If it is not, tell the customer and stop: an
+   open order has not shipped yet and can still be cancelled at no cost, a delivered one was handed over (ask them
+   to check with neighbours while a person looks into it).
 4. Answer: apologise for the wait, say the order is on its way, and what the policy offers: a trace with the
    carrier 10 days after shipping, and cancelling for a full refund after 20 days. Do not promise a date."""
 
@@ -365,8 +366,8 @@ def damaged_item() -> str:
     return """Handle a ticket about an item that arrived broken or damaged.
 1. Call get_order with the order id the customer gives; read its status, item, qty and unit_price.
 2. Call get_policy with topic damaged_item.
-3. Check the status: only a delivered order can have arrived damaged. For any other status, hand the ticket to a
-   person.
+3. Check the status: only a delivered order can have arrived damaged. If it is not, stop and say: a person will
+   look into the ticket.
 4. Answer: say sorry, and offer what the policy gives: a free replacement or a refund of the damaged units, with no
    return shipping. Ask for a photo of the damage only when the order's total (unit_price * qty) is over 10000."""
 

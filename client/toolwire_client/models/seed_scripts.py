@@ -283,8 +283,8 @@ ONLY_STATUS = re.compile(r"only an? (\w+) order")
 def follows_skill(messages: list[Message]) -> AssistantMessage:
     """Loads the skill its ticket calls for (or reads it from the system prompt, where every skill is inlined), then
     does what the skill's numbered steps say, in order: a step that says "Call TOOL" calls it (arguments from the
-    ticket and the results so far), a step "only a STATUS order ..." stops with its guidance when the order's status
-    is another, and the last step is the answer."""
+    ticket and the results so far), a step "only a STATUS order ..." stops with what it says to tell the customer
+    when the order's status is another, and the last step is the answer."""
     ticket = next(m.content for m in messages if isinstance(m, UserMessage))
     wanted = next((name for word, name in SKILL_FOR if word in ticket.lower()), "other")
     text, since = _inlined_skill(messages, wanted), 0
@@ -304,8 +304,10 @@ def follows_skill(messages: list[Message]) -> AssistantMessage:
             return _calls(messages, (call.group(1), _skill_arguments(call.group(1), step, order_id, done)))
         order = done.get("get_order")
         if only is not None and isinstance(order, dict) and order["status"] != only.group(1):
-            guidance = step.split(". ", 1)[1] if ". " in step else step
-            return _final(f"Order {order_id} is {order['status']}: only a {only.group(1)} order qualifies. {guidance}")
+            guidance = step.rsplit(": ", 1)[-1]  # what the step says to tell the customer instead
+            return _final(
+                f"Order {order_id} is {order['status']}, and only a {only.group(1)} order qualifies: {guidance}"
+            )
     return _final(_skill_answer(order_id, done))
 
 

@@ -5,11 +5,16 @@ callers get, with no transport in between."""
 import time
 from typing import Any
 
-from toolwire_client.tools.source import ProgressFn, TransportInfo
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from toolwire_client.tools.source import ProgressFn, ServerRequestFailed, TransportInfo
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
+from toolwire_server.prompts import unknown_prompt
 from toolwire_server.registry import Registry
+from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
 from toolwire_shared.tools import ToolSpec
 
@@ -65,3 +70,29 @@ class RegistrySource:
             progress=on_progress,
         )
         return from_call_result(call_id, name, result, since=started)
+
+    # ---- prompts and resources: the registry's own, refused as McpSource refuses them -----------------------
+    async def list_prompts(self) -> list[types.Prompt]:
+        return [prompt.mcp_prompt() for prompt in self.registry.prompts.values()]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        prompt = self.registry.prompts.get(name)
+        try:
+            if prompt is None:
+                raise unknown_prompt(name, list(self.registry.prompts))
+            return await prompt.get(arguments)
+        except MCPError as exc:
+            raise self._refused("prompts/get", exc) from exc
+
+    async def list_resources(self) -> list[types.Resource]:
+        return [resource.mcp_resource() for resource in self.registry.resources.static.values()]
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        try:
+            return await self.registry.resources.read(uri)
+        except MCPError as exc:
+            raise self._refused("resources/read", exc) from exc
+
+    def _refused(self, method: str, exc: MCPError) -> ServerRequestFailed:
+        """The server's JSON-RPC error in the words McpSource gives it."""
+        return ServerRequestFailed(errors.server_request_failed(self.name, method, exc.error.message), exc.error.code)
