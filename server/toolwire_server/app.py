@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
+from toolwire_server.prompts import unknown_prompt
 from toolwire_server.registry import Registry
 from toolwire_server.watchdog import watch
 from toolwire_shared import errors
@@ -77,6 +78,19 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
             log.info("call of %s cancelled (client cancelled or went away)", params.name)
             raise
 
+    async def on_list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[p.mcp_prompt() for p in registry.prompts.values()])
+
+    async def on_get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        prompt = registry.prompts.get(params.name)
+        if prompt is None:
+            raise unknown_prompt(params.name, list(registry.prompts))
+        return await prompt.get(params.arguments)
+
     async def on_set_level(
         ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
@@ -100,6 +114,8 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
         get_tool_input_schema=input_schema,
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.

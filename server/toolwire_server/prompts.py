@@ -41,11 +41,15 @@ class RegisteredPrompt:
                 message=errors.bad_prompt_arguments(self.name, describe_problems(exc), self.example()),
             ) from None
         kwargs = dict(validated)
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(**kwargs)
-        else:
-            value = await anyio.to_thread.run_sync(lambda: self.fn(**kwargs))
-        return types.GetPromptResult(description=self.description, messages=messages(value))
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                value = await self.fn(**kwargs)
+            else:
+                value = await anyio.to_thread.run_sync(lambda: self.fn(**kwargs))
+            return types.GetPromptResult(description=self.description, messages=messages(value))
+        except Exception as exc:  # a readable JSON-RPC error naming the prompt, not the SDK's bare "Internal error"
+            message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
+            raise MCPError(code=types.INTERNAL_ERROR, message=errors.prompt_failed(self.name, message)) from exc
 
     def example(self) -> dict[str, Any]:
         """A correct prompts/get: every required argument with a placeholder."""

@@ -115,6 +115,10 @@ def bad_prompt_arguments(name: str, problems: list[str], example: dict[str, Any]
     )
 
 
+def prompt_failed(name: str, message: str) -> str:
+    return f"prompt '{name}' failed: {message}"
+
+
 def unknown_resource(uri: str, known: Iterable[str]) -> str:
     listing = ", ".join(known) or "(none)"
     return f"unknown resource '{clip(uri, QUOTE_CHARS)}'. Resources and templates on this server: {listing}."
