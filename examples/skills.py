@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client import skills
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.loop import Agent
@@ -27,7 +28,9 @@ from toolwire_client.models import default_spec, key_envs
 from toolwire_client.skills import inlined, list_skills, skill_use
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
-from toolwire_client.tokens import estimate_text
+from toolwire_client.tokens import estimate_prompt, estimate_text
+from toolwire_shared import errors
+from toolwire_shared.tools import ToolSpec
 
 HERE = Path(__file__).resolve().parent
 TICKET = "Ticket from cus_8123: my order A124 has not arrived yet. Where is it?"
@@ -76,16 +79,29 @@ async def main(ticket: str, db: str | None) -> RunState:
 
 @dataclass(frozen=True)
 class Measured:
-    """One ticket run both ways on the scripted model."""
+    """One ticket run both ways on the scripted model: the input tokens of each request."""
 
     ticket: str
-    skill: list[str]
-    steps_index: int
-    steps_inline: int
-    input_index: int
-    """Input tokens over the run with the skill index (load_skill offered)."""
-    input_inline: int
-    """Input tokens over the run with every skill's text in the system prompt instead."""
+    skills: list[str]
+    index: list[int]
+    """Per request, with the skill index (load_skill offered): the first request is the one that loads the skill."""
+    inline: list[int]
+    """Per request, with every skill's text in the system prompt instead (no load step)."""
+
+    @property
+    def load_step(self) -> int:
+        """What loading costs: one more request, the first."""
+        return self.index[0]
+
+    @property
+    def per_step(self) -> float:
+        """What each working request saves once the skill is loaded (the same step of the task, both ways)."""
+        pairs = list(zip(self.inline, self.index[1:], strict=True))
+        return sum(inline - index for inline, index in pairs) / len(pairs)
+
+    def saved(self, working_steps: int) -> float:
+        """Tokens saved over a run of `working_steps` requests after the load (negative: a loss)."""
+        return working_steps * self.per_step - self.load_step
 
 
 async def approved(agent: Agent, state: RunState) -> RunState:
@@ -106,9 +122,9 @@ async def run_once(run: RunConfig, ticket: str) -> RunState:
         await agent.model.aclose()
 
 
-async def measure() -> tuple[int, int, list[Measured]]:
-    """Per call: the index's tokens and every skill's text inlined; per ticket: both runs' input tokens (each run on
-    a fresh copy of the desk's database, so the refund of one does not change the other's path)."""
+async def measure() -> tuple[int, int, int, list[Measured]]:
+    """The index's tokens, every skill's text inlined, the number of skills, and each ticket run both ways (each run
+    on a fresh copy of the desk's database, so the refund of one does not change the other's path)."""
     with tempfile.TemporaryDirectory(prefix="toolwire-skills-") as scratch:
         databases = itertools.count(1)
 
@@ -118,7 +134,8 @@ async def measure() -> tuple[int, int, list[Measured]]:
         [source] = build_sources([fresh()])
         await source.start()
         try:
-            inline = SYSTEM + "\n\n" + await inlined(await list_skills([source]))
+            skills = await list_skills([source])
+            inline = SYSTEM + "\n\n" + await inlined(skills)
         finally:
             await source.aclose()
         rows, index_tokens = [], 0
@@ -127,27 +144,35 @@ async def measure() -> tuple[int, int, list[Measured]]:
             inlined_run = await run_once(config("scripted:skills", fresh(), skills=False, system=inline), ticket)
             use = skill_use(with_index)
             index_tokens = use.index_tokens if use else 0
-            rows.append(
-                Measured(
-                    ticket,
-                    use.loaded if use else [],
-                    len(with_index.steps),
-                    len(inlined_run.steps),
-                    with_index.usage.input_tokens,
-                    inlined_run.usage.input_tokens,
-                )
-            )
-        return index_tokens, estimate_text(inline) - estimate_text(SYSTEM), rows
+            per_request = [[step.usage.input_tokens for step in run.steps] for run in (with_index, inlined_run)]
+            rows.append(Measured(ticket, use.loaded if use else [], *per_request))
+        return index_tokens, estimate_text(inline) - estimate_text(SYSTEM), len(skills), rows
 
 
-def print_measure(index_tokens: int, inline_tokens: int, rows: list[Measured]) -> None:
-    print(f"per request: skill index {index_tokens} tokens (the load_skill tool) vs {inline_tokens} tokens inlined")
+def per_skill(index_tokens: int, inline_tokens: int, count: int) -> tuple[float, float]:
+    """What one more skill like these adds to each request: its index line, and its text inlined."""
+    empty = ToolSpec(name="load_skill", description=errors.skills_description([]), input_schema=skills.SCHEMA)
+    return (index_tokens - estimate_prompt([], [empty])) / count, inline_tokens / count
+
+
+def print_measure(index_tokens: int, inline_tokens: int, count: int, rows: list[Measured]) -> None:
+    print(f"per request: the index of {count} skills is {index_tokens} tokens; their texts inlined, {inline_tokens}")
+    line, text = per_skill(index_tokens, inline_tokens, count)
+    print(f"each more skill like these: {line:.0f} more tokens per request in the index, {text:.0f} inlined")
     for row in rows:
-        saved = row.input_inline - row.input_index
+        total_index, total_inline = sum(row.index), sum(row.inline)
         print(
-            f"  {', '.join(row.skill) or 'no skill'}: {row.steps_index} steps with the index "
-            f"({row.input_index} input tokens), {row.steps_inline} inlined ({row.input_inline}): "
-            f"saved {saved} ({saved / row.input_inline:.0%})"
+            f"  {', '.join(row.skills) or 'no skill'}: {len(row.index)} requests with the index ({total_index} input "
+            f"tokens), {len(row.inline)} inlined ({total_inline}): saved {total_inline - total_index}; the load "
+            f"request costs {row.load_step}, each later request saves {row.per_step:.0f}, so 10 working steps save "
+            f"{row.saved(10):.0f} and the index breaks even after {row.load_step / row.per_step:.1f}"
+        )
+    for many in (10, 30):
+        gain = (many - count) * (text - line)
+        print(
+            f"with {many} such skills (projected): each request after the load saves "
+            f"{', '.join(f'{row.per_step + gain:.0f}' for row in rows)}; break-even after "
+            f"{', '.join(f'{row.load_step / (row.per_step + gain):.1f}' for row in rows)} steps"
         )
 
 

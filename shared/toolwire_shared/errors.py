@@ -482,16 +482,15 @@ def server_request_failed(server: str, method: str, message: str) -> str:
 
 
 SKILL_TOOL = "load_skill"
-SKILL_NAME_HELP = "The skill's name, exactly as listed in this tool's description."
+SKILL_NAME_HELP = "A skill's name, as listed."
 
 
 def skills_description(index: list[tuple[str, str]]) -> str:
     """load_skill's description: when to use it, then the skill index (one line per skill, name and description)."""
     lines = "\n".join(f"- {name}: {description}" for name, description in index)
     return (
-        "Load the full instructions of a skill: saved know-how for one kind of task. Before you work on a task a "
-        "skill below covers, load it and follow what it says; load each skill once (it stays in the conversation). "
-        f"Skills:\n{lines}"
+        "Load a skill: saved instructions for one kind of task. Before a task a skill covers, load it once and "
+        f"follow it. Skills:\n{lines}"
     )
 
 

@@ -172,7 +172,9 @@ async def test_a_sub_agent_gets_the_text_from_the_source_not_the_server(tmp_path
         turns = sum(isinstance(m, AssistantMessage) for m in messages)
         sub = messages[0].content == errors.DELEGATE_SYSTEM
         if turns == 0:
-            return AssistantMessage(tool_calls=[ToolCall(id="l", name="load_skill", arguments={"name": "damaged_item"})])
+            return AssistantMessage(
+                tool_calls=[ToolCall(id="l", name="load_skill", arguments={"name": "damaged_item"})]
+            )
         if turns == 1 and not sub:
             return AssistantMessage(tool_calls=[ToolCall(id="d", name="delegate", arguments={"task": "load it"})])
         return AssistantMessage(text="sub done" if sub else "parent done")
