@@ -4,7 +4,9 @@ Streamable HTTP and in-process; a skill is fetched once and added once; an unkno
 run says which skills it loaded; `toolwire run --skills` and the skills eval set, end to end."""
 
 import json
+import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -240,3 +242,22 @@ async def test_skills_eval_set() -> None:
     assert attempts["return-with-skill"].called[-1] == "issue_refund"
     assert attempts["return-not-delivered"].called == ["load_skill", "get_order", "get_policy"]
     assert attempts["damaged-with-skill"].right_skills is True
+
+
+def test_the_example_runs_and_measures(tmp_path: Path) -> None:
+    """examples/skills.py with no key: the late-order ticket on scripted:skills, then --measure."""
+    env = clean_env(**desk_env(tmp_path))
+    example = [sys.executable, "examples/skills.py"]
+    done = subprocess.run([*example, "--db", str(tmp_path / "runs.sqlite3")], **in_repo(env))
+    assert done.returncode == 0, done.stderr
+    assert "skills loaded: shipping_delay (index: " in done.stdout and "mouse in order A124" in done.stdout
+    measured = subprocess.run([*example, "--measure"], **in_repo(env))
+    assert measured.returncode == 0, measured.stderr
+    found = re.search(r"the index of 3 skills is (\d+) tokens; their texts inlined, (\d+)", measured.stdout)
+    assert found is not None, measured.stdout
+    assert int(found.group(1)) < int(found.group(2))
+    assert measured.stdout.count("breaks even after") == 3
+
+
+def in_repo(env: dict[str, str]) -> dict[str, Any]:
+    return {"cwd": REPO, "env": env, "capture_output": True, "text": True, "timeout": 120}
