@@ -261,3 +261,20 @@ def test_the_example_runs_and_measures(tmp_path: Path) -> None:
 
 def in_repo(env: dict[str, str]) -> dict[str, Any]:
     return {"cwd": REPO, "env": env, "capture_output": True, "text": True, "timeout": 120}
+
+
+async def test_the_wrong_skill_fails_the_path_check(tmp_path: Path) -> None:
+    """expect.skills is a path check: a run that loaded another skill fails it, and the report says which it loaded."""
+    from toolwire_client.evals.report import failures, table
+
+    evals = load_eval_file(REPO / "examples/evals/skills.toml")
+    task = next(t for t in evals.tasks if t.name == "shipping-delay-with-skill")
+    assert task.expect is not None
+    wrong = task.model_copy(update={"expect": task.expect.model_copy(update={"skills": ["process_return"]})})
+    [attempt] = await EvalRunner(evals.model_copy(update={"tasks": [wrong]})).run()
+    assert attempt.answer_ok and attempt.right_tools and attempt.right_skills is False and not attempt.success
+    assert failures([attempt]) == [
+        "shipping-delay-with-skill #1: skills loaded ['shipping_delay'] "
+        "(called ['load_skill', 'get_order', 'get_policy'])"
+    ]
+    assert "right skills" in [column.header for column in table([attempt]).columns]
