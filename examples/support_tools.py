@@ -171,7 +171,29 @@ def _desk() -> Registry:
         "each. Slow (it takes a while per order): use it when a customer asks about all their orders.",
         idempotent=True,
     )
+    # The same policy text and order lookup as resources, for a client that shows them to a person or attaches
+    # them to a prompt instead of letting the model call a tool.
+    desk.resource("policy://refunds", name="refund_policy", mime_type="text/plain")(refund_policy)
+    desk.resource_template(
+        "orders://{order_id}",
+        name="order",
+        mime_type="application/json",
+        description="One order by id, e.g. orders://A123: item, unit price, quantity, status, customer.",
+        complete=order_ids,
+    )(get_order)
     return desk
+
+
+def refund_policy() -> str:
+    """The refund policy, the text get_policy('refund') answers."""
+    return POLICIES["refund"]
+
+
+def order_ids(variable: str, partial: str) -> list[str]:
+    """Order ids that start with what was typed (completion of orders://{order_id})."""
+    with _connect() as conn:
+        rows = conn.execute("SELECT id FROM orders WHERE id LIKE ? ORDER BY id LIMIT 100", (partial + "%",))
+        return [row["id"] for row in rows]
 
 
 # The calculator's arithmetic: an AST walk over numbers and + - * / // % ** (never eval()) that bounds every result

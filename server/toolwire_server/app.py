@@ -9,12 +9,15 @@ import anyio
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import ALL_TOOLS, Grant
+from toolwire_server.catalog import catalog_handlers
+from toolwire_server.changes import Hub
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
-from toolwire_server.prompts import unknown_prompt
 from toolwire_server.registry import Registry
 from toolwire_server.watchdog import watch
 from toolwire_shared import errors
@@ -39,16 +42,18 @@ def caller_grant(ctx: ServerRequestContext[Any, Any], default: Grant) -> Grant:
 def build_server(registry: Registry, *, limits: ServerLimits | None = None, grant: Grant = ALL_TOOLS) -> Server[Any]:
     """An MCP server for `registry`. `grant` applies where no HTTP token names the caller (stdio, in-memory)."""
     limits = limits or ServerLimits()
-    listings: dict[Grant, types.ListToolsResult] = {}
+    listings: dict[tuple[Grant, int], types.ListToolsResult] = {}
+    hub = Hub()
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         who = caller_grant(ctx, grant)
-        listing = listings.get(who)
+        key = (who, registry.version)  # a tool registered at runtime makes a new listing
+        listing = listings.get(key)
         if listing is None:
             listing = types.ListToolsResult(tools=[t.mcp_tool() for t in registry if who.allows(t.name)])
-            listings[who] = listing
+            listings[key] = listing
         return listing
 
     async def on_call_tool(
@@ -78,19 +83,6 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
             log.info("call of %s cancelled (client cancelled or went away)", params.name)
             raise
 
-    async def on_list_prompts(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[p.mcp_prompt() for p in registry.prompts.values()])
-
-    async def on_get_prompt(
-        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        prompt = registry.prompts.get(params.name)
-        if prompt is None:
-            raise unknown_prompt(params.name, list(registry.prompts))
-        return await prompt.get(params.arguments)
-
     async def on_set_level(
         ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
@@ -102,26 +94,50 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        """Once per server (stdio connection, or HTTP session manager): the stall watchdog and the worker pool."""
-        async with anyio.create_task_group() as tg, registry.workers.serving(warm=registry.isolated()):
+        """Once per server (stdio connection, or HTTP session manager): the stall watchdog, the worker pool, and
+        the hub that tells this server's clients what changed in the registry."""
+        async with (
+            anyio.create_task_group() as tg,
+            registry.workers.serving(warm=registry.isolated()),
+            registry.changes.serving(hub),
+        ):
             tg.start_soon(watch)
             yield {}
             tg.cancel_scope.cancel()
 
-    server: Server[Any] = Server(
+    async def note_connection(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        hub.seen(ctx.session)
+        return await call_next(ctx)
+
+    server: Server[Any] = _Server(
         registry.name,
         version=_version(),
         lifespan=lifespan,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
-        on_list_prompts=on_list_prompts,
-        on_get_prompt=on_get_prompt,
         get_tool_input_schema=input_schema,
+        **catalog_handlers(registry, lambda ctx: caller_grant(ctx, grant), hub),
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
-    server.middleware.append(explain_uninitialized)
+    server.middleware += [explain_uninitialized, note_connection]
     return server
+
+
+class _Server(Server[Any]):
+    """The SDK's server, advertising list-changed notifications to handshake-era clients too (the SDK's default
+    says none): the registry tells its running servers about every registration (changes.py)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        every = notification_options or NotificationOptions(
+            prompts_changed=True, resources_changed=True, tools_changed=True
+        )
+        return super().create_initialization_options(every, experimental_capabilities, extensions)
 
 
 _SDK_PRE_INIT = "Invalid request parameters"

@@ -1,6 +1,7 @@
-"""Change notifications: what a registry posts (a list changed, a resource updated) reaches every session of every
-server built from it: 2026-07-28 clients on their `subscriptions/listen` streams (the SDK's ListenHandler and bus),
-handshake-era clients as `notifications/...` on their standalone stream (resource updates only where subscribed)."""
+"""Change notifications: what a registry posts (a list changed, a resource updated) reaches every client of every
+server built from it and running now. 2026-07-28 clients get them on their `subscriptions/listen` streams (the
+SDK's ListenHandler reading the hub's bus); handshake-era clients with a standalone channel (stdio, stateful HTTP)
+get `notifications/...` on it, a resource update only where they sent `resources/subscribe` for that URI."""
 
 import logging
 import math
@@ -13,6 +14,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.connection import Connection
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     PromptsListChanged,
@@ -27,30 +29,40 @@ log = logging.getLogger("toolwire.server")
 
 __all__ = ["Changes", "Hub", "PromptsListChanged", "ResourceUpdated", "ResourcesListChanged", "ToolsListChanged"]
 
+_WATCHED = "toolwire.watched"
+"""Where a connection keeps the URIs it subscribed to (its own `state`, so they end with it)."""
+
 
 class Hub:
     """One running server's fan-out: its listen bus, and the handshake-era connections it has seen."""
 
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
-        self._connections: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-        """connection -> a session proxy of it (whose standalone channel outlives the request that made it)."""
-        self._watching: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._send: MemoryObjectSendStream[ServerEvent] | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
 
-    def seen(self, session: Any, protocol_version: str) -> None:
-        """Note a handshake-era connection (called for each request): it gets list-changed notifications."""
-        if protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._connections.setdefault(_connection(session), session)
+    def seen(self, session: Any) -> None:
+        """Note the connection a request came on (called for every request): a handshake-era one with a channel
+        of its own gets the list-changed notifications from now on."""
+        connection = connection_of(session)
+        if (
+            connection is not None
+            and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS
+            and connection.has_standalone_channel
+        ):
+            self._connections.add(connection)
 
     def subscribe(self, session: Any, uri: str) -> None:
-        key = _connection(session)
-        self._connections.setdefault(key, session)
-        self._watching.setdefault(key, set()).add(uri)
+        connection = connection_of(session)
+        if connection is not None:
+            self.seen(session)
+            connection.state.setdefault(_WATCHED, set()).add(uri)
 
     def unsubscribe(self, session: Any, uri: str) -> None:
-        self._watching.get(_connection(session), set()).discard(uri)
+        connection = connection_of(session)
+        if connection is not None:
+            connection.state.get(_WATCHED, set()).discard(uri)
 
     def post(self, event: ServerEvent) -> None:
         """From the server's loop or any thread; delivered in order by the hub's own task."""
@@ -78,16 +90,24 @@ class Hub:
     async def _deliver(self, events: MemoryObjectReceiveStream[ServerEvent]) -> None:
         async for event in events:
             await self.bus.publish(event)
-            for connection, session in list(self._connections.items()):
-                if isinstance(event, ResourceUpdated):
-                    if event.uri in self._watching.get(connection, ()):
-                        await session.send_resource_updated(event.uri)
-                elif isinstance(event, ToolsListChanged):
-                    await session.send_tool_list_changed()
-                elif isinstance(event, PromptsListChanged):
-                    await session.send_prompt_list_changed()
-                else:
-                    await session.send_resource_list_changed()
+            for connection in list(self._connections):
+                try:
+                    await _notify(connection, event)
+                except Exception as exc:  # a client gone away: forget it, keep telling the others
+                    log.info("dropping a connection from change notifications: %s", type(exc).__name__)
+                    self._connections.discard(connection)
+
+
+async def _notify(connection: Connection, event: ServerEvent) -> None:
+    if isinstance(event, ResourceUpdated):
+        if event.uri in connection.state.get(_WATCHED, ()):
+            await connection.send_resource_updated(event.uri)
+    elif isinstance(event, ToolsListChanged):
+        await connection.send_tool_list_changed()
+    elif isinstance(event, PromptsListChanged):
+        await connection.send_prompt_list_changed()
+    else:
+        await connection.send_resource_list_changed()
 
 
 class Changes:
@@ -110,9 +130,11 @@ class Changes:
                 self._hubs.discard(hub)
 
 
-def _connection(session: Any) -> Any:
-    """The connection a per-request session proxy belongs to: the SDK makes one proxy per request."""
-    return getattr(session, "_connection", session)
+def connection_of(session: Any) -> Connection | None:
+    """The connection a per-request session proxy belongs to (the SDK makes one proxy per request and keeps the
+    connection, whose standalone channel outlives the request, private)."""
+    connection = getattr(session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
 
 
 def _on_loop(token: anyio.lowlevel.EventLoopToken) -> bool:

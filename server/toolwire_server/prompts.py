@@ -86,7 +86,3 @@ def messages(value: Any) -> list[types.PromptMessage]:
         else:
             out.append(types.PromptMessage(role="user", content=item))
     return out
-
-
-def unknown_prompt(name: str, known: list[str]) -> MCPError:
-    return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(name, known))

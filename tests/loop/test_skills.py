@@ -13,7 +13,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from examples.support_tools import desk
+from examples.support_tools import POLICIES, desk
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.servers import HttpServer
@@ -25,10 +25,11 @@ from toolwire_client.evals.spec import load_eval_file
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel, make_scripted
 from toolwire_client.replay import replay
-from toolwire_client.skills import SkillSource, loaded_skills, skill_use
+from toolwire_client.skills import SkillSource, list_skills, loaded_skills, skill_use
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.source import ServerRequestFailed, ToolSource
+from toolwire_server.access import Grant
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 
@@ -58,7 +59,7 @@ class CountingGets(McpSource):
 
 
 # ---- the source's prompts and resources, on each transport ------------------------------------------------------
-async def check_prompts(source: ToolSource) -> None:
+async def check_prompts_and_resources(source: ToolSource) -> None:
     assert isinstance(source, McpSource | RegistrySource)
     prompts = {p.name: p for p in await source.list_prompts()}
     assert sorted(prompts) == sorted(f"skill.{name}" for name in SKILLS)
@@ -72,13 +73,23 @@ async def check_prompts(source: ToolSource) -> None:
         f"the tool server '{source.name}' answered prompts/get with an error: unknown prompt 'skill.nope'. "
         "Prompts on this server: skill.damaged_item, skill.process_return, skill.shipping_delay."
     )
+    assert [r.uri for r in await source.list_resources()] == ["policy://refunds"]
+    policy = (await source.read_resource("policy://refunds")).contents[0]
+    assert isinstance(policy, types.TextResourceContents) and policy.text == POLICIES["refund"]
+    order = (await source.read_resource("orders://A123")).contents[0]
+    assert isinstance(order, types.TextResourceContents) and json.loads(order.text)["item"] == "keyboard"
+    with pytest.raises(ServerRequestFailed) as unknown:
+        await source.read_resource("nope://x")
+    assert str(unknown.value).startswith(
+        f"the tool server '{source.name}' answered resources/read with an error: unknown resource 'nope://x'."
+    )
 
 
 async def test_prompts_over_stdio(tmp_path: Path) -> None:
     source = desk_stdio(tmp_path)
     await source.start()
     try:
-        await check_prompts(source)
+        await check_prompts_and_resources(source)
     finally:
         await source.aclose()
 
@@ -88,14 +99,29 @@ async def test_prompts_over_http(tmp_path: Path) -> None:
         source = McpSource("support", url=server.url)
         await source.start()
         try:
-            await check_prompts(source)
+            await check_prompts_and_resources(source)
         finally:
             await source.aclose()
 
 
 async def test_prompts_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLWIRE_SUPPORT_DB", str(tmp_path / "support.sqlite3"))
-    await check_prompts(RegistrySource(desk, name="support"))
+    await check_prompts_and_resources(RegistrySource(desk, name="support"))
+
+
+async def test_in_process_the_grant_applies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on the server: a grant's patterns match prompt names and resource URIs; outside it, nothing exists."""
+    monkeypatch.setenv("TOOLWIRE_SUPPORT_DB", str(tmp_path / "support.sqlite3"))
+    tools_only = RegistrySource(desk, name="support", grant=Grant(agent="a", patterns=("get_order",)))
+    assert await tools_only.list_prompts() == [] and await tools_only.list_resources() == []
+    with pytest.raises(
+        ServerRequestFailed, match=re.escape("unknown prompt 'skill.process_return'. Prompts on this server: (none).")
+    ):
+        await tools_only.get_prompt("skill.process_return")
+    skills_only = RegistrySource(desk, name="support", grant=Grant(agent="b", patterns=("skill.*",)))
+    assert [skill.name for skill in await list_skills([skills_only])] == SKILLS
+    with pytest.raises(ServerRequestFailed, match=re.escape("unknown resource 'policy://refunds'")):
+        await skills_only.read_resource("policy://refunds")
 
 
 async def test_a_server_with_no_prompts_has_none(tmp_path: Path) -> None:

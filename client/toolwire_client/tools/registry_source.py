@@ -12,7 +12,6 @@ from toolwire_client.tools.source import ProgressFn, ServerRequestFailed, Transp
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
-from toolwire_server.prompts import unknown_prompt
 from toolwire_server.registry import Registry
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
@@ -71,27 +70,38 @@ class RegistrySource:
         )
         return from_call_result(call_id, name, result, since=started)
 
-    # ---- prompts and resources: the registry's own, refused as McpSource refuses them -----------------------
+    # ---- prompts and resources: the registry's own, within the grant, refused as McpSource refuses them ----
+    # (the server's rules, catalog.py: the grant's patterns match prompt names and resource URIs; refused or
+    # unknown, the same error)
     async def list_prompts(self) -> list[types.Prompt]:
-        return [prompt.mcp_prompt() for prompt in self.registry.prompts.values()]
+        return [self.registry.prompts[name].mcp_prompt() for name in self._prompts()]
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
         prompt = self.registry.prompts.get(name)
         try:
-            if prompt is None:
-                raise unknown_prompt(name, list(self.registry.prompts))
+            if prompt is None or not self.grant.allows(name):
+                raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(name, self._prompts()))
             return await prompt.get(arguments)
         except MCPError as exc:
             raise self._refused("prompts/get", exc) from exc
 
     async def list_resources(self) -> list[types.Resource]:
-        return [resource.mcp_resource() for resource in self.registry.resources.static.values()]
+        static = self.registry.resources.static
+        return [resource.mcp_resource() for uri, resource in static.items() if self.grant.allows(uri)]
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        resources = self.registry.resources
         try:
-            return await self.registry.resources.read(uri)
+            if not (self.grant.allows(uri) and resources.knows(uri)):
+                known = [u for u in resources.static if self.grant.allows(u)]
+                known += [str(t.template) for t in resources.templates if self.grant.allows(str(t.template))]
+                raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+            return await resources.read(uri)
         except MCPError as exc:
             raise self._refused("resources/read", exc) from exc
+
+    def _prompts(self) -> list[str]:
+        return [name for name in self.registry.prompts if self.grant.allows(name)]
 
     def _refused(self, method: str, exc: MCPError) -> ServerRequestFailed:
         """The server's JSON-RPC error in the words McpSource gives it."""

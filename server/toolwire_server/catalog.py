@@ -1,0 +1,105 @@
+"""The MCP surface beside tools: prompts, resources and templates, subscriptions, completion, and the listen streams
+of change notifications, served from the registry. The caller's grant applies here as it does to tools: its
+patterns match prompt names and resource URIs (a template is listed when they match its template text, e.g.
+"orders://*" matches "orders://{order_id}"), so an agent limited to some tools sees no prompts or resources unless
+its grant names them; on stdio without `--agent` the grant is "*". Refused or unknown, the caller gets the same
+error: it cannot tell what exists outside its grant."""
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler
+from mcp.shared.exceptions import MCPError
+
+from toolwire_server.access import Grant
+from toolwire_server.changes import Hub
+from toolwire_server.completion import complete
+from toolwire_server.registry import Registry
+from toolwire_shared import errors
+
+Context = ServerRequestContext[Any, Any]
+GrantOf = Callable[[Context], Grant]
+
+
+def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[str, Any]:
+    """The `Server(...)` handler keyword arguments for prompts, resources, completion and subscriptions."""
+    resources = registry.resources
+
+    def visible_prompts(who: Grant) -> list[str]:
+        return [name for name in registry.prompts if who.allows(name)]
+
+    def visible_resources(who: Grant) -> list[str]:
+        return [uri for uri in resources.static if who.allows(uri)]
+
+    def visible_templates(who: Grant) -> list[str]:
+        return [str(t.template) for t in resources.templates if who.allows(str(t.template))]
+
+    async def on_list_prompts(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        who = grant_of(ctx)
+        return types.ListPromptsResult(prompts=[registry.prompts[n].mcp_prompt() for n in visible_prompts(who)])
+
+    async def on_get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        who = grant_of(ctx)
+        prompt = registry.prompts.get(params.name)
+        if prompt is None or not who.allows(prompt.name):
+            raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(params.name, visible_prompts(who)))
+        return await prompt.get(params.arguments)
+
+    async def on_list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        who = grant_of(ctx)
+        return types.ListResourcesResult(resources=[resources.static[u].mcp_resource() for u in visible_resources(who)])
+
+    async def on_list_templates(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        who = grant_of(ctx)
+        shown = [t.mcp_template() for t in resources.templates if who.allows(str(t.template))]
+        return types.ListResourceTemplatesResult(resource_templates=shown)
+
+    def check_uri(ctx: Context, uri: str) -> None:
+        who = grant_of(ctx)
+        if not (who.allows(uri) and resources.knows(uri)):
+            known = [*visible_resources(who), *visible_templates(who)]
+            raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+
+    async def on_read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        check_uri(ctx, params.uri)
+        return await resources.read(params.uri)
+
+    async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        check_uri(ctx, params.uri)
+        hub.subscribe(ctx.session, params.uri)
+        return types.EmptyResult()
+
+    async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        hub.unsubscribe(ctx.session, params.uri)
+        return types.EmptyResult()
+
+    async def on_completion(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
+        who = grant_of(ctx)
+        ref, argument = params.ref, params.argument
+        if isinstance(ref, types.PromptReference):
+            prompt = registry.prompts.get(ref.name)
+            if prompt is None or not who.allows(prompt.name):
+                message = errors.unknown_completion("prompt", ref.name, visible_prompts(who))
+                raise MCPError(code=types.INVALID_PARAMS, message=message)
+            return await complete(prompt.complete, argument.name, argument.value)
+        template = resources.template(ref.uri)
+        if template is None or not who.allows(ref.uri):
+            message = errors.unknown_completion("resource template", ref.uri, visible_templates(who))
+            raise MCPError(code=types.INVALID_PARAMS, message=message)
+        return await complete(template.complete, argument.name, argument.value)
+
+    return {
+        "on_list_prompts": on_list_prompts,
+        "on_get_prompt": on_get_prompt,
+        "on_list_resources": on_list_resources,
+        "on_list_resource_templates": on_list_templates,
+        "on_read_resource": on_read_resource,
+        "on_subscribe_resource": on_subscribe,
+        "on_unsubscribe_resource": on_unsubscribe,
+        "on_completion": on_completion,
+        "on_subscriptions_listen": ListenHandler(hub.bus),
+    }
