@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from examples.support_tools import desk
 
-from helpers.cli import clean_env, run_toolwire
+from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.servers import HttpServer
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
@@ -43,6 +43,13 @@ async def audit_with_progress(source: ToolSource) -> list[tuple[str, float, floa
 
 async def test_progress_over_stdio(tmp_path: Path) -> None:
     seen = await audit_with_progress(stdio_source(DESK, "desk", desk_env(tmp_path)))
+    assert seen == [("call_1", *report) for report in REPORTS]
+
+
+async def test_progress_from_a_worker_process(tmp_path: Path) -> None:
+    """`toolwire serve --isolate`: the tool runs in a worker process, which relays its reports to the client."""
+    argv = [sys.executable, "-m", "toolwire_server", DESK, "--stdio", "--isolate", "--log-level", "ERROR"]
+    seen = await audit_with_progress(McpSource("desk", command=argv, env=desk_env(tmp_path), cwd=str(REPO)))
     assert seen == [("call_1", *report) for report in REPORTS]
 
 
