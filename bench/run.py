@@ -29,6 +29,7 @@ Figure = dict[str, Any]
 # Name, what it measures, and its reference. Run cheapest first so a failure late still leaves figures.
 MODULES: list[tuple[str, str]] = [
     ("loop_bench", "agent loop: overhead per step, parallel efficiency of one turn's tool calls"),
+    ("peers_bench", "agent loop next to Pydantic AI and the OpenAI Agents SDK: the same scripted 10-step run"),
     ("tracing_bench", "tracing: a run with OpenTelemetry export on vs off"),
     ("server_bench", "tool server: toolwire vs plain MCPServer vs the raw pipe floor, stdio and HTTP"),
     ("store_bench", "durable saves: a run with the SQLite store vs without, next to bare sqlite3 writes"),
@@ -223,6 +224,8 @@ def render(info: dict[str, str], started: datetime, sections: list[dict[str, Any
                     f"| {f['name']} | {_num(f['value'])} {f['unit']} | {f['reference']} | "
                     f"{_num(f['reference_value'])} {f['unit']} | {ratio:.2f} |"
                 )
+        if notes := section["data"].get("notes"):  # e.g. a peer that could not be measured, and why
+            lines += ["", *(f"- {note}" for note in notes)]
         lines += [
             "",
             "<details><summary>raw figures</summary>",

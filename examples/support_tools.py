@@ -181,7 +181,24 @@ def _desk() -> Registry:
         description="One order by id, e.g. orders://A123: item, unit price, quantity, status, customer.",
         complete=order_ids,
     )(get_order)
+    desk.prompt("answer_ticket", complete=_ticket_values)(answer_ticket)
     return desk
+
+
+def answer_ticket(order_id: str, topic: TicketTopic = "other") -> list[object]:
+    """Answer a customer's ticket about one order: the policy for its topic, then the order to look up."""
+    return [
+        f"Policy for this ticket: {POLICIES[topic]}",
+        f"A customer writes about order {order_id} ({topic.replace('_', ' ')}). Look the order up with get_order, "
+        "then answer them as the policy says, in two or three sentences.",
+    ]
+
+
+def _ticket_values(argument: str, partial: str) -> list[str]:
+    """Completion of answer_ticket's arguments: order ids from the table, topics from the policy list."""
+    if argument == "topic":
+        return [topic for topic in POLICIES if topic.startswith(partial)]
+    return order_ids(argument, partial)
 
 
 def refund_policy() -> str:

@@ -58,3 +58,12 @@ def test_regenerating_keeps_notes_written_around_the_block(tmp_path: Path) -> No
     second = out.read_text()
     assert second.count(BEGIN) == 1 and second.count(END) == 1
     assert "| n | 2 x | r | 1 x | 2.00 |" in second and "A profile says the SDK dispatch" in second
+
+
+def test_a_modules_notes_are_listed_under_its_figures() -> None:
+    """e.g. a peer framework that could not be measured, and why, next to the peers it did measure."""
+    figs = [figure("step", 100.0, "µs", "peer step", 400.0)]
+    data = {"notes": ["Pydantic AI not measured: pip install failed: no network"]}
+    text = render(machine(), datetime.now(UTC), [{**section(figs), "data": data}], 1.0)
+    table_row, note = text.index("| step | 100 µs"), text.index("- Pydantic AI not measured: pip install failed")
+    assert table_row < note < text.index("raw figures")

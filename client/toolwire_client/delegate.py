@@ -100,6 +100,7 @@ class DelegateSource:
 
     name = TOOL
     times_out_itself = True  # a sub-agent ends on its own wall-clock limit, carved from the parent's
+    checks_output = False
 
     def __init__(self) -> None:
         self._running: dict[str, dict[str, RunLimits]] = {}  # parent run id -> call id -> limits of a running child

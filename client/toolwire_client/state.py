@@ -99,8 +99,7 @@ class RunState(BaseModel):
     """Sub-agent runs by the id of the delegate call that started each, as last counted in this run's totals."""
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
-    _asked: Counter[str] = PrivateAttr(default_factory=Counter)
-    _asked_upto: int = PrivateAttr(default=0)
+    _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())
 
     @property
     def steps_taken(self) -> int:
@@ -123,10 +122,24 @@ class RunState(BaseModel):
         """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.
 
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
-        if turn < self._asked_upto:  # the list was cut back (replay from a shorter record): count afresh
-            self._asked, self._asked_upto = Counter(), 0
-        for message in self.messages[self._asked_upto : turn]:
+        return self._asked.before(self.messages, turn)
+
+
+class AskedCount:
+    """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
+    costs a lookup on every read and write)."""
+
+    __slots__ = ("counts", "upto")
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.upto = 0
+
+    def before(self, messages: list[Message], turn: int) -> Counter[str]:
+        if turn < self.upto:  # the list was cut back (replay from a shorter record): count afresh
+            self.counts, self.upto = Counter(), 0
+        for message in messages[self.upto : turn]:
             if isinstance(message, AssistantMessage):
-                self._asked.update(c.signature for c in message.tool_calls)
-        self._asked_upto = turn
-        return self._asked
+                self.counts.update(c.signature for c in message.tool_calls)
+        self.upto = turn
+        return self.counts

@@ -105,7 +105,7 @@ def record_chat_content(
 
     `reply` may be the AssistantMessage or the ModelReply (its finish_reason is then used).
     """
-    if not capture_enabled() or not span.is_recording():
+    if not span.is_recording() or not capture_enabled():
         return
     span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, _json(input_messages(messages)))
     system = system_instructions(messages)
@@ -121,7 +121,7 @@ def record_chat_content(
 
 def record_agent_content(span: Span, messages: Sequence[Message], final_answer: str | None = None) -> None:
     """The task on the invoke_agent span (and the final answer when there is one); opt-in like the rest."""
-    if not capture_enabled() or not span.is_recording():
+    if not span.is_recording() or not capture_enabled():
         return
     task = [message_to_semconv(m) for m in messages if isinstance(m, UserMessage)][:1]
     span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, _json(task))
@@ -144,7 +144,7 @@ def record_plan(steps: Sequence[str], replan: int) -> None:
 
 def record_tool_content(span: Span, call: ToolCall, result: ToolResult | None = None) -> None:
     """Arguments (and the result, on success) of one tool call on its execute_tool span; opt-in."""
-    if not capture_enabled() or not span.is_recording():
+    if not span.is_recording() or not capture_enabled():
         return
     span.set_attribute(semconv.GEN_AI_TOOL_CALL_ARGUMENTS, _json(call.arguments))
     if result is not None and not result.is_error:

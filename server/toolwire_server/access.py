@@ -51,7 +51,7 @@ class Grant:
     patterns: tuple[str, ...]
 
     def allows(self, tool: str) -> bool:
-        return any(fnmatchcase(tool, pattern) for pattern in self.patterns)
+        return "*" in self.patterns or any(fnmatchcase(tool, pattern) for pattern in self.patterns)
 
 
 ALL_TOOLS = Grant(agent="local", patterns=("*",))

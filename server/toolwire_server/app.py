@@ -42,18 +42,21 @@ def caller_grant(ctx: ServerRequestContext[Any, Any], default: Grant) -> Grant:
 def build_server(registry: Registry, *, limits: ServerLimits | None = None, grant: Grant = ALL_TOOLS) -> Server[Any]:
     """An MCP server for `registry`. `grant` applies where no HTTP token names the caller (stdio, in-memory)."""
     limits = limits or ServerLimits()
-    listings: dict[tuple[Grant, int], types.ListToolsResult] = {}
+    listings: dict[Grant, types.ListToolsResult] = {}
+    listed = {"version": registry.version}
     hub = Hub()
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if listed["version"] != registry.version:  # a tool registered at runtime: every listing is stale
+            listings.clear()
+            listed["version"] = registry.version
         who = caller_grant(ctx, grant)
-        key = (who, registry.version)  # a tool registered at runtime makes a new listing
-        listing = listings.get(key)
+        listing = listings.get(who)
         if listing is None:
             listing = types.ListToolsResult(tools=[t.mcp_tool() for t in registry if who.allows(t.name)])
-            listings[key] = listing
+            listings[who] = listing
         return listing
 
     async def on_call_tool(

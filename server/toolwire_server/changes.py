@@ -69,10 +69,13 @@ class Hub:
         send, token = self._send, self._token
         if send is None or token is None:
             return
-        if _on_loop(token):
-            send.send_nowait(event)
-        else:
-            anyio.from_thread.run_sync(send.send_nowait, event, token=token)
+        try:
+            if _on_loop(token):
+                send.send_nowait(event)
+            else:
+                anyio.from_thread.run_sync(send.send_nowait, event, token=token)
+        except (anyio.ClosedResourceError, RuntimeError):  # the server stopped meanwhile: nobody left to tell
+            log.debug("change %s after the server stopped: dropped", type(event).__name__)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

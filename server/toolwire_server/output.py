@@ -4,8 +4,10 @@ derives it (objects as they are; anything else wrapped as `{"result": ...}`), an
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import isfinite
 from typing import Any
 
+import mcp_types as types
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from pydantic import ValidationError
 
@@ -29,9 +31,13 @@ class OutputShape:
     wrapped: bool
     """True when the return type is not an object, so the value travels as `{"result": value}`."""
     _meta: FuncMetadata = field(repr=False, compare=False)
+    _scalar: type | None = field(default=None, repr=False, compare=False)
+    """The return annotation when it is str, int, float or bool: a value of exactly that type is its own JSON."""
 
     def structured(self, value: Any) -> dict[str, Any]:
         """The value as `structuredContent`, checked against the return annotation and dumped to JSON types."""
+        if self._scalar is not None and type(value) is self._scalar and (type(value) is not float or isfinite(value)):
+            return {"result": value}  # what the SDK's validation would give, without its cost on every call
         try:
             result = self._meta.convert_result(value)
         except ValidationError as exc:
@@ -40,6 +46,17 @@ class OutputShape:
         if not isinstance(structured, dict):
             raise OutputMismatch([f"it returned {type(value).__name__}, not its declared return type"])
         return structured
+
+    def check(self, result: types.CallToolResult) -> None:
+        """A result the tool made itself must fit the schema too (MCP requires it of a tool with an output schema)."""
+        if result.is_error:
+            return
+        if result.structured_content is None:
+            raise OutputMismatch([errors.no_structured_output()])
+        try:
+            self._meta.convert_result(result)  # validates its structuredContent against the return annotation
+        except ValidationError as exc:
+            raise OutputMismatch(_problems(exc)) from exc
 
 
 def output_shape(fn: Callable[..., Any]) -> OutputShape | None:
@@ -62,7 +79,11 @@ def output_shape(fn: Callable[..., Any]) -> OutputShape | None:
         ) from exc
     if meta.output_schema is None:
         return None
-    return OutputShape(schema=strip_titles(meta.output_schema), wrapped=meta.wrap_output, _meta=meta)
+    scalar = returns if meta.wrap_output and returns in _SCALARS else None
+    return OutputShape(schema=strip_titles(meta.output_schema), wrapped=meta.wrap_output, _meta=meta, _scalar=scalar)
+
+
+_SCALARS = (str, int, float, bool)
 
 
 def _problems(exc: ValidationError) -> list[str]:

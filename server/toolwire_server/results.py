@@ -25,7 +25,13 @@ def to_result(value: Any, max_chars: int, *, tool: str = "", output: OutputShape
     `output` shape, a value also becomes `structuredContent` (the text block stays what the model reads: the same
     JSON for an object, the plain value for a wrapped one); a value that does not fit it is a `bad_output` error."""
     if isinstance(value, types.CallToolResult):
-        result = value
+        try:
+            if output is not None:
+                output.check(value)
+        except OutputMismatch as exc:
+            result = failed_call("bad_output", errors.bad_output(tool, exc.problems))
+        else:
+            result = value
     elif isinstance(value, _CONTENT_TYPES):
         result = types.CallToolResult(content=[value])
     elif isinstance(value, list) and value and all(isinstance(item, _CONTENT_TYPES) for item in value):

@@ -145,6 +145,10 @@ def unknown_completion(kind: str, name: str, known: Iterable[str]) -> str:
     return f"nothing to complete: no {kind} '{clip(name, QUOTE_CHARS)}' on this server (known: {listing})."
 
 
+def completion_failed(argument: str, message: str) -> str:
+    return f"completing '{clip(argument, QUOTE_CHARS)}' failed: {message}"
+
+
 def worker_lost(exitcode: int | None) -> str:
     return (
         f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "

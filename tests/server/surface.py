@@ -75,7 +75,11 @@ def order(order_id: str) -> str:
     return f"order {order_id}: {ORDERS[order_id]}"
 
 
-@registry.resource_template("pages://{n}")
+def no_pages(variable: str, partial: str) -> list[str]:
+    raise LookupError("the page index is rebuilding")
+
+
+@registry.resource_template("pages://{n}", complete=no_pages)
 def page(n: int) -> str:
     """Page n (a number)."""
     return f"page {n}"

@@ -3,6 +3,9 @@ server as a subprocess: over stdio and over Streamable HTTP, in both protocol er
 
 import base64
 import json
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -17,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
-from helpers.servers import HttpServer, http_client, stdio_params, text_of
+from helpers.servers import REPO, HttpServer, http_client, stdio_params, text_of
 
 SURFACE = "tests/server/surface.py:registry"
 Mode = Literal["auto", "legacy"]
@@ -153,6 +156,10 @@ async def test_completion_of_prompt_arguments_and_template_variables(
         with pytest.raises(MCPError) as unknown:
             await client.complete(types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""})
         assert unknown.value.error.message.startswith("nothing to complete: no prompt 'nope' on this server")
+        with pytest.raises(MCPError) as failed:
+            pages = types.ResourceTemplateReference(type="ref/resource", uri="pages://{n}")
+            await client.complete(pages, {"name": "n", "value": "1"})
+        assert failed.value.error.message == "completing 'n' failed: the page index is rebuilding"
 
 
 @pytest.fixture(scope="module")
@@ -341,3 +348,20 @@ async def test_support_desk_offers_the_refund_policy_and_orders(support_db: dict
             missing.value.error.message
             == "reading resource 'orders://Z9' failed: no order with id Z9; ids look like A123"
         )
+
+
+def test_desk_surface_example_runs(support_db: dict[str, str]) -> None:
+    script = REPO / "examples" / "desk_surface.py"
+    proc = subprocess.run(
+        [sys.executable, str(script)], env={**os.environ, **support_db}, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert (
+        "prompt   answer_ticket(order_id, topic?): Answer a customer's ticket about one order: the policy for "
+        "its topic, then the order to look up." in lines
+    )
+    assert "resource policy://refunds [text/plain]" in lines
+    assert "template orders://{order_id} [application/json]" in lines
+    assert "complete orders://{order_id} from 'A': A123, A124, A125" in lines
+    assert lines[-1].startswith("message  user: A customer writes about order A123 (damaged item).")

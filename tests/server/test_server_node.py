@@ -28,7 +28,18 @@ FIXTURE_TOOLS = {
     "test_tool_with_logging",
     "test_sampling",
     "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+    "json_schema_2020_12_tool",
+    "test_reconnection",
 }
+FIXTURE_PROMPTS = {
+    "test_simple_prompt",
+    "test_prompt_with_arguments",
+    "test_prompt_with_embedded_resource",
+    "test_prompt_with_image",
+}
+FIXTURE_RESOURCES = {"test://static-text", "test://static-binary", "test://watched-resource"}
 
 NO_NODE = pytest.mark.skipif(
     not (BIN / "node").exists(),
@@ -46,10 +57,14 @@ def conformance_server() -> Iterator[HttpServer]:
         yield running
 
 
-async def test_conformance_fixture_tools_exist(conformance_server: HttpServer) -> None:
+async def test_conformance_fixtures_exist(conformance_server: HttpServer) -> None:
     # Some conformance checks pass even when a fixture is missing, so check the names ourselves (no Node needed).
     async with http_client(conformance_server.url) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} == FIXTURE_TOOLS
+        assert {prompt.name for prompt in (await client.list_prompts()).prompts} == FIXTURE_PROMPTS
+        assert {str(r.uri) for r in (await client.list_resources()).resources} == FIXTURE_RESOURCES
+        templates = (await client.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == ["test://template/{id}/data"]
 
 
 @pytest.mark.node
@@ -57,24 +72,43 @@ async def test_conformance_fixture_tools_exist(conformance_server: HttpServer) -
 def test_conformance_suite_passes(conformance_server: HttpServer, tmp_path: Path) -> None:
     url = f"http://localhost:{conformance_server.port}/mcp"  # the suite's DNS-rebinding scenario needs localhost
     proc = subprocess.run(
-        [str(BIN / "conformance"), "server", "--url", url, "--expected-failures", str(BASELINE), "-o", str(tmp_path)],
+        [
+            *(str(BIN / "conformance"), "server", "--url", url, "--suite", "all"),
+            *("--expected-failures", str(BASELINE), "-o", str(tmp_path)),
+        ],
         env=_node_env(tmp_path),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    summary = proc.stdout[proc.stdout.index("=== SUMMARY ===") :]
+    failed = [line for line in summary.splitlines() if line.startswith("✗")]
+    assert not failed, summary
     for scenario in (
         "server-initialize",
-        "ping",
-        "tools-list",
-        "tools-call-simple-text",
-        "tools-call-error",
-        "tools-call-with-progress",
         "tools-call-with-logging",
+        "completion-complete",
+        "json-schema-2020-12",
+        "elicitation-sep1034-defaults",
+        "elicitation-sep1330-enums",
+        "resources-templates-read",
+        "resources-subscribe",
+        "prompts-get-with-args",
+        "prompts-get-embedded-resource",
+        "server-sse-polling",
         "dns-rebinding-protection",
     ):
-        assert f"✓ {scenario}:" in proc.stdout, proc.stdout[-4000:]
+        assert f"✓ {scenario}:" in summary, summary
+    passed, total = _totals(summary)
+    assert passed == total >= 44, summary
+
+
+def _totals(summary: str) -> tuple[int, int]:
+    """(checks passed, checks in all) from the suite's `Total: N passed, M failed` line."""
+    line = next(line for line in summary.splitlines() if line.startswith("Total:"))
+    numbers = [int(word) for word in line.replace(",", " ").split() if word.isdigit()]
+    return numbers[0], numbers[0] + numbers[1]
 
 
 def _inspector(args: list[str], home: Path) -> tuple[int, dict[str, object]]:
@@ -120,3 +154,18 @@ def test_inspector_over_http(tmp_path: Path) -> None:
             tmp_path,
         )
         assert rc == 0 and called["result"]["content"] == [{"type": "text", "text": "42"}]  # type: ignore[index]
+
+
+@pytest.mark.node
+@NO_NODE
+def test_inspector_reads_prompts_and_resources_over_stdio(tmp_path: Path) -> None:
+    server = serve_argv("tests/server/surface.py:registry", "--stdio")
+    rc, got = _inspector(
+        [*server, "--method", "prompts/get", "--prompt-name", "summarize", "--prompt-args", "ticket=T-9"], tmp_path
+    )
+    assert rc == 0
+    first = got["result"]["messages"][0]  # type: ignore[index]
+    assert first == {"role": "user", "content": {"type": "text", "text": "Summarize ticket T-9 in a neutral tone."}}
+    rc, read = _inspector([*server, "--method", "resources/read", "--uri", "orders://B200"], tmp_path)
+    assert rc == 0
+    assert read["result"]["contents"][0]["text"] == "order B200: headphones"  # type: ignore[index]

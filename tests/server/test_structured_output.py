@@ -1,8 +1,10 @@
 """Structured tool output: outputSchema from the return annotation, structuredContent beside the text, and the
-client's one check of it (the ToolBox's), over a real stdio server process and in-process alike."""
+checks of it (the server's of its own results, the ToolBox's of any server's), over a real stdio server process and
+in-process alike."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,9 +109,20 @@ async def test_a_tool_returning_what_its_annotation_denies_is_bad_output(make: A
 
 
 @pytest.mark.parametrize("make", SOURCES)
-async def test_structured_content_that_breaks_the_schema_is_caught_by_the_client(make: Any) -> None:
-    """A tool's own CallToolResult passes the server unchecked; the ToolBox checks it against the listed schema."""
+async def test_a_tools_own_result_that_breaks_its_schema_is_caught_by_the_server(make: Any) -> None:
+    """A tool's own CallToolResult is checked against its output annotation before it leaves the server."""
     async with ToolBox([make()]) as box:
+        result = await _call(box, "forged_order", {})
+    assert (result.is_error, result.error_kind, result.structured) == (True, "bad_output", None)
+    assert "forged_order returned a result that does not match its own output schema" in result.content
+    assert "at 'id'" in result.content and "at 'total'" in result.content
+
+
+async def test_structured_content_that_breaks_the_schema_is_caught_by_the_client() -> None:
+    """A server that sends whatever its tool returns (the SDK's low-level Server): the ToolBox checks the result
+    against the schema the server listed."""
+    argv = [sys.executable, str(Path(__file__).with_name("forging_server.py"))]
+    async with ToolBox([McpSource("forger", command=argv, cwd=str(REPO))]) as box:
         result = await _call(box, "forged_order", {})
     assert (result.is_error, result.error_kind) == (True, "bad_output")
     assert "forged_order returned a result that does not match" in result.content

@@ -147,7 +147,7 @@ async def bad_order() -> Order:
     return wrong  # type: ignore[no-any-return]
 
 
-@registry.tool(description="Sends its own result whose structuredContent breaks its schema (the client catches it).")
+@registry.tool(description="Sends its own result whose structuredContent breaks its schema (the server catches it).")
 async def forged_order() -> Annotated[types.CallToolResult, Order]:
     forged = {"id": 7}
     return types.CallToolResult(content=[types.TextContent(type="text", text="{}")], structured_content=forged)

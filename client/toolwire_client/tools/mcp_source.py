@@ -54,6 +54,8 @@ class McpSource:
 
     times_out_itself = False  # a server that hangs or dies never answers: the ToolBox's backstop ends the wait
 
+    checks_output = False  # another process: its results are checked here
+
     def __init__(
         self,
         name: str,

@@ -1,7 +1,6 @@
 """The one check of a result's `structuredContent` against its tool's `outputSchema`, for every tool source (the
 ToolBox runs it), so a server that breaks its own contract gives a `bad_output` error result, never bad data."""
 
-import json
 from typing import Any
 
 from jsonschema import SchemaError
@@ -15,9 +14,11 @@ from toolwire_shared.tools import ToolSpec
 
 MAX_PROBLEMS = 10
 """How many places one bad result lists; the rest are counted."""
+MAX_CACHED = 1024
 
-_validators: dict[str, Validator] = {}
-"""Compiled once per distinct schema: compiling costs far more than validating."""
+_validators: dict[int, tuple[dict[str, Any], Validator]] = {}
+"""Compiled once per schema object (a tool's spec keeps its one schema dict): compiling, or even turning the schema
+into a key, costs more than validating. The entry holds the schema, so its id is never reused while cached."""
 
 
 def checked(result: ToolResult, spec: ToolSpec) -> ToolResult:
@@ -50,10 +51,13 @@ def _problems(schema: dict[str, Any], value: dict[str, Any] | None) -> list[str]
 
 
 def _validator(schema: dict[str, Any]) -> Validator:
-    key = json.dumps(schema, sort_keys=True)
-    validator = _validators.get(key)
-    if validator is None:
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        validator = _validators[key] = cls(schema, registry=Registry())
+    cached = _validators.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    cls = validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema, registry=Registry())
+    if len(_validators) >= MAX_CACHED:  # specs come and go with tool sources: keep the cache bounded
+        _validators.clear()
+    _validators[id(schema)] = (schema, validator)
     return validator

@@ -23,6 +23,8 @@ class RegistrySource:
 
     times_out_itself = True
 
+    checks_output = True  # the server's own dispatch checked it
+
     def __init__(
         self,
         registry: Registry,

@@ -26,6 +26,9 @@ class ToolSource(Protocol):
     times_out_itself: bool
     """True when `call` itself ends at `timeout_s` in this event loop (in-process tools: the server's own timeout
     scope); the ToolBox then adds no backstop scope of its own. False for anything across a process boundary."""
+    checks_output: bool
+    """True when every structured result was already checked against the tool's output schema before it came back
+    (this process's own registry dispatch, which derived that schema): the ToolBox then does not check it again."""
 
     async def start(self) -> None: ...
 
