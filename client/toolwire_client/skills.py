@@ -150,6 +150,7 @@ class SkillSource:
 
     name = TOOL
     times_out_itself = False  # a prompts/get crosses a process boundary: the ToolBox's backstop bounds it
+    checks_output = False  # no outputSchema: nothing to check
 
     def __init__(self, sources: list[ToolSource]):
         self.sources = sources
