@@ -62,7 +62,8 @@ class CountingGets(McpSource):
 async def check_prompts_and_resources(source: ToolSource) -> None:
     assert isinstance(source, McpSource | RegistrySource)
     prompts = {p.name: p for p in await source.list_prompts()}
-    assert sorted(prompts) == sorted(f"skill.{name}" for name in SKILLS)
+    assert sorted(prompts) == sorted(["answer_ticket", *(f"skill.{name}" for name in SKILLS)])
+    assert [skill.name for skill in await list_skills([source])] == SKILLS  # answer_ticket is no skill
     assert prompts["skill.process_return"].description == desk.prompts["skill.process_return"].description
     got = await source.get_prompt("skill.process_return")
     [message] = got.messages
@@ -71,7 +72,7 @@ async def check_prompts_and_resources(source: ToolSource) -> None:
         await source.get_prompt("skill.nope")
     assert str(refused.value) == (
         f"the tool server '{source.name}' answered prompts/get with an error: unknown prompt 'skill.nope'. "
-        "Prompts on this server: skill.damaged_item, skill.process_return, skill.shipping_delay."
+        "Prompts on this server: answer_ticket, skill.damaged_item, skill.process_return, skill.shipping_delay."
     )
     assert [r.uri for r in await source.list_resources()] == ["policy://refunds"]
     policy = (await source.read_resource("policy://refunds")).contents[0]
