@@ -15,12 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import anyio
 from platformdirs import user_data_dir
 from pydantic import Field
 
-from toolwire_server import Registry
+from toolwire_server import Registry, ToolContext
+from toolwire_shared.tools import SKILL_PREFIX
 
 DB_ENV = "TOOLWIRE_SUPPORT_DB"
+AUDIT_DELAY_ENV = "TOOLWIRE_SUPPORT_AUDIT_DELAY_S"
+"""How long audit_orders spends on each order (default 0.5 s: a slow check, long enough to watch its progress)."""
 OrderStatus = Literal["open", "shipped", "delivered", "refunded", "cancelled"]
 
 registry = Registry("toolwire-support")
@@ -115,9 +119,35 @@ def get_policy(topic: Annotated[TicketTopic, Field(description="the kind of tick
     return POLICIES[topic]
 
 
+AUDIT_NOTES = {
+    "open": "not shipped yet: can be cancelled at no cost",
+    "shipped": "on its way: a return waits until it is delivered",
+    "delivered": "may be returned within 30 days of delivery",
+    "refunded": "refunded: nothing left to do",
+    "cancelled": "cancelled: nothing left to do",
+}
+
+
+async def audit_orders(
+    customer_id: Annotated[str, Field(description="e.g. cus_8123")], ctx: ToolContext
+) -> list[dict[str, str]]:
+    """A long tool: checks each of a customer's orders in turn and reports its progress after each one."""
+    orders = search_orders(customer_id)
+    delay = float(os.environ.get(AUDIT_DELAY_ENV) or 0.5)
+    findings = []
+    for done, order in enumerate(orders, 1):
+        await anyio.sleep(delay)  # the slow check (a carrier lookup, a fraud score) this example stands in for
+        findings.append(
+            {"order_id": order["order_id"], "status": order["status"], "note": AUDIT_NOTES[order["status"]]}
+        )
+        await ctx.report_progress(done, len(orders), f"checked {order['order_id']}")
+    return findings
+
+
 def _desk() -> Registry:
-    """The support desk of the workflow example: every support tool plus get_policy. A registry of its own, so the
-    tools (and the token counts) of runs on `registry` stay what they were."""
+    """The support desk of the workflow and skills examples: every support tool plus get_policy and audit_orders (a
+    long tool that reports progress). A registry of its own, so the tools (and the token counts) of runs on
+    `registry` stay what they were."""
     desk = Registry("toolwire-support-desk")
     for tool in registry:
         policy = tool.policy
@@ -134,6 +164,12 @@ def _desk() -> Registry:
         get_policy,
         description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
         "other). Follow it when you answer a customer.",
+    )
+    desk.add(
+        audit_orders,
+        description="Check every order of one customer against the support policy and say what can be done with "
+        "each. Slow (it takes a while per order): use it when a customer asks about all their orders.",
+        idempotent=True,
     )
     # The same policy text and order lookup as resources, for a client that shows them to a person or attaches
     # them to a prompt instead of letting the model call a tool.
@@ -326,6 +362,54 @@ def refunds_total(order_id: str) -> int:
 
 desk = _desk()
 """Serve it with `toolwire serve examples.support_tools:desk --stdio` (examples/support_workflow.py does)."""
+
+
+# ---- the desk's skills: MCP prompts named skill.NAME (docs/skills.md). A client with skills on lists each one's
+# name and docstring (its one-line description) to the model, and loads the text when the model asks for it. A step
+# that says "Call TOOL" names the tool it uses; scripted:skills follows the steps as they are written here.
+
+
+@desk.prompt(SKILL_PREFIX + "process_return")
+def process_return() -> str:
+    """How to process a return or refund request: check the order and the policy, work out the amount, refund it."""
+    return """Process a customer's return or refund request.
+1. Call get_order with the order id the customer gives (like A123); read its status, item, qty and unit_price.
+2. Call get_policy with topic refund; promise nothing it does not allow.
+3. Check the status: only a delivered order can be returned. If it is not, tell the customer what can be done and
+   stop: an open order can be cancelled at no cost, a shipped one is returned once it arrives, a refunded or
+   cancelled one has nothing left to refund.
+4. Call calculator for the refund in cents: unit_price * returned units * 100 (every unit, unless the customer
+   names fewer).
+5. Call issue_refund with the order id and that amount_cents; a person approves it before it runs. Never refund
+   more than the order's total.
+6. Answer: the units and item refunded, the amount in cents, and that it goes back to the original payment method
+   within 5 working days."""
+
+
+@desk.prompt(SKILL_PREFIX + "shipping_delay")
+def shipping_delay() -> str:
+    """How to answer a customer whose order has not arrived: where it is and what the late-delivery policy offers."""
+    return """Answer a customer whose order is late or has not arrived.
+1. Call get_order with the order id the customer gives; read its status and item.
+2. Call get_policy with topic late_delivery.
+3. Check the status: only a shipped order can be late in transit. If it is not, tell the customer and stop: an
+   open order has not shipped yet and can still be cancelled at no cost, a delivered one was handed over (ask them
+   to check with neighbours while a person looks into it).
+4. Answer: apologise for the wait, say the order is on its way, and what the policy offers: a trace with the
+   carrier 10 days after shipping, and cancelling for a full refund after 20 days. Do not promise a date."""
+
+
+@desk.prompt(SKILL_PREFIX + "damaged_item")
+def damaged_item() -> str:
+    """How to handle an item that arrived broken or damaged: replacement or refund, as the policy allows."""
+    return """Handle a ticket about an item that arrived broken or damaged.
+1. Call get_order with the order id the customer gives; read its status, item, qty and unit_price.
+2. Call get_policy with topic damaged_item.
+3. Check the status: only a delivered order can have arrived damaged. If it is not, stop and say: a person will
+   look into the ticket.
+4. Answer: say sorry, and offer what the policy gives: a free replacement or a refund of the damaged units, with no
+   return shipping. Ask for a photo of the damage only when the order's total (unit_price * qty) is over 10000."""
+
 
 if __name__ == "__main__":
     print(json.dumps([tool.spec().model_dump() for tool in registry], indent=2))

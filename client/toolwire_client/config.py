@@ -123,6 +123,9 @@ class RunConfig(BaseModel):
     """Reflection: check each draft final answer against these criteria before it stands."""
     delegate: Delegation | None = None
     """Sub-agents: offer the `delegate` tool, which runs part of the task as a child run (delegate.py)."""
+    skills: bool = False
+    """Skills: offer `load_skill`, with the index of the skills (prompts named `skill.*`) the servers offer; the
+    model loads a skill's full text when it needs it (skills.py). Off by default: it adds a tool to every request."""
     plan: Planning | None = None
     """Plan-and-execute: a numbered plan first, then its steps one by one, a new plan when a step fails."""
     workflow: Workflow | None = None

@@ -17,8 +17,7 @@ from toolwire_client.current_run import current_run
 from toolwire_client.delegation import Delegation
 from toolwire_client.state import RunState
 from toolwire_client.tokens import estimate_prompt
-from toolwire_client.tools.source import ToolSource, TransportInfo
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_shared import errors
 from toolwire_shared.results import SubRun, ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
@@ -52,14 +51,6 @@ SPEC = ToolSpec(
 def child_run_id(parent_run_id: str, call_id: str) -> str:
     """The same for every send of one delegate call: a resumed or re-sent call finds the child it started."""
     return f"{parent_run_id}.{hashlib.sha256(call_id.encode()).hexdigest()[:12]}"
-
-
-def toolbox_for(config: RunConfig, sources: list[ToolSource]) -> ToolBox:
-    """The run's ToolBox: its servers' tools, plus `delegate` when the config turns sub-agents on."""
-    if config.delegate is None:
-        return ToolBox(sources, allow=config.allow)
-    allow = None if config.allow is None else [*config.allow, TOOL]
-    return ToolBox([*sources, DelegateSource()], allow=allow)
 
 
 def carve(
@@ -128,7 +119,14 @@ class DelegateSource:
         return TransportInfo(transport="inproc")
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         started = time.perf_counter()
         driver = current_run()

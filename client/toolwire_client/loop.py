@@ -15,9 +15,9 @@ from toolwire_client import budget, exits
 from toolwire_client.approval_rules import NotApproved, answer_without_running
 from toolwire_client.budget import PriceFn
 from toolwire_client.call_ids import unique_call_ids
+from toolwire_client.client_tools import toolbox_for
 from toolwire_client.config import RunConfig, RunLimits, build_sources
 from toolwire_client.current_run import driving
-from toolwire_client.delegate import toolbox_for
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
@@ -29,7 +29,7 @@ from toolwire_client.state import CallState, PendingCall, RunState, StepKind, St
 from toolwire_client.store.base import LeaseLost, RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.server_stderr import LineSink
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client.tools.toolbox import OnProgress, ToolBox
 from toolwire_otel import attributes
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
@@ -87,9 +87,11 @@ class Agent:
         price_fn: PriceFn | None = None,
         stderr_sink: LineSink | None = None,
         on_text: OnText | None = None,
+        on_progress: OnProgress | None = None,
     ) -> "Agent":
         """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
-        stderr to `stderr_sink`, default this process's stderr); `on_text` gets a streamed model's text deltas."""
+        stderr to `stderr_sink`, default this process's stderr); `on_text` gets a streamed model's text deltas,
+        `on_progress` the progress reports of running tool calls."""
         from toolwire_client.models import make_model
 
         model = make_model(
@@ -100,7 +102,7 @@ class Agent:
             stream=config.stream,
             on_text=on_text,
         )
-        toolbox = toolbox_for(config, build_sources(config.servers, stderr_sink))
+        toolbox = toolbox_for(config, build_sources(config.servers, stderr_sink), on_progress)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property

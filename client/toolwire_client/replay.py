@@ -13,7 +13,7 @@ from toolwire_client.current_run import current_run
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.state import RunState, StepRecord
-from toolwire_client.tools.source import TransportInfo
+from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall, UserMessage
@@ -73,7 +73,14 @@ class ReplaySource:
         return self._specs
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         self.sent.append(ToolCall(id=call_id, name=name, arguments=arguments))
         recorded = self._results.get(call_id)

@@ -478,3 +478,42 @@ def workflow_step(i: int, n: int, name: str, instruction: str, tools: list[str] 
 def not_in_step(name: str, step: str, tools: list[str]) -> str:
     allowed = f"only {', '.join(tools)} may be called" if tools else "no tool may be called"
     return f"not run: {name} is not a tool of step '{step}', where {allowed}; do the step with those."
+
+
+# ---- prompts, resources and skills (client/toolwire_client/tools/mcp_source.py, skills.py) -------------------------
+def server_request_failed(server: str, method: str, message: str) -> str:
+    return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
+
+
+SKILL_TOOL = "load_skill"
+SKILL_NAME_HELP = "A skill's name, as listed."
+
+
+def skills_description(index: list[tuple[str, str]]) -> str:
+    """load_skill's description: when to use it, then the skill index (one line per skill, name and description)."""
+    lines = "\n".join(f"- {name}: {description}" for name, description in index)
+    return (
+        "Load a skill: saved instructions for one kind of task. Before a task a skill covers, load it once and "
+        f"follow it. Skills:\n{lines}"
+    )
+
+
+def unknown_skill(name: str, known: Iterable[str]) -> str:
+    names = sorted(known)
+    listing = ", ".join(names) or "(none)"
+    example = json.dumps({"name": names[0] if names else "..."})
+    return (
+        f"ERROR: no skill named '{clip(name, QUOTE_CHARS)}'. Skills you may load: {listing}. A correct call: {example}"
+    )
+
+
+def skill_text(name: str, text: str) -> str:
+    return f"Skill '{name}': follow these instructions for this task.\n\n{text}"
+
+
+def skill_loaded_before(name: str) -> str:
+    return f"The skill '{name}' is already loaded earlier in this conversation: follow those instructions."
+
+
+def skill_failed(name: str, why: str) -> str:
+    return f"ERROR: the skill '{name}' could not be loaded: {why}. Go on without it, or try again later."

@@ -14,6 +14,9 @@ META_TIMEOUT = META_PREFIX + "timeout_s"
 META_MAX_CONCURRENCY = META_PREFIX + "max_concurrency"
 IDEMPOTENCY_KEY_META = META_PREFIX + "idempotency_key"
 """Request `_meta` key carrying the idempotency key of a tools/call, so a retried call is answered once."""
+SKILL_PREFIX = "skill."
+"""An MCP prompt named `skill.NAME` is a skill: saved instructions for one kind of task, which a client with skills
+on lists to the model by name and description and loads on demand (client/toolwire_client/skills.py)."""
 
 
 class ToolPolicy(BaseModel):

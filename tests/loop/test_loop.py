@@ -17,6 +17,7 @@ from toolwire_client.models.scripted import ScriptedModel, make_scripted
 from toolwire_client.models.seed_scripts import last_results
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
+from toolwire_client.tools.source import ProgressFn
 from toolwire_client.tools.toolbox import ToolBox, idempotency_key
 from toolwire_server import Registry
 from toolwire_shared import errors
@@ -61,11 +62,23 @@ class CountingSource(RegistrySource):
         self.received: list[tuple[str, dict[str, Any], str | None]] = []
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         self.received.append((name, arguments, idempotency_key))
         return await super().call(
-            name, arguments, call_id=call_id, timeout_s=timeout_s, idempotency_key=idempotency_key
+            name,
+            arguments,
+            call_id=call_id,
+            timeout_s=timeout_s,
+            idempotency_key=idempotency_key,
+            on_progress=on_progress,
         )
 
 

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
+from toolwire_client.cli.progress import LiveProgress
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits
@@ -22,6 +23,7 @@ from toolwire_client.models.providers import spec_help_wrapped
 from toolwire_client.plan import Planning
 from toolwire_client.pricing import default_prices
 from toolwire_client.review import Review
+from toolwire_client.skills import skill_use
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
@@ -65,15 +67,21 @@ def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunS
 def with_prices_and_printing(
     console: Console, stderr_sink: LineSink | None = None, live: LiveText | None = None
 ) -> AgentFactory:
-    """Agent.from_config, plus the price table for costs, the live step table (with streamed text when `live`)
-    and where servers' stderr goes."""
+    """Agent.from_config, plus the price table for costs, the live step table (with streamed text when `live`,
+    and the progress of running tool calls) and where servers' stderr goes."""
 
     async def build(config: RunConfig, store: RunStore) -> Agent:
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
         price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
         on_step = print_step(console, live)
         return Agent.from_config(
-            config, store=store, price_fn=price_fn, on_step=on_step, stderr_sink=stderr_sink, on_text=live
+            config,
+            store=store,
+            price_fn=price_fn,
+            on_step=on_step,
+            stderr_sink=stderr_sink,
+            on_text=live,
+            on_progress=LiveProgress(console, live),
         )
 
     return build
@@ -87,6 +95,15 @@ def print_outcome(console: Console, state: RunState) -> None:
     console.print(f"-> {state.status}: {state.report or state.stop_reason}", markup=False, highlight=False)
     if state.final_answer:
         console.print(f"answer: {state.final_answer}", markup=False, highlight=False)
+    skills = skill_use(state)
+    if skills is not None:
+        loaded = ", ".join(skills.loaded) or "none"
+        console.print(
+            f"skills loaded: {loaded} ({skills.loaded_tokens} tokens, once); index: {skills.index_tokens} tokens "
+            "per request",
+            markup=False,
+            highlight=False,
+        )
     if state.cost_usd is not None:
         cost = f"{state.cost_usd:.4f} USD"
     elif _scripted(state):
@@ -189,6 +206,12 @@ verbose_option = click.option(
     "a subset of the tools and a share of the remaining budget.",
 )
 @click.option(
+    "--skills",
+    is_flag=True,
+    help="Skills: list the skills the servers offer (MCP prompts named skill.*) in a load_skill tool, which "
+    "loads one's full text when the model asks for it.",
+)
+@click.option(
     "--plan",
     "planned",
     is_flag=True,
@@ -231,6 +254,7 @@ def run(
     criteria: tuple[str, ...],
     review_retries: int,
     delegate: bool,
+    skills: bool,
     planned: bool,
     max_replans: int,
     system: str | None,
@@ -263,6 +287,7 @@ def run(
         risky_tools=list(risky),
         review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
         delegate=Delegation() if delegate else None,
+        skills=skills,
         plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
     )

@@ -92,6 +92,8 @@ class PathExpectation(BaseModel):
     """Plan-and-execute: at most this many new plans after failed steps (0: the first plan held)."""
     max_reviews: int | None = None
     """Reflection: at most this many review calls (1: the first reviewed draft was approved or final)."""
+    skills: list[str] | None = None
+    """Skills: exactly these skills loaded, in this order ([]: none)."""
 
 
 def called_tools(state: RunState) -> list[str]:

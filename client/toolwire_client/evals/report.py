@@ -16,6 +16,8 @@ class Summary:
     successes: int
     right_tools: float | None
     right_order: float | None
+    right_skills: float | None
+    """Skills: the share of attempts that loaded exactly the expected skills (None: no task expects any)."""
     mean_steps: float
     tokens: int
     cost_usd: float | None
@@ -41,6 +43,7 @@ def summarise(name: str, attempts: list[Attempt]) -> Summary:
         successes=sum(a.success for a in attempts),
         right_tools=_rate([a.right_tools for a in attempts]),
         right_order=_rate([a.right_order for a in attempts]),
+        right_skills=_rate([a.right_skills for a in attempts]),
         mean_steps=mean(a.steps for a in attempts) if attempts else 0.0,
         tokens=sum(a.tokens for a in attempts),
         cost_usd=None if not costs or any(c is None for c in costs) else sum(c for c in costs if c is not None),
@@ -64,16 +67,19 @@ def _usd(value: float | None) -> str:
 
 def table(attempts: list[Attempt]) -> Table:
     out = Table(title="eval results")
-    for column in ("task", "success", "right tools", "right order", "steps", "tokens", "cost", "latency"):
-        out.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
     rows = per_task(attempts)
     total = summarise("total", attempts)
+    skills = total.right_skills is not None  # the column only for a set whose tasks expect skills
+    columns = ["task", "success", "right tools", "right order", *(["right skills"] if skills else [])]
+    for column in (*columns, "steps", "tokens", "cost", "latency"):
+        out.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
     for i, s in enumerate([*rows, total]):
         out.add_row(
             s.name,
             f"{s.successes}/{s.attempts} {_pct(s.success_rate)}",
             _pct(s.right_tools),
             _pct(s.right_order),
+            *([_pct(s.right_skills)] if skills else []),
             f"{s.mean_steps:.1f}",
             str(s.tokens),
             _usd(s.cost_usd),
@@ -110,6 +116,7 @@ def _why(a: Attempt) -> str:
             ("over cost", a.within_cost),
             ("too many replans", a.within_replans),
             ("too many reviews", a.within_reviews),
+            (f"skills loaded {a.skills}", a.right_skills),
         )
         if ok is False
     ]

@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from toolwire_client.client_tools import toolbox_for
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
-from toolwire_client.delegate import toolbox_for
 from toolwire_client.evals.checks import called_tools, resolve_callable, right_order, right_tools
 from toolwire_client.evals.spec import EvalFile, EvalTask
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
 from toolwire_client.models.base import Model
 from toolwire_client.pricing import PriceTable, default_prices
+from toolwire_client.skills import loaded_skills
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.source import ToolSource
@@ -40,7 +41,10 @@ class Attempt:
     within_cost: bool | None = None
     within_replans: bool | None = None
     within_reviews: bool | None = None
+    right_skills: bool | None = None
     called: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    """The skills the run loaded, in the order it first loaded them."""
     steps: int = 0
     replans: int = 0
     """New plans made after a failed step (plan-and-execute)."""
@@ -67,6 +71,7 @@ class Attempt:
             self.within_cost,
             self.within_replans,
             self.within_reviews,
+            self.right_skills,
         )
         return self.error is None and self.status == "done" and self.answer_ok and all(p is not False for p in path)
 
@@ -95,6 +100,7 @@ def judge(attempt: Attempt, task: EvalTask, state: RunState) -> None:
     attempt.steps = len(state.steps)
     attempt.replans = state.plan.replans if state.plan is not None else 0
     attempt.reviews = sum(1 for s in state.steps if s.kind == "review")
+    attempt.skills = loaded_skills(state)
     attempt.input_tokens, attempt.output_tokens = state.usage.input_tokens, state.usage.output_tokens
     attempt.cost_usd = state.cost_usd
     expect = task.expect
@@ -109,6 +115,8 @@ def judge(attempt: Attempt, task: EvalTask, state: RunState) -> None:
         attempt.within_replans = attempt.replans <= expect.max_replans
     if expect.max_reviews is not None:
         attempt.within_reviews = attempt.reviews <= expect.max_reviews
+    if expect.skills is not None:
+        attempt.right_skills = attempt.skills == expect.skills
     if expect.max_cost_usd is not None:
         # an unknown price cannot be shown to be within budget
         attempt.within_cost = state.cost_usd is not None and state.cost_usd <= expect.max_cost_usd
@@ -181,6 +189,7 @@ class EvalRunner:
             workflow=task.workflow,
             eval_task=task.name,
             delegate=task.delegate,
+            skills=task.skills,
         )
         toolbox = toolbox_for(config, self.sources(servers))
         agent = Agent(model, toolbox, config=config, price_fn=lambda usage: prices.cost(spec, usage))

@@ -46,6 +46,8 @@ class EvalTask(BaseModel):
     """Approve every risky call it pauses for (as a person saying yes), then resume; else pausing fails the task."""
     delegate: Delegation | None = None
     """Offer the delegate tool (sub-agents), as `toolwire run --delegate`: `delegate = {}` for the defaults."""
+    skills: bool = False
+    """Offer load_skill with the servers' skills (MCP prompts named skill.*), as `toolwire run --skills`."""
     usage: str | None = None
     """Optional 'module:function' usage_fn for scripted models (a seed's token arithmetic)."""
     review: Review | None = None

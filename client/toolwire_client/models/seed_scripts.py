@@ -245,6 +245,114 @@ def support_workflow(messages: list[Message]) -> AssistantMessage:
     )
 
 
+# ---- a long tool's progress (audit_orders on the support desk) ----------------------------------------------------
+CUSTOMER_ID = re.compile(r"\bcus_\w+")
+
+
+def audits(messages: list[Message]) -> AssistantMessage:
+    """Asks for the audit of the customer its task names (a long call that reports progress), then answers with
+    what each order's check said."""
+    results = last_results(messages)
+    if not results:
+        task = next(m.content for m in messages if isinstance(m, UserMessage))
+        found = CUSTOMER_ID.search(task)
+        return _calls(messages, ("audit_orders", {"customer_id": found.group(0) if found else "cus_8123"}))
+    findings = value_of(results[-1].content)
+    if results[-1].is_error or not isinstance(findings, list):
+        return _final(f"The audit failed: {results[-1].content}")
+    return _final("; ".join(f"{f['order_id']} ({f['status']}): {f['note']}" for f in findings))
+
+
+# ---- skills (examples/support_tools.py's skills, loaded with load_skill) -------------------------------------------
+SKILL_FOR = [
+    ("return", "process_return"),
+    ("refund", "process_return"),
+    ("broken", "damaged_item"),
+    ("damaged", "damaged_item"),
+    ("not arrived", "shipping_delay"),
+    ("late", "shipping_delay"),
+]
+"""The first word found in the ticket names the skill to load (what a model reads from the skill index)."""
+SKILL_STEP = re.compile(r"^\s*\d+\.\s+", re.MULTILINE)
+"""Where a skill's numbered step starts (a step may go on over several lines)."""
+CALL_IN_STEP = re.compile(r"\bCall (\w+)")
+TOPIC_IN_STEP = re.compile(r"\btopic (\w+)")
+ONLY_STATUS = re.compile(r"only an? (\w+) order")
+
+
+def follows_skill(messages: list[Message]) -> AssistantMessage:
+    """Loads the skill its ticket calls for (or reads it from the system prompt, where every skill is inlined), then
+    does what the skill's numbered steps say, in order: a step that says "Call TOOL" calls it (arguments from the
+    ticket and the results so far), a step "only a STATUS order ..." stops with what it says to tell the customer
+    when the order's status is another, and the last step is the answer."""
+    ticket = next(m.content for m in messages if isinstance(m, UserMessage))
+    wanted = next((name for word, name in SKILL_FOR if word in ticket.lower()), "other")
+    text, since = _inlined_skill(messages, wanted), 0
+    if text is None:
+        loads = all_results(messages, errors.SKILL_TOOL)
+        if not loads:
+            return _calls(messages, (errors.SKILL_TOOL, {"name": wanted}))
+        loaded = next((r for r in loads if not r.is_error), None)
+        if loaded is None:
+            return _final(f"I found no skill for this ticket: {loads[-1].content}")
+        text, since = loaded.content, messages.index(loaded) + 1
+    done = {m.name: value_of(m.content) for m in messages[since:] if isinstance(m, ToolResultMessage)}
+    order_id = task_order_id(messages)
+    for step in (" ".join(part.split()) for part in SKILL_STEP.split(text)[1:]):
+        call, only = CALL_IN_STEP.search(step), ONLY_STATUS.search(step)
+        if call is not None and call.group(1) not in done:
+            return _calls(messages, (call.group(1), _skill_arguments(call.group(1), step, order_id, done)))
+        order = done.get("get_order")
+        if only is not None and isinstance(order, dict) and order["status"] != only.group(1):
+            guidance = step.rsplit(": ", 1)[-1]  # what the step says to tell the customer instead
+            return _final(
+                f"Order {order_id} is {order['status']}, and only a {only.group(1)} order qualifies: {guidance}"
+            )
+    return _final(_skill_answer(order_id, done))
+
+
+def _inlined_skill(messages: list[Message], name: str) -> str | None:
+    """The text of skill `name` when the system prompt carries every skill's text (the run without load_skill)."""
+    system = messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
+    marker = errors.skill_text(name, "")
+    start = system.find(marker)
+    if start < 0:
+        return None
+    end = system.find("\nSkill '", start + len(marker))  # where the next inlined skill starts
+    return system[start + len(marker) : end if end >= 0 else len(system)]
+
+
+def _order_in(done: dict[str, Any]) -> dict[str, Any]:
+    order = done.get("get_order")
+    return order if isinstance(order, dict) else {}
+
+
+def _skill_arguments(tool: str, step: str, order_id: str, done: dict[str, Any]) -> dict[str, Any]:
+    order = _order_in(done)
+    if tool == "get_policy":
+        topic = TOPIC_IN_STEP.search(step)
+        return {"topic": topic.group(1) if topic else "other"}
+    if tool == "calculator":
+        return {"expression": f"{order.get('unit_price', 0)} * {order.get('qty', 1)} * 100"}
+    if tool == "issue_refund":
+        return {"order_id": order_id, "amount_cents": round(float(done.get("calculator", 0)))}
+    return {"order_id": order_id}
+
+
+def _skill_answer(order_id: str, done: dict[str, Any]) -> str:
+    """The skill's last step, written out: a refund's receipt, or the policy the customer is offered."""
+    order = _order_in(done)
+    item, qty = order.get("item", "item"), order.get("qty", 1)
+    refund = done.get("issue_refund")
+    if isinstance(refund, dict):
+        return (
+            f"Refunded {qty} x {item} from order {order_id}: {refund['amount_cents']} cents, back to the original "
+            f"payment method within 5 working days (refund {refund['refund_id']})."
+        )
+    policy = str(done.get("get_policy", "")).split(": ", 1)[-1]
+    return f"About the {item} in order {order_id} ({order.get('status', 'unknown')}): {policy}"
+
+
 SCRIPTS = {
     "reviews": reviews,
     "support_workflow": support_workflow,
@@ -255,4 +363,6 @@ SCRIPTS = {
     "delegates": delegates,
     "planned": planned,
     "replans": replans,
+    "audits": audits,
+    "skills": follows_skill,
 }

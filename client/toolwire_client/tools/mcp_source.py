@@ -11,8 +11,9 @@ import logging
 import math
 import shlex
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, TextIO, TypeVar, cast
 
 import anyio
@@ -26,13 +27,21 @@ from mcp.client.streamable_http import streamable_http_client
 
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
-from toolwire_client.tools.source import StartFailure, ToolServerFailed, ToolTransportError, TransportInfo
+from toolwire_client.tools.source import (
+    ProgressFn,
+    ServerRequestFailed,
+    StartFailure,
+    ToolServerFailed,
+    ToolTransportError,
+    TransportInfo,
+)
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
 E = TypeVar("E", bound=BaseException)
+R = TypeVar("R")
 
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
@@ -239,7 +248,14 @@ class McpSource:
                 return specs
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         client, generation = await self._connected()
         meta: types.RequestParamsMeta | None = (
@@ -253,7 +269,7 @@ class McpSource:
                 params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
             )
             result = await client.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=timeout_s
+                request, types.CallToolResult, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
             )
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
@@ -266,6 +282,60 @@ class McpSource:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
         return from_call_result(call_id, name, result, since=started)
+
+    # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
+    async def list_prompts(self) -> list[types.Prompt]:
+        """Every prompt the server lists (all pages); none when it offers no prompts."""
+        prompts: list[types.Prompt] = []
+        cursor: str | None = None
+        while True:
+            page = await self._listing("prompts/list", partial(Client.list_prompts, cursor=cursor))
+            prompts += page.prompts if page else []
+            cursor = page.next_cursor if page else None
+            if not cursor:
+                return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        return await self._ask("prompts/get", lambda c: c.get_prompt(name, arguments))
+
+    async def list_resources(self) -> list[types.Resource]:
+        """Every resource the server lists (all pages); none when it offers no resources."""
+        resources: list[types.Resource] = []
+        cursor: str | None = None
+        while True:
+            page = await self._listing("resources/list", partial(Client.list_resources, cursor=cursor))
+            resources += page.resources if page else []
+            cursor = page.next_cursor if page else None
+            if not cursor:
+                return resources
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        return await self._ask("resources/read", lambda c: c.read_resource(uri))
+
+    async def _listing(self, method: str, send: Callable[[Client], Awaitable[R]]) -> R | None:
+        """A list request; None from a server that does not implement it (it has none of those)."""
+        try:
+            return await self._ask(method, send)
+        except ServerRequestFailed as exc:
+            if exc.code == types.METHOD_NOT_FOUND:
+                return None
+            raise
+
+    async def _ask(self, method: str, send: Callable[[Client], Awaitable[R]]) -> R:
+        """One request on the live session: an error answer raises ServerRequestFailed in the server's words, a
+        dropped connection ToolTransportError (and reconnects, as a call does)."""
+        client, generation = await self._connected()
+        try:
+            return await send(client)
+        except MCPError as exc:
+            if exc.error.code == types.CONNECTION_CLOSED:
+                self._lost(generation)
+                raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
+            text = errors.server_request_failed(self.name, method, exc.error.message)
+            raise ServerRequestFailed(text, exc.error.code) from exc
+        except LOST as exc:
+            self._lost(generation)
+            raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
 
 
 def _first(exc: BaseException, kind: type[E]) -> E | None:

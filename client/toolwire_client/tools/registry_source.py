@@ -5,11 +5,15 @@ callers get, with no transport in between."""
 import time
 from typing import Any
 
-from toolwire_client.tools.source import TransportInfo
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from toolwire_client.tools.source import ProgressFn, ServerRequestFailed, TransportInfo
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
+from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
 from toolwire_shared.tools import ToolSpec
 
@@ -46,7 +50,14 @@ class RegistrySource:
         return self._info
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         started = time.perf_counter()
         result = await call_tool(
@@ -57,5 +68,43 @@ class RegistrySource:
             max_result_chars=self.limits.max_result_chars,
             idempotency_key=idempotency_key,
             timeout_s=timeout_s,
+            progress=on_progress,
         )
         return from_call_result(call_id, name, result, since=started)
+
+    # ---- prompts and resources: the registry's own, within the grant, refused as McpSource refuses them ----
+    # (the server's rules, catalog.py: the grant's patterns match prompt names and resource URIs; refused or
+    # unknown, the same error)
+    async def list_prompts(self) -> list[types.Prompt]:
+        return [self.registry.prompts[name].mcp_prompt() for name in self._prompts()]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        prompt = self.registry.prompts.get(name)
+        try:
+            if prompt is None or not self.grant.allows(name):
+                raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(name, self._prompts()))
+            return await prompt.get(arguments)
+        except MCPError as exc:
+            raise self._refused("prompts/get", exc) from exc
+
+    async def list_resources(self) -> list[types.Resource]:
+        static = self.registry.resources.static
+        return [resource.mcp_resource() for uri, resource in static.items() if self.grant.allows(uri)]
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        resources = self.registry.resources
+        try:
+            if not (self.grant.allows(uri) and resources.knows(uri)):
+                known = [u for u in resources.static if self.grant.allows(u)]
+                known += [str(t.template) for t in resources.templates if self.grant.allows(str(t.template))]
+                raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+            return await resources.read(uri)
+        except MCPError as exc:
+            raise self._refused("resources/read", exc) from exc
+
+    def _prompts(self) -> list[str]:
+        return [name for name in self.registry.prompts if self.grant.allows(name)]
+
+    def _refused(self, method: str, exc: MCPError) -> ServerRequestFailed:
+        """The server's JSON-RPC error in the words McpSource gives it."""
+        return ServerRequestFailed(errors.server_request_failed(self.name, method, exc.error.message), exc.error.code)

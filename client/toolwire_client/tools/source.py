@@ -1,7 +1,9 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry."""
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import mcp_types as types
 
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
@@ -35,12 +37,48 @@ class ToolSource(Protocol):
     async def list_tools(self) -> list[ToolSpec]: ...
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: "ProgressFn | None" = None,
     ) -> ToolResult:
-        """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError."""
+        """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError.
+        `on_progress` gets the tool's progress reports (MCP notifications/progress) while the call runs."""
         ...
 
     def transport_info(self) -> TransportInfo: ...
+
+
+class ProgressFn(Protocol):
+    """Gets one `notifications/progress` of a running call: progress, total (None: unknown), message."""
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+@runtime_checkable
+class PromptSource(Protocol):
+    """A source whose server also offers prompts (McpSource, RegistrySource): what skills are made of."""
+
+    name: str
+
+    async def list_prompts(self) -> list[types.Prompt]: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        """The prompt's messages; a server's refusal raises ServerRequestFailed with its readable reason."""
+        ...
+
+
+class ServerRequestFailed(Exception):
+    """A tool server answered a prompts/ or resources/ request with an error; the message says which and why,
+    `code` is the JSON-RPC error code."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
 
 
 class ToolTransportError(Exception):

@@ -5,7 +5,7 @@ import fnmatch
 import hashlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 
 from toolwire_client.tools.output_check import checked
-from toolwire_client.tools.source import ToolSource, ToolTransportError
+from toolwire_client.tools.source import ProgressFn, ToolSource, ToolTransportError
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
@@ -24,6 +24,10 @@ from toolwire_shared.tools import ToolSpec
 
 TIMEOUT_GRACE_S = 0.5
 """How long past a tool's timeout the client waits for the source's own timeout answer before cutting it."""
+
+OnProgress = Callable[[ToolCall, float, float | None, str | None], None]
+"""A running call's progress report (progress, total or None, message or None), as it arrives: what `toolwire run`
+shows live."""
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,13 @@ class ToolBox:
         allow: list[str] | None = None,
         timeouts: dict[str, float] | None = None,
         transport_retries: int = 1,
+        on_progress: OnProgress | None = None,
     ):
         self.sources = sources
         self.allow = allow
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
+        self.on_progress = on_progress
         self._routes: dict[str, Route] = {}
         self.started = False
 
@@ -103,7 +109,9 @@ class ToolBox:
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
         """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts and retries;
         closing it closes nothing, the sources stay this ToolBox's."""
-        view = ToolBox([], timeouts=self.timeouts, transport_retries=self.transport_retries)
+        view = ToolBox(
+            [], timeouts=self.timeouts, transport_retries=self.transport_retries, on_progress=self.on_progress
+        )
         wanted = set(names)
         view._routes = {name: route for name, route in self._routes.items() if name in wanted}
         view.started = True
@@ -166,13 +174,36 @@ class ToolBox:
 
     async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
         arguments: dict[str, Any] = dict(call.arguments)
+        progress = self._progress_of(call)
         if route.source.times_out_itself:
             return await route.source.call(
-                route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
+                route.remote_name,
+                arguments,
+                call_id=call.id,
+                timeout_s=limit_s,
+                idempotency_key=key,
+                on_progress=progress,
             )
         with anyio.move_on_after(limit_s + TIMEOUT_GRACE_S):
             result = await route.source.call(
-                route.remote_name, arguments, call_id=call.id, timeout_s=limit_s, idempotency_key=key
+                route.remote_name,
+                arguments,
+                call_id=call.id,
+                timeout_s=limit_s,
+                idempotency_key=key,
+                on_progress=progress,
             )
             return result
         return failed(call.id, call.name, "timeout", errors.timed_out(call.name, limit_s), since=started)
+
+    def _progress_of(self, call: ToolCall) -> ProgressFn | None:
+        """The source's progress callback for one call: reports reach `on_progress` with the call they are of. None
+        when nobody listens, so the server is not asked for progress at all."""
+        listener = self.on_progress
+        if listener is None:
+            return None
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            listener(call, progress, total, message)
+
+        return report

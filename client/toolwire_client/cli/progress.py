@@ -1,0 +1,29 @@
+"""`toolwire run`'s live progress: each progress report of a running tool call (MCP notifications/progress) as a
+line of its own, as it arrives, above the step row the call ends in: `  ... tool audit_orders: 3/10 checked A125`."""
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from toolwire_shared.messages import ToolCall
+
+if TYPE_CHECKING:
+    from toolwire_client.cli.run import LiveText
+
+
+def progress_line(name: str, progress: float, total: float | None, message: str | None) -> str:
+    done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+    return f"  ... tool {name}: {done}" + (f" {message}" if message else "")
+
+
+class LiveProgress:
+    """The ToolBox's on_progress for the CLI. A streamed reply's open line is ended first, so the two never mix."""
+
+    def __init__(self, console: Console, live: "LiveText | None" = None) -> None:
+        self.console, self.live = console, live
+
+    def __call__(self, call: ToolCall, progress: float, total: float | None, message: str | None) -> None:
+        if self.live is not None:
+            self.live.end_line()
+        self.console.print(progress_line(call.name, progress, total, message), markup=False, highlight=False)
+        self.console.file.flush()
