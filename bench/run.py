@@ -67,6 +67,21 @@ def server_figures(data: dict[str, Any]) -> list[Figure]:
                 floor["seq_median_us"],
             )
         )
+        alone = results.get("stdio/toolwire-raw-client")
+        if alone:
+            for key, label, unit in (
+                ("seq_median_us", "sequential call, median", "µs"),
+                ("server_cpu_us_per_call", "server CPU per call", "µs"),
+            ):
+                out.append(
+                    figure(
+                        f"stdio, the server alone (raw client): {label}",
+                        alone[key],
+                        unit,
+                        "raw NDJSON pipe, same client (the floor)",
+                        floor[key],
+                    )
+                )
     return out
 
 

@@ -2,7 +2,8 @@
 
 Per configuration: sequential latency (median, p99) and calls/s, then throughput with 16 and 64 calls in flight on
 one connection, plus the server process's CPU per call during the sequential phase. Client: `mcp.Client` (auto mode:
-2026-07-28) for toolwire and MCPServer; a hand-written asyncio client for the pipe.
+2026-07-28) for toolwire and MCPServer; a hand-written asyncio client for the pipe, and for toolwire's server once
+more (`toolwire-raw-client`: the server alone next to the floor).
 
     .venv/bin/python -m bench.server_bench [--calls N]      (or: make bench)
 """
@@ -118,9 +119,19 @@ async def _bench_mcp_http(argv: list[str], port: int, calls: int) -> dict[str, f
         proc.wait(timeout=10)
 
 
-async def _bench_raw(calls: int) -> dict[str, float]:
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+"""The per-request envelope of a 2026-07-28 call, as mcp.Client sends it; the raw pipe ignores it."""
+
+
+async def _bench_raw(argv: list[str], calls: int) -> dict[str, float]:
+    """The hand-written client: against the raw pipe it is the floor; against toolwire's server it measures the
+    server alone, with no SDK client in the figure."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, ECHO, "raw-stdio", cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 24
+        *argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, limit=1 << 24
     )
     assert proc.stdin is not None and proc.stdout is not None
     stdin, stdout = proc.stdin, proc.stdout
@@ -142,7 +153,7 @@ async def _bench_raw(calls: int) -> dict[str, float]:
             "jsonrpc": "2.0",
             "id": request_id,
             "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": text}},
+            "params": {"name": "echo", "arguments": {"text": text}, "_meta": MODERN_META},
         }
         stdin.write(json.dumps(request).encode() + b"\n")
         await stdin.drain()
@@ -166,7 +177,8 @@ async def _run(calls: int, rounds: int) -> dict[str, Any]:
     toolwire = [sys.executable, "-m", "toolwire_server", f"{ECHO}:registry"]
     mcpserver = [sys.executable, ECHO]
     configs: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
-        "stdio/raw-pipe": lambda: _bench_raw(calls),
+        "stdio/raw-pipe": lambda: _bench_raw([sys.executable, ECHO, "raw-stdio"], calls),
+        "stdio/toolwire-raw-client": lambda: _bench_raw([*toolwire, "--stdio", "--log-level", "ERROR"], calls),
         "stdio/mcpserver": lambda: _bench_mcp_stdio([*mcpserver, "mcpserver-stdio"], calls),
         "stdio/toolwire": lambda: _bench_mcp_stdio([*toolwire, "--stdio"], calls),
         "http/mcpserver": lambda: _http(mcpserver, ["mcpserver-http", "{port}"], calls),
