@@ -6,7 +6,9 @@ call (bench/server_bench.py). Anything else, and anything this path is not sure 
 answers are the SDK path's answers (tests/server/test_fast_path.py compares them)."""
 
 import logging
+import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -28,6 +30,14 @@ from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
 
+FAST_PATH_OFF_ENV = "TOOLWIRE_NO_FAST_PATH"
+"""Set to 1 to send every request through the SDK (on stdio and HTTP alike)."""
+
+
+def enabled() -> bool:
+    return os.environ.get(FAST_PATH_OFF_ENV, "").strip() in ("", "0")
+
+
 CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 _MARKERS = (b'"tools/call"', b'"notifications/cancelled"')
@@ -38,19 +48,88 @@ _tracer = trace.get_tracer("toolwire.server")
 WriteLine = Callable[[bytes], Awaitable[None]]
 
 
-class FastCalls:
-    """Takes the lines it can answer alone; `take` says whether it took one. In-flight calls run in `calls`."""
+@dataclass(frozen=True)
+class FastCall:
+    """A request this path answers: a modern-era tools/call the SDK's own surface accepts."""
 
-    def __init__(
-        self,
-        registry: Registry,
-        grant: Grant,
-        limits: ServerLimits,
-        server_info: dict[str, Any],
-        write_line: WriteLine,
-    ):
-        self.registry, self.grant, self.limits = registry, grant, limits
-        self.server_info, self.write_line = server_info, write_line
+    request_id: str | int
+    name: str
+    arguments: dict[str, Any] | None
+    meta: dict[str, Any]
+
+    @property
+    def version(self) -> str:
+        return str(self.meta[types.PROTOCOL_VERSION_META_KEY])
+
+
+def fast_call(message: Any, registry: Registry) -> FastCall | None:
+    """The call, when `message` is a modern-era tools/call whose envelope and params the SDK's surface accepts, of
+    a tool with no ToolContext (which would need the session: progress, logging, server-to-client requests)."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/call":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool) or not isinstance(params, dict):
+        return None
+    meta, name, arguments = params.get("_meta"), params.get("name"), params.get("arguments")
+    if not isinstance(meta, dict) or not isinstance(meta.get(CAPABILITIES_META), dict) or not isinstance(name, str):
+        return None
+    version = meta.get(types.PROTOCOL_VERSION_META_KEY)
+    if version not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    tool = registry.get(name)  # an unknown name gets call_tool's answer, as on the SDK path
+    if tool is not None and "context" in tool.injected.values():
+        return None
+    try:
+        methods.validate_client_request("tools/call", version, params)
+    except (KeyError, ValueError, ValidationError):
+        return None
+    return FastCall(request_id, name, arguments if isinstance(arguments, dict) else None, meta)
+
+
+@dataclass(frozen=True)
+class Answerer:
+    """Runs a FastCall through `call_tool` and writes the JSON-RPC response the SDK would write."""
+
+    registry: Registry
+    limits: ServerLimits
+    server_info: dict[str, Any]
+
+    async def answer(self, call: FastCall, grant: Grant) -> bytes:
+        with _server_span(call.name, call.request_id, call.meta) as span:
+            key = call.meta.get(IDEMPOTENCY_KEY_META)
+            result = await call_tool(
+                self.registry,
+                grant,
+                call.name,
+                call.arguments,
+                max_result_chars=self.limits.max_result_chars,
+                idempotency_key=key if isinstance(key, str) else None,
+            )
+            if result.is_error and span.is_recording():
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(StatusCode.ERROR)
+            return self._response(call, result)
+
+    def _response(self, call: FastCall, result: types.CallToolResult) -> bytes:
+        """The result shaped by the SDK's per-version surface, with `resultType` and the serverInfo stamp filled as
+        the 2026-07-28 spec requires."""
+        dumped = methods.serialize_server_result(
+            "tools/call", call.version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        dumped.setdefault("resultType", "complete")
+        stamp = dumped.get("_meta")
+        if stamp is None:
+            dumped["_meta"] = {SERVER_INFO_META: self.server_info}
+        elif isinstance(stamp, dict) and stamp.get(SERVER_INFO_META) is None:
+            dumped["_meta"] = {**stamp, SERVER_INFO_META: self.server_info}
+        return pydantic_core.to_json({"jsonrpc": "2.0", "id": call.request_id, "result": dumped})
+
+
+class StdioFastCalls:
+    """On stdio: takes the lines it can answer alone (`take` says whether it took one) and runs them in `calls`."""
+
+    def __init__(self, answerer: Answerer, grant: Grant, write_line: WriteLine):
+        self.answerer, self.grant, self.write_line = answerer, grant, write_line
         self._running: dict[str | int, anyio.CancelScope] = {}
 
     def take(self, line: bytes, calls: anyio.abc.TaskGroup) -> bool:
@@ -60,43 +139,13 @@ class FastCalls:
             message = pydantic_core.from_json(line)
         except ValueError:
             return False  # the SDK path answers it -32700
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return False
-        if message.get("method") == "notifications/cancelled":
+        if isinstance(message, dict) and message.get("method") == "notifications/cancelled":
             return self._cancel(message.get("params"))
-        request_id = message.get("id")
-        params = message.get("params")
-        if not self._takes(request_id, params):
+        call = fast_call(message, self.answerer.registry)
+        if call is None or call.request_id in self._running:
             return False
-        assert isinstance(params, dict) and isinstance(request_id, str | int)
-        scope = anyio.CancelScope()
-        self._running[request_id] = scope
-        calls.start_soon(self._answer, request_id, params, scope)
-        return True
-
-    def _takes(self, request_id: Any, params: Any) -> bool:
-        """A modern-era tools/call whose envelope and params the SDK's own surface accepts, of a tool with no
-        ToolContext (which would need the session: progress, logging, server-to-client requests)."""
-        if not isinstance(request_id, str | int) or isinstance(request_id, bool) or request_id in self._running:
-            return False
-        if not isinstance(params, dict):
-            return False
-        meta = params.get("_meta")
-        if not isinstance(meta, dict) or not isinstance(meta.get(CAPABILITIES_META), dict):
-            return False
-        version = meta.get(types.PROTOCOL_VERSION_META_KEY)
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            return False
-        name = params.get("name")
-        if not isinstance(name, str):
-            return False
-        tool = self.registry.get(name)  # an unknown name gets call_tool's answer, as on the SDK path
-        if tool is not None and "context" in tool.injected.values():
-            return False
-        try:
-            methods.validate_client_request("tools/call", version, params)
-        except (KeyError, ValueError, ValidationError):
-            return False
+        scope = self._running[call.request_id] = anyio.CancelScope()
+        calls.start_soon(self._answer, call, scope)
         return True
 
     def _cancel(self, params: Any) -> bool:
@@ -108,47 +157,19 @@ class FastCalls:
         scope.cancel()
         return True
 
-    async def _answer(self, request_id: str | int, params: dict[str, Any], scope: anyio.CancelScope) -> None:
-        meta: dict[str, Any] = params["_meta"]
-        name: str = params["name"]
+    async def _answer(self, call: FastCall, scope: anyio.CancelScope) -> None:
         try:
-            with scope, _server_span(name, request_id, meta) as span:
-                key = meta.get(IDEMPOTENCY_KEY_META)
-                result = await call_tool(
-                    self.registry,
-                    self.grant,
-                    name,
-                    params.get("arguments"),
-                    max_result_chars=self.limits.max_result_chars,
-                    idempotency_key=key if isinstance(key, str) else None,
-                )
-                if result.is_error and span.is_recording():
-                    span.set_attribute("error.type", "tool_error")
-                    span.set_status(StatusCode.ERROR)
-                line = self._response(request_id, meta[types.PROTOCOL_VERSION_META_KEY], result)
+            with scope:
+                line = await self.answerer.answer(call, self.grant)
             if scope.cancelled_caught:
-                log.info("call of %s cancelled (client cancelled)", name)
+                log.info("call of %s cancelled (client cancelled)", call.name)
                 return
-            await self.write_line(line)
-            log.debug("answered tools/call %s (id %r) on the fast path", name, request_id)
+            await self.write_line(line + b"\n")
+            log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
         except OSError as exc:  # the client went away: nobody is left to answer
-            log.info("answer to %s not sent: %s", name, exc)
+            log.info("answer to %s not sent: %s", call.name, exc)
         finally:
-            self._running.pop(request_id, None)
-
-    def _response(self, request_id: str | int, version: str, result: types.CallToolResult) -> bytes:
-        """The line the SDK would write: the result shaped by its per-version surface, `resultType` and the
-        serverInfo stamp filled as the 2026-07-28 spec requires."""
-        dumped = methods.serialize_server_result(
-            "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        )
-        dumped.setdefault("resultType", "complete")
-        stamp = dumped.get("_meta")
-        if stamp is None:
-            dumped["_meta"] = {SERVER_INFO_META: self.server_info}
-        elif isinstance(stamp, dict) and stamp.get(SERVER_INFO_META) is None:
-            dumped["_meta"] = {**stamp, SERVER_INFO_META: self.server_info}
-        return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": dumped}) + b"\n"
+            self._running.pop(call.request_id, None)
 
 
 class _NoSpan:

@@ -20,11 +20,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolwire_server import oauth
+from toolwire_server import fast_path, oauth
 from toolwire_server.access import ALL_TOOLS, Access, Grant
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.bodies import read_body, replay
 from toolwire_server.disconnect import CancelOnDisconnect
+from toolwire_server.fast_http import FastHttpCalls
+from toolwire_server.fast_path import Answerer
 from toolwire_server.limits import ServerLimits
 from toolwire_server.oauth import OAuthVerifier, Refusal
 from toolwire_server.registry import Registry
@@ -219,6 +221,9 @@ def http_app(
         max_per_agent=limits.max_sessions_per_agent,
         idle_timeout_s=limits.session_idle_timeout_s,
     )
+    if fast_path.enabled():  # inside Gate: the caller is known and the body read
+        answerer = Answerer(registry, limits, server.server_info_stamp)
+        app.add_middleware(FastHttpCalls, answerer=answerer, mcp_path=MCP_PATH, security=security)
     app.add_middleware(
         Gate,
         access=access,

@@ -22,9 +22,10 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from toolwire_server import fast_path
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.app import build_server
-from toolwire_server.fast_path import FastCalls, WriteLine
+from toolwire_server.fast_path import Answerer, StdioFastCalls, WriteLine
 from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
 from toolwire_server.registry import Registry
 from toolwire_shared import errors
@@ -37,10 +38,7 @@ def _pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
-FAST_PATH_OFF_ENV = "TOOLWIRE_NO_FAST_PATH"
-"""Set to 1 to send every request through the SDK (fast_path.py answers what it can otherwise)."""
-
-MakeFastCalls = Callable[[WriteLine], FastCalls]
+MakeFastCalls = Callable[[WriteLine], StdioFastCalls]
 
 
 @asynccontextmanager
@@ -204,12 +202,12 @@ async def serve_stdio(registry: Registry, *, limits: ServerLimits | None = None,
     """Serve until stdin closes."""
     limits = limits or ServerLimits()
     server = build_server(registry, limits=limits, grant=grant)
-    stamp = server.server_info_stamp
+    answerer = Answerer(registry, limits, server.server_info_stamp)
 
-    def fast(write_line: WriteLine) -> FastCalls:
-        return FastCalls(registry, grant, limits, stamp, write_line)
+    def fast(write_line: WriteLine) -> StdioFastCalls:
+        return StdioFastCalls(answerer, grant, write_line)
 
-    use_fast = os.environ.get(FAST_PATH_OFF_ENV, "").strip() in ("", "0")
+    use_fast = fast_path.enabled()
     piped = _pipe_like(0) and _pipe_like(1)
     transport = asyncio_stdio(limits.max_line_bytes, fast if use_fast else None) if piped else sdk_stdio()
     async with transport as (read_stream, write_stream):

@@ -16,8 +16,7 @@ from anyio.abc import Process
 
 from helpers.polling import await_until
 from helpers.servers import REPO, TEST_TOOLS, serve_argv
-from toolwire_server.fast_path import CAPABILITIES_META
-from toolwire_server.stdio import FAST_PATH_OFF_ENV
+from toolwire_server.fast_path import CAPABILITIES_META, FAST_PATH_OFF_ENV
 
 MODERN = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

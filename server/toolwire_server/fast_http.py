@@ -1,0 +1,110 @@
+"""The lean path for tools/call over Streamable HTTP: a plain 2026-07-28 POST (fast_path.fast_call, and every rung of
+the SDK's modern-era ladder passes: transport security, Accept, routing headers) is answered here with the same JSON
+the SDK answers, without the session guard, the SDK's session manager, dispatcher and middleware chain. Anything
+else goes on to the SDK. The call is cancelled when the client goes away, as on the SDK path. Sits right inside
+`Gate`, which has already authenticated the caller and read the body."""
+
+import logging
+
+import anyio
+import pydantic_core
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolwire_server.app import GRANT_SCOPE_KEY
+from toolwire_server.bodies import replay
+from toolwire_server.fast_path import Answerer, FastCall, fast_call
+
+log = logging.getLogger("toolwire.server")
+
+_ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+
+
+class FastHttpCalls:
+    def __init__(
+        self, app: ASGIApp, answerer: Answerer, mcp_path: str, security: TransportSecuritySettings | None
+    ) -> None:
+        self.app, self.answerer, self.mcp_path = app, answerer, mcp_path
+        self.security = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._candidate(scope):
+            await self.app(scope, receive, send)
+            return
+        first = await receive()  # Gate read the whole body: it comes back as one message
+        body = first.get("body", b"") if first["type"] == "http.request" and not first.get("more_body") else None
+        receive = replay(body, receive) if body is not None else _put_back(first, receive)
+        call = await self._call(scope, receive, body) if body is not None else None
+        if call is None:
+            await self.app(scope, receive, send)
+            return
+        grant = scope[GRANT_SCOPE_KEY]
+        answer: bytes | None = None
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()  # the client went away: stop the call, as the SDK path does
+
+            group.start_soon(watch)
+            answer = await self.answerer.answer(call, grant)
+            group.cancel_scope.cancel()
+        if answer is None:
+            log.info("call of %s cancelled (client went away)", call.name)
+            return
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+        log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
+
+    def _candidate(self, scope: Scope) -> bool:
+        """A POST to the MCP path that names tools/call at a modern version, each routing header exactly once."""
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.mcp_path:
+            return False
+        routing = [(k, v) for k, v in scope["headers"] if k in _ROUTING]
+        names = [k for k, _ in routing]
+        if len(names) != len(set(names)) or len(names) != len(_ROUTING):
+            return False
+        found = dict(routing)
+        return found[b"mcp-method"] == b"tools/call" and found[b"mcp-protocol-version"].decode() in (
+            MODERN_PROTOCOL_VERSIONS
+        )
+
+    async def _call(self, scope: Scope, receive: Receive, body: bytes) -> FastCall | None:
+        request = Request(scope, receive)
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return None  # the SDK answers the refusal
+        has_json, _ = check_accept_headers(request)
+        if not has_json:
+            return None
+        try:
+            message = pydantic_core.from_json(body)
+        except ValueError:
+            return None
+        call = fast_call(message, self.answerer.registry)
+        if call is None:
+            return None
+        tool = self.answerer.registry.get(call.name)
+        if tool is not None and "x-mcp-header" in str(tool.schema):
+            return None  # parameters mirrored into headers: the SDK checks those
+        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        return None if isinstance(verdict, InboundLadderRejection) else call
+
+
+def _put_back(first: Message, receive: Receive) -> Receive:
+    """A `receive` that gives `first` again, then the connection's own messages."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return first
+        return await receive()
+
+    return again

@@ -1,0 +1,133 @@
+"""The HTTP fast path for modern-era tools/call (server/toolwire_server/fast_http.py): the same answers as the SDK
+path for raw POSTs (every outcome, a grant refusal, a bad routing header), a call cancelled when its client goes
+away, and the SDK client (both eras) served as before."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from helpers.polling import await_until
+from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of
+from toolwire_server.fast_path import FAST_PATH_OFF_ENV
+
+READER, ADMIN = "tok-fast-reader", "tok-fast-admin"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+FAST_LINE = "on the fast path"
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, HttpServer]]:
+    tokens = tmp_path_factory.mktemp("access") / "tokens.toml"
+    tokens.write_text(
+        f'[agents.reader]\ntoken = "{READER}"\ntools = ["echo", "add", "boom", "big_*", "slow_sleep", "order"]\n'
+        f'[agents.admin]\ntoken = "{ADMIN}"\ntools = ["*"]\n'
+    )
+    args = ("--tokens", str(tokens), "--max-result-chars", "100", "--log-level", "DEBUG")
+    with (
+        HttpServer(TEST_TOOLS, *args, env={FAST_PATH_OFF_ENV: "0"}) as fast,
+        HttpServer(TEST_TOOLS, *args, env={FAST_PATH_OFF_ENV: "1"}) as slow,
+    ):
+        yield fast, slow
+
+
+def _post(url: str, name: str, arguments: dict[str, Any], *, token: str = READER, **headers: str) -> httpx2.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": META},
+    }
+    sent = {
+        "Authorization": f"Bearer {token}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+        **headers,
+    }
+    return httpx2.post(url, content=json.dumps(body), headers=sent, timeout=30)
+
+
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("echo", {"text": "hi"}),
+    ("order", {"order_id": "A7"}),
+    ("add", {"a": -1, "b": 2}),
+    ("boom", {"message": "no"}),
+    ("big_text", {"n": 500}),
+    ("admin_only", {}),  # outside the reader's grant
+    ("nope", {}),
+]
+
+
+def test_raw_posts_get_the_answers_the_sdk_path_gives(servers: tuple[HttpServer, HttpServer]) -> None:
+    fast, slow = servers
+    before = fast.stderr().count(FAST_LINE)
+    for name, arguments in CALLS:
+        a, b = _post(fast.url, name, arguments), _post(slow.url, name, arguments)
+        assert (a.status_code, a.headers["content-type"]) == (b.status_code, b.headers["content-type"]), name
+        assert a.json() == b.json(), name
+    refused = _post(fast.url, "admin_only", {}).json()["result"]
+    assert refused["isError"] and refused["_meta"]["io.toolwire/error_kind"] == "refused"
+    assert fast.stderr().count(FAST_LINE) - before == len(CALLS) + 1
+    assert FAST_LINE not in slow.stderr()
+
+
+def test_a_routing_header_that_disagrees_with_the_body_is_refused_as_by_the_sdk(
+    servers: tuple[HttpServer, HttpServer],
+) -> None:
+    fast, slow = servers
+    before = fast.stderr().count(FAST_LINE)
+    a = _post(fast.url, "echo", {"text": "x"}, **{"Mcp-Name": "add"})
+    b = _post(slow.url, "echo", {"text": "x"}, **{"Mcp-Name": "add"})
+    assert a.status_code == b.status_code and a.json() == b.json() and "error" in a.json()
+    assert fast.stderr().count(FAST_LINE) == before
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_in_either_era_is_served(servers: tuple[HttpServer, HttpServer], mode: Any) -> None:
+    fast, _ = servers
+    async with http_client(fast.url, token=READER, mode=mode) as client:
+        echoed = await client.call_tool("echo", {"text": f"via {mode}"})
+        order = await client.call_tool("order", {"order_id": "B1"})
+    assert text_of(echoed) == f"via {mode}" and order.structured_content == {"id": "B1", "total": 42}
+
+
+async def test_a_client_that_goes_away_cancels_its_call(servers: tuple[HttpServer, HttpServer], tmp_path: Path) -> None:
+    fast, _ = servers
+    marker = str(tmp_path / "gone")
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "slow_sleep", "arguments": {"seconds": 30, "marker": marker}, "_meta": META},
+    }
+    headers = {
+        "Authorization": f"Bearer {READER}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "slow_sleep",
+    }
+    async with httpx2.AsyncClient(timeout=30) as http:
+        request = http.build_request("POST", fast.url, content=json.dumps(body), headers=headers)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_drive, http.send(request))
+            await await_until(lambda: Path(marker + ".started").exists(), "the sleep to start")
+            group.cancel_scope.cancel()  # drops the connection mid-call
+    await await_until(lambda: Path(marker + ".cancelled").exists(), "the call to be cancelled")
+    assert "cancelled (client went away)" in fast.stderr()
+
+
+async def _drive(awaitable: Any) -> None:
+    await awaitable
