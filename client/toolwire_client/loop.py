@@ -30,7 +30,6 @@ from toolwire_client.store.base import LeaseLost, RunStore
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
-from toolwire_otel import attributes
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared import errors
@@ -239,10 +238,16 @@ class Agent:
     # ---- the model ------------------------------------------------------------------------------------------
     async def _ask_model(self, state: RunState, cap: int | None, kind: StepKind = "act") -> StepRecord:
         m = self.model
-        with chat_span(m.provider, m.model, state.run_id, m.server_address, m.server_port) as span:
-            span.set_attribute(attributes.TOOLWIRE_STEP, len(state.steps) + 1)
-            if kind != "act":
-                span.set_attribute(attributes.TOOLWIRE_STEP_KIND, kind)
+        step_kind = kind if kind != "act" else None
+        with chat_span(
+            m.provider,
+            m.model,
+            state.run_id,
+            m.server_address,
+            m.server_port,
+            step=len(state.steps) + 1,
+            step_kind=step_kind,
+        ) as span:
             try:
                 if cap is None:
                     reply = await m.complete(state.messages, self.toolbox.specs)

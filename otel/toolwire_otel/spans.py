@@ -5,12 +5,12 @@ metrics in metrics.py (only when a MeterProvider is installed), so the loop gets
 """
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 
@@ -95,15 +95,63 @@ def _link(ref: str | None) -> list[trace.Link]:
     return [trace.Link(ctx, {"toolwire.link": "resumed_from"})] if ctx.is_valid else []
 
 
-@contextmanager
-def agent_span(
-    agent_name: str, run_id: str, model: str | None = None, *, resumed_from: str | None = None
-) -> Iterator[Span]:
+class _Current:
+    """One span, current for a `with` block: what the SDK's start_as_current_span does, without its two generator
+    layers (a step makes two spans). An exception leaving the block is recorded as the SDK records it, with its type
+    as error.type; `on_end(error type or None)` runs last (the metrics)."""
+
+    __slots__ = ("_on_end", "_span", "_token")
+
+    def __init__(
+        self,
+        name: str,
+        kind: SpanKind,
+        attrs: dict[str, Any],
+        on_end: Callable[[str | None], None] | None = None,
+        links: list[Link] | None = None,
+    ) -> None:
+        self._span = _tracer.start_span(name, kind=kind, attributes=attrs, links=links)
+        self._token = otel_context.attach(trace.set_span_in_context(self._span))
+        self._on_end = on_end
+
+    def __enter__(self) -> Span:
+        return self._span
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        error = None
+        try:
+            if exc is not None:
+                error = _error_type(exc)
+                if self._span.is_recording():
+                    self._span.set_attribute(semconv.ERROR_TYPE, error)
+                    self._span.record_exception(exc)
+                    self._span.set_status(Status(StatusCode.ERROR, f"{error}: {exc}"))
+        finally:
+            otel_context.detach(self._token)
+            self._span.end()
+            if self._on_end is not None:
+                self._on_end(error)
+
+
+class _NoSpan:
+    """What the span helpers give with tracing off: the API's invalid span, for nothing."""
+
+    def __enter__(self) -> Span:
+        return trace.INVALID_SPAN
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+SpanScope = _Current | _NoSpan
+
+
+def agent_span(agent_name: str, run_id: str, model: str | None = None, *, resumed_from: str | None = None) -> SpanScope:
     """The root of a run. `resumed_from` (span_ref() of the earlier invoke_agent span, or its trace id) links a
     resumed run to the trace where it paused."""
     if _off():
-        yield trace.INVALID_SPAN
-        return
+        return _NO_SPAN
     attrs: dict[str, str] = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT,
         semconv.GEN_AI_AGENT_NAME: agent_name,
@@ -112,27 +160,13 @@ def agent_span(
     }
     if model:
         attrs[semconv.GEN_AI_REQUEST_MODEL] = model
-    started, failure = time.perf_counter(), list[str]()
+    started = time.perf_counter()
+
+    def ended(error: str | None) -> None:
+        genai_metrics.record_agent_duration(agent_name, time.perf_counter() - started, error)
+
     name = f"{semconv.OP_INVOKE_AGENT} {agent_name}"
-    try:
-        with _noting_errors(name, SpanKind.INTERNAL, attrs, failure, links=_link(resumed_from)) as span:
-            yield span
-    finally:
-        genai_metrics.record_agent_duration(agent_name, time.perf_counter() - started, next(iter(failure), None))
-
-
-@contextmanager
-def _noting_errors(
-    name: str, kind: SpanKind, attrs: dict[str, Any], failure: list[str], links: list[Link] | None = None
-) -> Iterator[Span]:
-    """The current span; an exception leaving it sets error.type there and in `failure` (for the metrics)."""
-    with _tracer.start_as_current_span(name, kind=kind, attributes=attrs, links=links) as span:
-        try:
-            yield span
-        except BaseException as exc:
-            failure.append(_error_type(exc))
-            span.set_attribute(semconv.ERROR_TYPE, failure[-1])
-            raise
+    return _Current(name, SpanKind.INTERNAL, attrs, ended, links=_link(resumed_from))
 
 
 def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | None) -> None:
@@ -146,37 +180,47 @@ def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | Non
         span.set_status(Status(StatusCode.ERROR, (stop_reason or "")[:200]))
 
 
-@contextmanager
 def chat_span(
-    provider: str, model: str, run_id: str, server_address: str | None = None, server_port: int | None = None
-) -> Iterator[Span]:
+    provider: str,
+    model: str,
+    run_id: str,
+    server_address: str | None = None,
+    server_port: int | None = None,
+    *,
+    step: int | None = None,
+    step_kind: str | None = None,
+) -> SpanScope:
+    """One model call; `step` and `step_kind` (a review or plan call) go in with the rest at the start."""
     if _off():
-        yield trace.INVALID_SPAN
-        return
-    attrs = {
+        return _NO_SPAN
+    attrs: dict[str, Any] = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
         semconv.GEN_AI_PROVIDER_NAME: provider,
         semconv.GEN_AI_REQUEST_MODEL: model,
         semconv.GEN_AI_CONVERSATION_ID: run_id,
         **semconv.server(server_address, server_port),
     }
+    if step is not None:
+        attrs[semconv.TOOLWIRE_STEP] = step
+    if step_kind is not None:
+        attrs[semconv.TOOLWIRE_STEP_KIND] = step_kind
     call = _ChatCall(provider, model, server_address, server_port)
     token = _current_chat.set(call)
-    started, failure = time.perf_counter(), list[str]()
-    try:
-        with _noting_errors(f"{semconv.OP_CHAT} {model}", SpanKind.CLIENT, attrs, failure) as span:
-            yield span
-    finally:
+    started = time.perf_counter()
+
+    def ended(error: str | None) -> None:
         _current_chat.reset(token)
         genai_metrics.record_chat_duration(
             provider,
             model,
             time.perf_counter() - started,
             response_model=call.response_model,
-            error_type=next(iter(failure), None),
+            error_type=error,
             server_address=server_address,
             server_port=server_port,
         )
+
+    return _Current(f"{semconv.OP_CHAT} {model}", SpanKind.CLIENT, attrs, ended)
 
 
 def _usage_attributes(usage: Usage) -> dict[str, int]:
@@ -198,12 +242,13 @@ def record_chat_response(
     if not span.is_recording():
         _chat_metrics(usage, response_model)
         return
-    reasons = [finish_reason] if finish_reason else None
-    response = {semconv.GEN_AI_RESPONSE_MODEL: response_model, semconv.GEN_AI_RESPONSE_ID: response_id}
-    attrs = {
-        **_usage_attributes(usage),
-        **semconv.present({**response, semconv.GEN_AI_RESPONSE_FINISH_REASONS: reasons}),
-    }
+    attrs: dict[str, Any] = _usage_attributes(usage)
+    if response_model:
+        attrs[semconv.GEN_AI_RESPONSE_MODEL] = response_model
+    if response_id:
+        attrs[semconv.GEN_AI_RESPONSE_ID] = response_id
+    if finish_reason:
+        attrs[semconv.GEN_AI_RESPONSE_FINISH_REASONS] = (finish_reason,)
     span.set_attributes(attrs)  # one call: the SDK takes its attribute lock once
     _chat_metrics(usage, response_model)
 
@@ -227,11 +272,9 @@ def record_retry(attempt: int, reason: str, wait_s: float) -> None:
     )
 
 
-@contextmanager
-def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
+def tool_span(tool_name: str, call_id: str, run_id: str) -> SpanScope:
     if _off():
-        yield trace.INVALID_SPAN
-        return
+        return _NO_SPAN
     attrs = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
         semconv.GEN_AI_TOOL_NAME: tool_name,
@@ -239,10 +282,7 @@ def tool_span(tool_name: str, call_id: str, run_id: str) -> Iterator[Span]:
         semconv.GEN_AI_TOOL_TYPE: "function",
         semconv.GEN_AI_CONVERSATION_ID: run_id,
     }
-    with _tracer.start_as_current_span(
-        f"{semconv.OP_EXECUTE_TOOL} {tool_name}", kind=SpanKind.INTERNAL, attributes=attrs
-    ) as span:
-        yield span
+    return _Current(f"{semconv.OP_EXECUTE_TOOL} {tool_name}", SpanKind.INTERNAL, attrs)
 
 
 def record_tool_result(span: Span, result: ToolResult) -> None:
