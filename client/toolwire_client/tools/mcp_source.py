@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
@@ -69,6 +69,7 @@ class McpSource:
         max_restarts: int = 1,
         stderr: ServerStderr | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
+        mode: Literal["auto", "legacy"] = "auto",
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -80,6 +81,8 @@ class McpSource:
         self.stderr = stderr or ServerStderr(name)
         """Where a stdio server's stderr goes (default: this process's stderr); its latest lines explain a failure."""
         self.start_timeout_s = start_timeout_s
+        self.mode = mode
+        """'auto': the 2026-07-28 era where the server speaks it; 'legacy': the initialize handshake (a session)."""
         self._http_error: str | None = None
         self._spawn_ok = False
         self.restarts = 0
@@ -156,7 +159,10 @@ class McpSource:
     async def _open(self) -> AsyncIterator[Client]:
         if self.command is not None:
             params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env, cwd=self.cwd)
-            async with self.stderr.pipe() as errlog, Client(self._spawned(params, errlog), cache=None) as client:
+            async with (
+                self.stderr.pipe() as errlog,
+                Client(self._spawned(params, errlog), mode=self.mode, cache=None) as client,
+            ):
                 yield client
             return
         assert self.url is not None
@@ -166,7 +172,7 @@ class McpSource:
             httpx2.AsyncClient(
                 headers=headers, auth=self.auth, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks
             ) as http,
-            Client(streamable_http_client(self.url, http_client=http), cache=None) as client,
+            Client(streamable_http_client(self.url, http_client=http), mode=self.mode, cache=None) as client,
         ):
             yield client
 
