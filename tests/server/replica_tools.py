@@ -2,19 +2,15 @@
 
 import os
 
-import anyio
-
 from toolwire_server import Registry
 
 registry = Registry("toolwire-replica-tools")
 
 
-@registry.tool(description="Which replica and process answered: 'NAME:PID' (NAME from $TOOLWIRE_TEST_REPLICA).")
-async def whoami() -> str:
+@registry.tool(
+    description="Which replica and process answered: 'NAME:PID' (NAME from $TOOLWIRE_TEST_REPLICA); `turn` only "
+    "makes each call of a run a different call.",
+    idempotent=True,
+)
+async def whoami(turn: int = 0) -> str:
     return f"{os.environ.get('TOOLWIRE_TEST_REPLICA', '')}:{os.getpid()}"
-
-
-@registry.tool(description="Sleep `seconds`, then say which process answered (holds a connection busy).")
-async def whoami_after(seconds: float) -> str:
-    await anyio.sleep(seconds)
-    return await whoami()

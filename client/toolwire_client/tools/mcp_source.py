@@ -7,6 +7,7 @@ calls from any task share the session concurrently. When the server dies mid-run
 or reached makes `start()` raise `ToolServerFailed`, quoting a stdio server's own error line from its stderr.
 """
 
+import json
 import logging
 import math
 import shlex
@@ -187,8 +188,14 @@ class McpSource:
             yield streams
 
     async def _note_http_error(self, response: httpx2.Response) -> None:
+        """The status line of a refusal, and the JSON-RPC error's message when the server wrote one in its body."""
         if response.status_code >= 400:
             self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+            if response.headers.get("content-type", "").startswith("application/json"):
+                await response.aread()  # kept: the SDK reads the same body after this hook
+                message = _jsonrpc_error_message(response.content)
+                if message:
+                    self._http_error += f": {errors.clip(message, 1000)}"
 
     async def _start_failure(self, exc: Exception) -> ToolServerFailed:
         """What went wrong at start-up, in the server's own words where it had some."""
@@ -358,6 +365,15 @@ def _first(exc: BaseException, kind: type[E]) -> E | None:
         todo += list(getattr(current, "exceptions", ()))
         todo += [e for e in (current.__cause__, current.__context__) if e is not None]
     return None
+
+
+def _jsonrpc_error_message(body: bytes) -> str | None:
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else None
 
 
 def _spec(tool: types.Tool, source: str) -> ToolSpec:
