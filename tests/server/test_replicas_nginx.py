@@ -6,6 +6,7 @@ all of its calls succeed."""
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import httpx2
@@ -13,7 +14,7 @@ import pytest
 
 from helpers.nginx import NGINX, Nginx, deploy_site
 from helpers.replicas import REPLICA_TOOLS, whoami_run
-from helpers.servers import HttpServer, free_port
+from helpers.servers import HttpServer, free_port, http_client, text_of, wait_for_file
 
 pytestmark = [
     pytest.mark.nginx,
@@ -114,3 +115,41 @@ def test_a_session_id_names_the_replica_that_issued_it(deployment: Deployment, t
         assert direct.status_code == (200 if replica_name == name else 404), (replica_name, direct.text)
     closed = httpx2.delete(deployment.url, headers={**headers, "Mcp-Session-Id": session_id}, timeout=10)
     assert closed.status_code < 300
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_client_going_away_cancels_the_tool_on_its_replica(
+    deployment: Deployment, mode: Literal["auto", "legacy"], tmp_path: Path
+) -> None:
+    """Through nginx too: unbuffered, so when the client's connection drops nginx drops the replica's, and the
+    replica cancels the call."""
+    marker = str(tmp_path / "held")
+    async with anyio.create_task_group() as tg:
+
+        async def call_then_vanish() -> None:
+            async with http_client(deployment.url, token=TOKEN, mode=mode) as client:
+                await client.call_tool("hold", {"marker": marker})
+
+        tg.start_soon(call_then_vanish)
+        await wait_for_file(Path(marker + ".started"))
+        tg.cancel_scope.cancel()
+    await wait_for_file(Path(marker + ".cancelled"))
+    started = await anyio.Path(marker + ".started").read_text()
+    assert await anyio.Path(marker + ".cancelled").read_text() == started  # the replica that ran it cancelled it
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_progress_reaches_the_client_while_the_call_runs(
+    deployment: Deployment, mode: Literal["auto", "legacy"], tmp_path: Path
+) -> None:
+    """Server-sent events pass nginx unbuffered: the tool waits for the client to have seen its progress."""
+    release = tmp_path / "release"
+    seen: list[str | None] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+        await anyio.Path(release).write_text("seen")
+
+    async with http_client(deployment.url, token=TOKEN, mode=mode) as client:
+        result = await client.call_tool("progress_then_wait", {"release": str(release)}, progress_callback=on_progress)
+    assert text_of(result) == "released" and seen == ["halfway"]

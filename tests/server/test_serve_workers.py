@@ -1,6 +1,6 @@
 """`toolwire serve --http --workers 3`: one port served by three processes. Stateless agents are answered by more
 than one of them; a legacy client is refused with the reason; a worker that dies is reported and replaced; SIGTERM
-stops the supervisor and every worker."""
+or SIGINT stops the supervisor and every worker."""
 
 import os
 import signal
@@ -91,7 +91,8 @@ async def test_a_legacy_client_is_refused_with_the_reason(server: HttpServer) ->
     assert "deploy/nginx.conf" in str(refused.value)
 
 
-async def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_dead_worker_is_replaced_and_a_signal_stops_them_all(stop: signal.Signals, tmp_path: Path) -> None:
     with start(tmp_path) as server:
         assert server.proc is not None
         parent = server.proc.pid
@@ -108,7 +109,7 @@ async def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(tmp_path: Pa
         assert len(after - before) == 1
         assert f"worker process {victim} was killed by signal 9; starting another" in server.stderr()
         assert len(await whoami_run(server.url, token=TOKEN, mode="auto", times=2)) == 2
-        server.proc.send_signal(signal.SIGTERM)
+        server.proc.send_signal(stop)
         assert server.proc.wait(timeout=30) == 0, server.stderr()
         wait_until(lambda: not any(_running(p) for p in after), "every worker to end", timeout_s=10)
 
