@@ -102,6 +102,7 @@ def limit_options(command: F) -> F:
 )
 @click.option(
     "--replica",
+    metavar="NAME",
     callback=_replica_name,
     help="HTTP: this replica's name, at the start of its legacy session ids, for a proxy to route each session "
     "back to it (deploy/nginx.conf).",
