@@ -109,19 +109,29 @@ class _WorkerConfig(uvicorn.Config):
 
 
 class _Supervisor(Multiprocess):
-    """uvicorn's supervisor, saying at warning level which worker ended and how, and whether one failed to start."""
+    """uvicorn's supervisor, saying at warning level which worker it replaced, and whether one failed to start."""
 
     failed_start = False
 
     def keep_subprocess_alive(self) -> None:
-        for process in [] if self.should_exit.is_set() else self.processes:
-            code = process.exitcode
-            if code == STARTUP_FAILURE:
-                self.failed_start = True  # uvicorn stops everything: a replacement would fail the same way
-            elif code is not None:
-                how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-                log.warning("worker process %s %s; starting another", process.pid, how)
-        super().keep_subprocess_alive()
+        before = list(self.processes)
+        super().keep_subprocess_alive()  # kills, reaps and replaces the dead or unresponsive (or stops, see below)
+        for old, new in zip(before, self.processes, strict=True):
+            if new is not old:
+                log.warning(
+                    "worker process %s ended or stopped answering (%s); started %s in its place",
+                    old.pid,
+                    _how(old.exitcode),
+                    new.pid,
+                )
+        if any(old.exitcode == STARTUP_FAILURE for old in before):
+            self.failed_start = True  # uvicorn stops them all: a replacement would fail the same way
+
+
+def _how(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
 def _worker_app(spec: ServeSpec) -> Starlette:

@@ -50,3 +50,13 @@ async def progress_then_wait(release: str, ctx: ToolContext, within_s: float = 2
 
 def _note(path: str) -> None:
     Path(path).write_text(whoami_now())
+
+
+def broken_in_workers() -> Registry:
+    """The registry in the process that runs `serve`, a failure in the processes it spawns: a start that fails only
+    in the workers (as when the code changed between the supervisor's load and theirs)."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        raise RuntimeError("this registry cannot be loaded in a worker process")
+    return registry

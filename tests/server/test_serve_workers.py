@@ -4,6 +4,7 @@ or SIGINT stops the supervisor and every worker."""
 
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,11 +12,12 @@ import pytest
 
 from helpers.polling import await_until, wait_until
 from helpers.replicas import REPLICA_TOOLS, whoami_run
-from helpers.servers import HttpServer
+from helpers.servers import REPO, HttpServer, free_port, serve_argv
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.source import ToolServerFailed
 
 TOKEN = "tok-workers-0b7c"
+BROKEN_IN_WORKERS = REPLICA_TOOLS.replace(":registry", ":broken_in_workers")
 
 
 def worker_pids(parent: int) -> set[int]:
@@ -106,8 +108,9 @@ async def test_a_dead_worker_is_replaced_and_a_signal_stops_them_all(stop: signa
             proc=server.proc,
             log=server.stderr_path,
         )
-        assert len(after - before) == 1
-        assert f"worker process {victim} was killed by signal 9; starting another" in server.stderr()
+        (replacement,) = after - before
+        said = f"worker process {victim} ended or stopped answering (killed by signal 9); started {replacement} in"
+        assert said in server.stderr()
         assert len(await whoami_run(server.url, token=TOKEN, mode="auto", times=2)) == 2
         server.proc.send_signal(stop)
         assert server.proc.wait(timeout=30) == 0, server.stderr()
@@ -119,3 +122,13 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_workers_that_cannot_start_stop_the_server_with_the_reason() -> None:
+    """Not restarted over and over: the supervisor stops, and says why, in a line."""
+    argv = serve_argv(BROKEN_IN_WORKERS, "--http", "--port", str(free_port()), "--workers", "2")
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, done.stderr
+    assert "cannot start: this registry cannot be loaded in a worker process" in done.stderr
+    assert done.stderr.rstrip().endswith("Error: a worker process failed to start (its error is above); stopped")
+    assert "Traceback" not in done.stderr
