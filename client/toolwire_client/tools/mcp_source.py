@@ -26,6 +26,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolwire_client.current_run import current_run
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
 from toolwire_client.tools.source import (
@@ -38,7 +39,7 @@ from toolwire_client.tools.source import (
 )
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
-from toolwire_shared.tools import IDEMPOTENCY_KEY_META, ToolPolicy, ToolSpec
+from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
 E = TypeVar("E", bound=BaseException)
@@ -271,9 +272,9 @@ class McpSource:
         on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         client, generation = await self._connected()
-        meta: types.RequestParamsMeta | None = (
-            cast(types.RequestParamsMeta, {IDEMPOTENCY_KEY_META: idempotency_key}) if idempotency_key else None
-        )
+        driving = current_run()  # the calling run's: a connection may be shared by many (shared_connections.py)
+        ours = {IDEMPOTENCY_KEY_META: idempotency_key, RUN_ID_META: driving.state.run_id if driving else None}
+        meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v}) if any(ours.values()) else None
         started = time.perf_counter()
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
