@@ -19,10 +19,11 @@ from contextvars import ContextVar, Token
 from typing import Any
 
 import anyio
+import mcp_types as types
 from anyio.abc import TaskGroup
 
 from toolwire_client.tools.mcp_source import McpSource
-from toolwire_client.tools.source import TransportInfo
+from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
@@ -127,11 +128,36 @@ class SharedLease:
         return [spec.model_copy(update={"source": self.name}) for spec in await self.shared.list_tools()]
 
     async def call(
-        self, name: str, arguments: dict[str, Any], *, call_id: str, timeout_s: float, idempotency_key: str | None
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         return await self.shared.call(
-            name, arguments, call_id=call_id, timeout_s=timeout_s, idempotency_key=idempotency_key
+            name,
+            arguments,
+            call_id=call_id,
+            timeout_s=timeout_s,
+            idempotency_key=idempotency_key,
+            on_progress=on_progress,
         )
 
     def transport_info(self) -> TransportInfo:
         return self.shared.transport_info()
+
+    # prompts and resources, as McpSource offers them (a lease is a PromptSource like the source it shares)
+    async def list_prompts(self) -> list[types.Prompt]:
+        return await self.shared.list_prompts()
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        return await self.shared.get_prompt(name, arguments)
+
+    async def list_resources(self) -> list[types.Resource]:
+        return await self.shared.list_resources()
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        return await self.shared.read_resource(uri)
