@@ -158,6 +158,7 @@ def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = No
     its OAuth client credentials. A stdio server's stderr goes to `stderr_sink` (default: this process's stderr)."""
     from toolwire_client.tools.mcp_source import McpSource
     from toolwire_client.tools.server_stderr import ServerStderr
+    from toolwire_client.tools.shared_connections import active_pool
 
     inherited = _inherited_env()
     sources: list[ToolSource] = []
@@ -170,7 +171,8 @@ def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = No
         source = McpSource(
             name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
         )
-        sources.append(source)
+        pool = active_pool()  # runs sharing connections (tools/shared_connections.py); not OAuth ones
+        sources.append(pool.lease(source) if pool is not None and auth is None else source)
     return sources
 
 

@@ -2,8 +2,10 @@
 MCP. It lives with the server so a tool server installs and runs without the agent loop."""
 
 import logging
+import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import click
@@ -49,6 +51,15 @@ LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
 """Each option sets the ServerLimits field it names; unset, the field keeps its default."""
 
 
+def _replica_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from toolwire_server.replica_sessions import check_replica_name
+
+    try:
+        return None if value is None else check_replica_name(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
 def limit_options(command: F) -> F:
     for flag, field, kind, text in reversed(LIMIT_OPTIONS):
         command = click.option(flag, field, type=kind, help=text)(command)
@@ -80,9 +91,21 @@ def limit_options(command: F) -> F:
     help="Run every tool in a worker process, killed on timeout or cancel (tools can also opt in one by one).",
 )
 @click.option(
-    "--workers",
+    "--isolate-workers",
     type=click.IntRange(min=1),
     help="Worker processes for isolated tools (calls beyond this wait) [default: 2-4, by CPU count].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="HTTP: serve the port from N processes; N > 1 serves only stateless 2026-07-28 clients [default: 1].",
+)
+@click.option(
+    "--replica",
+    metavar="NAME",
+    callback=_replica_name,
+    help="HTTP: this replica's name, at the start of its legacy session ids, for a proxy to route each session "
+    "back to it (deploy/nginx.conf).",
 )
 @click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
 def serve(
@@ -95,7 +118,9 @@ def serve(
     allowed_hosts: tuple[str, ...],
     allowed_origins: tuple[str, ...],
     isolate: bool,
+    isolate_workers: int | None,
     workers: int | None,
+    replica: str | None,
     log_level: str,
     **limit_values: float | None,
 ) -> None:
@@ -104,25 +129,42 @@ def serve(
 
     import toolwire_server as ts
     from toolwire_server.limits import ServerLimits
+    from toolwire_server.processes import ServeSpec
 
     if transport is None:
         raise click.UsageError("choose a transport: --stdio or --http")
+    if transport == "stdio" and (workers is not None or replica is not None):
+        flag = "--workers" if workers is not None else "--replica"
+        raise click.UsageError(f"{flag} is for --http (for the isolated tools' pool, use --isolate-workers N)")
+    if replica is not None and (workers or 1) > 1:
+        raise click.UsageError(
+            "--replica names one process's sessions; --workers N > 1 serves no sessions: run one replica per port"
+        )
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )
+    limits = ServerLimits(**{name: value for name, value in limit_values.items() if value is not None})  # type: ignore[arg-type]
+    spec = ServeSpec(
+        target,
+        tokens_file=os.path.abspath(tokens_file) if tokens_file else None,
+        limits=limits,
+        host=host,
+        port=port,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        isolate=isolate,
+        isolate_workers=isolate_workers,
+        replica=replica,
+        workers=workers or 1,
+        log_level=log_level,
+    )
     try:
-        registry = ts.load_registry(target)
-        access = ts.load_access(tokens_file) if tokens_file else ts.access_from_env()
+        registry, access = spec.load()
     except (ts.AccessConfigError, ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
-    if isolate:
-        registry.isolate_all()
-    if workers is not None:
-        registry.workers.size = workers
     from toolwire_otel.setup import configure_server_tracing
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
-    limits = ServerLimits(**{name: value for name, value in limit_values.items() if value is not None})  # type: ignore[arg-type]
     if transport == "stdio":
         grant = ts.ALL_TOOLS
         if agent:
@@ -138,19 +180,26 @@ def serve(
         return
     if access is None:
         logging.getLogger("toolwire.server").warning("no access config: every caller may use every tool")
-    app = ts.http_app(
-        registry,
-        access=access,
-        limits=limits,
-        host=host,
-        allowed_hosts=list(allowed_hosts) or None,
-        allowed_origins=list(allowed_origins) or None,
-    )
+    app = spec.app(registry, access)  # with --workers too: a mistake is one line here, not one traceback per worker
     click.echo(f"toolwire: serving {len(registry)} tools at http://{host}:{port}/mcp", err=True)
+    if replica is not None:
+        click.echo(f"toolwire: replica {replica!r}: its session ids start with '{replica}.'", err=True)
     if access is not None and access.oauth is not None:
         from toolwire_server.oauth import metadata_url
 
         settings = access.oauth
         click.echo(f"toolwire: OAuth access tokens from {settings.issuer} for {settings.resource}", err=True)
         click.echo(f"toolwire: protected-resource metadata at {metadata_url(settings.resource)}", err=True)
-    ts.serve_http(app, host=host, port=port, limits=limits)
+    if spec.workers == 1:
+        ts.serve_http(app, host=host, port=port, limits=limits)
+        return
+    from toolwire_server.processes import serve_workers
+
+    click.echo(
+        f"toolwire: {spec.workers} worker processes on one port: stateless 2026-07-28 clients only; a legacy "
+        "session (initialize, Mcp-Session-Id) is refused, since it could not find its process again. For legacy "
+        "clients run one `serve --http --replica NAME` per port behind a proxy (deploy/README.md).",
+        err=True,
+    )
+    if not serve_workers(replace(spec, target=registry.source or target)):
+        raise click.ClickException("a worker process failed to start (its error is above); stopped")

@@ -30,6 +30,7 @@ from toolwire_server.fast_path import Answerer
 from toolwire_server.limits import ServerLimits
 from toolwire_server.oauth import OAuthVerifier, Refusal
 from toolwire_server.registry import Registry
+from toolwire_server.replica_sessions import NoSessions, ReplicaSessions, check_replica_name
 from toolwire_server.responses import send_json
 from toolwire_server.sessions import SessionGuard
 from toolwire_server.slow_clients import with_header_timeout
@@ -175,9 +176,13 @@ def http_app(
     host: str = "127.0.0.1",
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
+    replica: str | None = None,
+    one_port_workers: int = 1,
 ) -> Starlette:
     """The Starlette app serving `registry` at /mcp (plus GET /healthz, and with an [oauth] access config the
-    protected-resource metadata, never behind auth)."""
+    protected-resource metadata, never behind auth). `replica`: this replica's name, at the start of the session
+    ids it issues; `one_port_workers` > 1: one of that many processes on one port, so no legacy sessions (see
+    replica_sessions.py)."""
     limits = limits or ServerLimits()
     server = build_server(registry, limits=limits)
 
@@ -213,6 +218,11 @@ def http_app(
         host=host,
         custom_starlette_routes=routes,
     )
+    if replica is not None:
+        check_replica_name(replica)  # now: Starlette builds its middleware at the first request
+        app.add_middleware(ReplicaSessions, replica=replica, mcp_path=MCP_PATH)
+    if one_port_workers > 1:
+        app.add_middleware(NoSessions, workers=one_port_workers, mcp_path=MCP_PATH)
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
         SessionGuard,
@@ -241,4 +251,6 @@ def serve_http(
     `limits.header_timeout_s` is closed (uvicorn's own h11 protocol with that one deadline added)."""
     limits = limits or ServerLimits()
     protocol = with_header_timeout(limits.header_timeout_s)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=protocol)
+    uvicorn.run(  # workers=1: a $WEB_CONCURRENCY in the environment would ask for more (see processes.py)
+        app, host=host, port=port, workers=1, log_level="warning", access_log=False, http=protocol
+    )

@@ -56,7 +56,7 @@ class SessionGuard:
         session_id = _header(scope, SESSION_HEADER)
         if session_id is not None:
             await self._in_session(session_id, grant, scope, receive, send)
-        elif scope["method"] == "POST" and _header(scope, _VERSION_HEADER) in (None, *HANDSHAKE_PROTOCOL_VERSIONS):
+        elif may_open_session(scope):
             await self._opening_request(grant, scope, receive, send)
         else:
             await self.app(scope, receive, send)
@@ -147,6 +147,14 @@ class SessionGuard:
         cutoff = time.monotonic() - self.idle_timeout_s
         for session_id in [sid for sid, s in self._sessions.items() if s.in_flight == 0 and s.last_used < cutoff]:
             del self._sessions[session_id]
+
+
+def may_open_session(scope: Scope) -> bool:
+    """A POST with no session id in the handshake era (or with no protocol version): an initialize would open a
+    session. Modern (2026-07-28) requests name their version and never open one."""
+    if scope["method"] != "POST" or _header(scope, SESSION_HEADER) is not None:
+        return False
+    return _header(scope, _VERSION_HEADER) in (None, *HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

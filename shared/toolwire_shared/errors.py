@@ -269,6 +269,15 @@ def server_full(limit: int) -> str:
     return f"this server has {limit} sessions open and none of them is idle; try again later."
 
 
+def sessions_off(workers: int) -> str:
+    return (
+        f"this tool server runs {workers} processes on one port, so it serves only the stateless 2026-07-28 "
+        "protocol: a legacy session (initialize, then Mcp-Session-Id) would not find its process again. Connect "
+        "with a 2026-07-28 client (the MCP SDK's default mode), or use replicas on their own ports behind a proxy "
+        "that routes sessions (toolwire's deploy/nginx.conf)."
+    )
+
+
 # What the HTTP Gate answers a caller it does not let in (401/403/503 bodies; the short texts also go into
 # WWW-Authenticate's error_description).
 

@@ -14,6 +14,8 @@ META_TIMEOUT = META_PREFIX + "timeout_s"
 META_MAX_CONCURRENCY = META_PREFIX + "max_concurrency"
 IDEMPOTENCY_KEY_META = META_PREFIX + "idempotency_key"
 """Request `_meta` key carrying the idempotency key of a tools/call, so a retried call is answered once."""
+RUN_ID_META = META_PREFIX + "run_id"
+"""Request `_meta` key carrying the id of the run a tools/call belongs to (many runs may share one connection)."""
 SKILL_PREFIX = "skill."
 """An MCP prompt named `skill.NAME` is a skill: saved instructions for one kind of task, which a client with skills
 on lists to the model by name and description and loads on demand (client/toolwire_client/skills.py)."""

@@ -65,7 +65,7 @@ async def test_a_cancelled_call_kills_its_worker(tmp_path: Path) -> None:
 async def test_isolate_flag_makes_the_timeout_of_an_async_cpu_bound_tool_fire(tmp_path: Path) -> None:
     """`spin` never awaits: on the loop its 0.5 s timeout cannot fire; with --isolate it does, and the worker goes."""
     marker = tmp_path / "spin"
-    async with logged_stdio_client(tmp_path / "server.log", "--isolate", "--workers", "1") as client:
+    async with logged_stdio_client(tmp_path / "server.log", "--isolate", "--isolate-workers", "1") as client:
         # The timeout counts the wait for a worker too: let the one worker start before a 0.5 s call.
         assert text_of(await client.call_tool("echo", {"text": "warm"})) == "warm"
         result = await client.call_tool("spin", {"seconds": 600, "marker": str(marker)})

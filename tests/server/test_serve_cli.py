@@ -21,6 +21,9 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
         ((TEST_TOOLS,), "choose a transport: --stdio or --http"),
         (("no_such_module:registry", "--stdio"), "cannot import 'no_such_module'"),
         ((TEST_TOOLS, "--stdio", "--agent", "x"), "--agent needs an access config"),
+        ((TEST_TOOLS, "--stdio", "--workers", "2"), "--workers is for --http (for the isolated tools' pool, use"),
+        ((TEST_TOOLS, "--http", "--workers", "2", "--replica", "r1"), "--replica names one process's sessions"),
+        ((TEST_TOOLS, "--http", "--replica", "r 1"), "replica name 'r 1' must be 1-32 letters, digits"),
     ],
 )
 def test_bad_serve_invocations_explain_themselves(args: tuple[str, ...], expected: str) -> None:

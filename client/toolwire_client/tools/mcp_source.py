@@ -7,6 +7,7 @@ calls from any task share the session concurrently. When the server dies mid-run
 or reached makes `start()` raise `ToolServerFailed`, quoting a stdio server's own error line from its stderr.
 """
 
+import json
 import logging
 import math
 import shlex
@@ -14,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
@@ -25,6 +26,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolwire_client.current_run import current_run
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
 from toolwire_client.tools.source import (
@@ -37,7 +39,7 @@ from toolwire_client.tools.source import (
 )
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
-from toolwire_shared.tools import IDEMPOTENCY_KEY_META, ToolPolicy, ToolSpec
+from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
 E = TypeVar("E", bound=BaseException)
@@ -69,6 +71,7 @@ class McpSource:
         max_restarts: int = 1,
         stderr: ServerStderr | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
+        mode: Literal["auto", "legacy"] = "auto",
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -80,6 +83,8 @@ class McpSource:
         self.stderr = stderr or ServerStderr(name)
         """Where a stdio server's stderr goes (default: this process's stderr); its latest lines explain a failure."""
         self.start_timeout_s = start_timeout_s
+        self.mode = mode
+        """'auto': the 2026-07-28 era where the server speaks it; 'legacy': the initialize handshake (a session)."""
         self._http_error: str | None = None
         self._spawn_ok = False
         self.restarts = 0
@@ -156,7 +161,10 @@ class McpSource:
     async def _open(self) -> AsyncIterator[Client]:
         if self.command is not None:
             params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env, cwd=self.cwd)
-            async with self.stderr.pipe() as errlog, Client(self._spawned(params, errlog), cache=None) as client:
+            async with (
+                self.stderr.pipe() as errlog,
+                Client(self._spawned(params, errlog), mode=self.mode, cache=None) as client,
+            ):
                 yield client
             return
         assert self.url is not None
@@ -166,7 +174,7 @@ class McpSource:
             httpx2.AsyncClient(
                 headers=headers, auth=self.auth, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks
             ) as http,
-            Client(streamable_http_client(self.url, http_client=http), cache=None) as client,
+            Client(streamable_http_client(self.url, http_client=http), mode=self.mode, cache=None) as client,
         ):
             yield client
 
@@ -181,8 +189,14 @@ class McpSource:
             yield streams
 
     async def _note_http_error(self, response: httpx2.Response) -> None:
+        """The status line of a refusal, and the JSON-RPC error's message when the server wrote one in its body."""
         if response.status_code >= 400:
             self._http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+            if response.headers.get("content-type", "").startswith("application/json"):
+                await response.aread()  # kept: the SDK reads the same body after this hook
+                message = _jsonrpc_error_message(response.content)
+                if message:
+                    self._http_error += f": {errors.clip(message, 1000)}"
 
     async def _start_failure(self, exc: Exception) -> ToolServerFailed:
         """What went wrong at start-up, in the server's own words where it had some."""
@@ -258,9 +272,9 @@ class McpSource:
         on_progress: ProgressFn | None = None,
     ) -> ToolResult:
         client, generation = await self._connected()
-        meta: types.RequestParamsMeta | None = (
-            cast(types.RequestParamsMeta, {IDEMPOTENCY_KEY_META: idempotency_key}) if idempotency_key else None
-        )
+        driving = current_run()  # the calling run's: a connection may be shared by many (shared_connections.py)
+        ours = {IDEMPOTENCY_KEY_META: idempotency_key, RUN_ID_META: driving.state.run_id if driving else None}
+        meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v}) if any(ours.values()) else None
         started = time.perf_counter()
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
@@ -352,6 +366,15 @@ def _first(exc: BaseException, kind: type[E]) -> E | None:
         todo += list(getattr(current, "exceptions", ()))
         todo += [e for e in (current.__cause__, current.__context__) if e is not None]
     return None
+
+
+def _jsonrpc_error_message(body: bytes) -> str | None:
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else None
 
 
 def _spec(tool: types.Tool, source: str) -> ToolSpec:

@@ -1,0 +1,163 @@
+"""One MCP connection for many runs. Inside `async with SharedConnections():`, the runs of this process whose tool
+server and identity are the same (stdio: command, env, cwd; HTTP: URL and bearer token) use one McpSource, so one
+stdio server process or one HTTP connection pool, where each run would otherwise open its own. `build_sources`
+hands out leases on the pool's connections while a pool is active (a contextvar: tasks started inside inherit it).
+
+Each call still says whose it is: McpSource.call runs in the calling run's task and puts that run's id and the
+call's idempotency key in the request's `_meta`, and the SDK adds the task's trace context (`traceparent`). A
+dropped connection is made again by its McpSource, up to `max_restarts` times in the pool's life, and every run
+goes on on the new one. The drop is noticed by the call that meets it: that call (in flight then, or the first one
+sent after a server died while idle) gets a transport error, which the ToolBox sends again only for an idempotent
+tool; a run whose call comes after the new connection never sees the drop.
+
+The connections belong to the pool, not to a run: each one is started and closed by its own owner task in the
+pool's task group (anyio's cancel scopes must be left by the task that entered them), and closed when the pool
+ends. Not shared: OAuth sources (their token cache is per source) and sources made outside `build_sources`."""
+
+from collections.abc import Hashable
+from contextvars import ContextVar, Token
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskGroup
+
+from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.source import ProgressFn, TransportInfo
+from toolwire_shared.results import ToolResult
+from toolwire_shared.tools import ToolSpec
+
+DEFAULT_MAX_RESTARTS = 10
+"""Reconnections a shared connection may make in one pool's life (a run's own connection makes one)."""
+
+_active: ContextVar["SharedConnections | None"] = ContextVar("toolwire_shared_connections", default=None)
+
+
+def active_pool() -> "SharedConnections | None":
+    return _active.get()
+
+
+class _Connection:
+    def __init__(self, source: McpSource) -> None:
+        self.source = source
+        self.ready = anyio.Event()
+        self.failure: BaseException | None = None
+
+
+class SharedConnections:
+    def __init__(self, max_restarts: int = DEFAULT_MAX_RESTARTS) -> None:
+        self.max_restarts = max_restarts
+        self._connections: dict[Hashable, _Connection] = {}
+        self._group: TaskGroup | None = None
+        self._closing = anyio.Event()
+        self._token: Token[SharedConnections | None] | None = None
+
+    async def __aenter__(self) -> "SharedConnections":
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._token = _active.set(self)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        assert self._group is not None and self._token is not None
+        _active.reset(self._token)
+        self._closing.set()  # every owner closes its connection; the group waits for them
+        return await self._group.__aexit__(*exc)
+
+    def lease(self, source: McpSource) -> "SharedLease":
+        """A ToolSource named as `source` on the pool's connection to the same server as the same caller; `source`
+        itself becomes that connection if there is none yet."""
+        key = (tuple(source.command or ()), source.url, source.token, tuple(sorted((source.env or {}).items())))
+        return SharedLease(self, source, (*key, source.cwd, source.mode))
+
+    @property
+    def connections(self) -> int:
+        """How many connections are open (or opening)."""
+        return len(self._connections)
+
+    async def _acquire(self, key: Hashable, source: McpSource) -> McpSource:
+        connection = self._connections.get(key)
+        if connection is None:
+            assert self._group is not None, "the pool is not entered"
+            source.max_restarts = self.max_restarts
+            connection = self._connections[key] = _Connection(source)
+            self._group.start_soon(self._own, key, connection)
+        await connection.ready.wait()
+        if connection.failure is not None:
+            raise connection.failure
+        return connection.source
+
+    async def _own(self, key: Hashable, connection: _Connection) -> None:
+        try:
+            await connection.source.start()
+        except Exception as exc:  # this lease's start fails with it; a later lease tries afresh
+            connection.failure = exc
+            del self._connections[key]
+            connection.ready.set()
+            return
+        connection.ready.set()
+        try:
+            await self._closing.wait()
+        finally:
+            await connection.source.aclose()  # not shielded: McpSource's own group must be the innermost scope
+
+
+class SharedLease:
+    """Implements ToolSource: one run's use of a shared connection. Closing it leaves the connection open."""
+
+    times_out_itself = False
+    checks_output = False
+
+    def __init__(self, pool: SharedConnections, source: McpSource, key: Hashable) -> None:
+        self.pool, self.name, self.key, self._offered = pool, source.name, key, source
+        self._source: McpSource | None = None
+
+    @property
+    def shared(self) -> McpSource:
+        if self._source is None:
+            raise RuntimeError(f"the tool source '{self.name}' is not started")
+        return self._source
+
+    async def start(self) -> None:
+        self._source = await self.pool._acquire(self.key, self._offered)
+
+    async def aclose(self) -> None:
+        self._source = None
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [spec.model_copy(update={"source": self.name}) for spec in await self.shared.list_tools()]
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        call_id: str,
+        timeout_s: float,
+        idempotency_key: str | None,
+        on_progress: ProgressFn | None = None,
+    ) -> ToolResult:
+        return await self.shared.call(
+            name,
+            arguments,
+            call_id=call_id,
+            timeout_s=timeout_s,
+            idempotency_key=idempotency_key,
+            on_progress=on_progress,
+        )
+
+    def transport_info(self) -> TransportInfo:
+        return self.shared.transport_info()
+
+    # prompts and resources, as McpSource offers them (a lease is a PromptSource like the source it shares)
+    async def list_prompts(self) -> list[types.Prompt]:
+        return await self.shared.list_prompts()
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        return await self.shared.get_prompt(name, arguments)
+
+    async def list_resources(self) -> list[types.Resource]:
+        return await self.shared.list_resources()
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        return await self.shared.read_resource(uri)
