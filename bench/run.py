@@ -73,6 +73,8 @@ def server_figures(data: dict[str, Any]) -> list[Figure]:
                 ("seq_median_us", "sequential call, median", "µs"),
                 ("server_cpu_us_per_call", "server CPU per call", "µs"),
             ):
+                if not floor[key]:  # the floor's CPU can be under one clock tick for the whole phase: no ratio
+                    continue
                 out.append(
                     figure(
                         f"stdio, the server alone (raw client): {label}",
