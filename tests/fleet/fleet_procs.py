@@ -4,6 +4,7 @@ the approvals, poll the run store until every run has ended."""
 
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -50,8 +51,11 @@ class Worker:
         self._out.close()
 
 
-def start_worker(db: str, log: Path, concurrency: int = 4, extra: tuple[str, ...] = ()) -> Worker:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_DB")} | FAST_TAKEOVER
+def start_worker(
+    db: str, log: Path, concurrency: int = 4, extra: tuple[str, ...] = (), fast_takeover: bool = True
+) -> Worker:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLWIRE_DB", "TOOLWIRE_FLEET_"))}
+    env |= FAST_TAKEOVER if fast_takeover else {}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     out = log.open("wb")
     argv = [TOOLWIRE, "worker", "--db", db, "--concurrency", str(concurrency), *extra]
@@ -143,3 +147,28 @@ async def drive_all(
 
     await await_until(all_ended, "every run to end", timeout_s=timeout_s, interval_s=0.2, detail=left, **bounds)
     return time.monotonic() - started_at
+
+
+def pending_of(db: str, pid: int) -> list[str]:
+    """The workflows a worker process is running now (DBOS tags each with its executor id: host-pid-random)."""
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT workflow_uuid FROM dbos.workflow_status WHERE status = 'PENDING' AND executor_id LIKE %s",
+            (f"{socket.gethostname()}-{pid}-%",),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def restarted(db: str, workflow_ids: list[str], dead_pid: int) -> list[tuple[str, float]]:
+    """(executor, start time) of the given workflows, once each was dequeued again by another executor."""
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT executor_id, started_at_epoch_ms FROM dbos.workflow_status WHERE workflow_uuid = ANY(%s)",
+            (workflow_ids,),
+        ).fetchall()
+    dead = f"{socket.gethostname()}-{dead_pid}-"
+    return [(r[0], r[1] / 1000) for r in rows if r[0] and not r[0].startswith(dead) and r[1] is not None]

@@ -2,7 +2,6 @@
 the real support tool server over stdio, one support database per run), approvals given or refused as they come,
 and one worker killed -9 midway: every run ends, every approved refund ran exactly once, none without approval."""
 
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -15,7 +14,9 @@ from fleet_procs import (
     Worker,
     decide_waiting,
     drive_all,
+    pending_of,
     refunds,
+    restarted,
     start_worker,
     started,
     statuses,
@@ -57,27 +58,6 @@ async def store(db: str) -> AsyncIterator[SqlRunStore]:
         yield opened
     finally:
         await opened.aclose()
-
-
-def pending_of(db: str, pid: int) -> list[str]:
-    """The workflows a worker process is running now (DBOS tags each with its executor id: host-pid-random)."""
-    with psycopg.connect(db, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT workflow_uuid FROM dbos.workflow_status WHERE status = 'PENDING' AND executor_id LIKE %s",
-            (f"{socket.gethostname()}-{pid}-%",),
-        ).fetchall()
-    return [r[0] for r in rows]
-
-
-def restarted(db: str, workflow_ids: list[str], dead_pid: int) -> list[tuple[str, float]]:
-    """(executor, start time) of the given workflows, once each was dequeued again by another executor."""
-    with psycopg.connect(db, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT executor_id, started_at_epoch_ms FROM dbos.workflow_status WHERE workflow_uuid = ANY(%s)",
-            (workflow_ids,),
-        ).fetchall()
-    dead = f"{socket.gethostname()}-{dead_pid}-"
-    return [(r[0], r[1] / 1000) for r in rows if r[0] and not r[0].startswith(dead) and r[1] is not None]
 
 
 def approval_events(db: str, event: str) -> dict[str, int]:

@@ -116,3 +116,24 @@ async def test_request_budget_is_shared(tmp_path: Path) -> None:
     finally:
         await first.aclose()
         await second.aclose()
+
+
+def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> None:
+    """No worker runs: the run stays queued; once its workflow is cancelled, `wait` says so instead of blocking."""
+    from toolwire_client.fleet.submit import FleetClient
+
+    queued = toolwire(
+        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server",
+        server(tmp_path / "s.sqlite3"), "--db", db,
+    )  # fmt: skip
+    run_id = queued.stdout.strip()
+    still = toolwire("wait", run_id, "--db", db, "--timeout", "1")
+    assert still.returncode == 1 and f"run {run_id} is still running after 1 s" in still.stderr
+    fleet = FleetClient(db)
+    try:
+        fleet.client.cancel_workflow(run_id)
+    finally:
+        fleet.close()
+    told = toolwire("wait", run_id, "--db", db, "--timeout", "30")
+    assert told.returncode == 1 and len(told.stderr.strip().splitlines()) == 1, told.stderr
+    assert f"will not go on: its fleet workflow {run_id} is CANCELLED" in told.stderr

@@ -3,14 +3,19 @@
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import anyio
+import anyio.to_thread
 import click
 
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore
+
+if TYPE_CHECKING:
+    from toolwire_client.fleet.submit import FleetClient
 
 WAITING = 4
 """`toolwire wait`'s exit status for a run that waits for a person (0: done, 1: stopped or failed)."""
@@ -72,6 +77,35 @@ def submit(task: str, db: str | None, **options: object) -> None:
     click.echo(with_store(db, work))
 
 
+class FleetWatch:
+    """While `wait` waits: every few seconds, whether the run's fleet workflow has failed or been cancelled (then
+    no worker will ever end the run). Nothing of DBOS is loaded for a run store that never had a fleet."""
+
+    EVERY_S = 3.0
+
+    def __init__(self, db: str | None) -> None:
+        self.db = db
+        self.fleet: FleetClient | None = None
+        self.next_check = time.monotonic() + self.EVERY_S
+
+    async def stuck(self, run_id: str) -> str | None:
+        from toolwire_client.fleet.submit import FleetClient, has_fleet, stuck
+
+        if time.monotonic() < self.next_check:
+            return None
+        self.next_check = time.monotonic() + self.EVERY_S
+        if self.fleet is None:
+            if not await anyio.to_thread.run_sync(lambda: has_fleet(self.db)):
+                return None
+            self.fleet = await anyio.to_thread.run_sync(lambda: FleetClient(self.db))
+        fleet = self.fleet
+        return await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id))
+
+    def close(self) -> None:
+        if self.fleet is not None:
+            self.fleet.close()
+
+
 @click.command("wait")
 @click.argument("run_id")
 @db_option
@@ -81,13 +115,20 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
 
     async def work(store: SqlRunStore) -> RunState:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            state = await store.load(run_id)
-            if state.status != "running":
-                return state
-            if deadline is not None and time.monotonic() > deadline:
-                raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
-            await anyio.sleep(0.25)
+        watch = FleetWatch(db)
+        try:
+            while True:
+                state = await store.load(run_id)
+                if state.status != "running":
+                    return state
+                if deadline is not None and time.monotonic() > deadline:
+                    raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
+                why = await watch.stuck(run_id)
+                if why is not None:
+                    raise click.ClickException(f"run {run_id} is still `running` but will not go on: {why}")
+                await anyio.sleep(0.25)
+        finally:
+            watch.close()
 
     state = with_store(db, work)
     click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")

@@ -74,8 +74,22 @@ class FleetClient:
     def legs(self, run_id: str) -> list[Any]:
         """The run's workflows, oldest first: its first leg has the run id, each one after an approval
         `RUN@VERSION` (the run store version it was put back on the queue at)."""
-        found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False, load_output=False)
+        found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False)
         return [w for w in found if w.workflow_id == run_id or w.workflow_id.startswith(run_id + "@")]
+
+
+ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+
+
+def stuck(fleet: FleetClient, run_id: str) -> str | None:
+    """Why no worker will drive the run on (its latest leg's workflow failed or was cancelled), or None."""
+    legs = fleet.legs(run_id)
+    if not legs:
+        return None
+    last = max(legs, key=lambda w: w.created_at or 0)
+    if last.status not in ENDED_BADLY:
+        return None
+    return f"its fleet workflow {last.workflow_id} is {last.status}" + (f" ({last.error})" if last.error else "")
 
 
 async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig) -> str:
@@ -99,4 +113,4 @@ async def is_fleet_run(fleet: FleetClient, run_id: str) -> bool:
     return bool(await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)))
 
 
-__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "requeue", "submit"]
+__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "requeue", "stuck", "submit"]
