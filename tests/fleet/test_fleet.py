@@ -113,6 +113,6 @@ async def test_hundred_runs_on_three_workers_one_killed(
     assert tampered == {}
     assert sum(p.approve for p in planned) == 40 and sum(p.refund and not p.approve for p in planned) == 10
     print(
-        f"\n{RUNS} runs on 3 workers in {time.monotonic() - began:.1f} s ({took:.1f} s after the kill's setup); "
+        f"\n{RUNS} runs on 3 workers in {time.monotonic() - began:.1f} s (the last {took:.1f} s after the kill); "
         f"{len(in_flight)} in flight on the killed worker, all restarted elsewhere within {takeover_s:.1f} s"
     )
