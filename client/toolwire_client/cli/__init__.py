@@ -36,5 +36,11 @@ def _register() -> None:
     main.add_command(run.run)
     main.add_command(demo.demo)
 
+    from toolwire_client.cli import fleet
+
+    main.add_command(fleet.worker)
+    main.add_command(fleet.submit)
+    main.add_command(fleet.wait)
+
 
 _register()

@@ -1,8 +1,10 @@
 """`toolwire approvals` lists calls waiting for a person; `approve` and `reject` record a decision on one."""
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio.to_thread
 import click
 from rich.console import Console
 from rich.table import Table
@@ -51,12 +53,38 @@ def approvals(db: str | None, as_json: bool) -> None:
         console.print(flagged_table)
 
 
-def _said(verb: str, run_id: str, p: PendingCall) -> str:
+def _said(verb: str, run_id: str, p: PendingCall, leg: str | None) -> str:
     args = json.dumps(p.call.arguments, sort_keys=True)
-    return (
-        f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; "
-        f"`toolwire resume {run_id}` to go on"
-    )
+    go_on = f"back on the worker fleet's queue ({leg})" if leg else f"`toolwire resume {run_id}` to go on"
+    return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; {go_on}"
+
+
+def _decided(db: str | None, run_id: str, decide: Callable[[SqlRunStore], Awaitable[PendingCall]]) -> None:
+    """Record the decision; a run that was submitted to the worker fleet goes back on its queue."""
+
+    async def work(store: SqlRunStore) -> tuple[PendingCall, str | None]:
+        pending = await decide(store)
+        return pending, await requeued(db, store, run_id)
+
+    pending, leg = with_store(db, work)
+    click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, leg))
+
+
+async def requeued(db: str | None, store: SqlRunStore, run_id: str) -> str | None:
+    """The new leg's workflow id when `run_id` is a fleet run, else None (nothing of the fleet is touched)."""
+    from toolwire_client.fleet.submit import has_fleet
+
+    if not await anyio.to_thread.run_sync(lambda: has_fleet(db)):
+        return None
+    from toolwire_client.fleet.submit import FleetClient, NotAFleetRun, requeue
+
+    fleet = await anyio.to_thread.run_sync(lambda: FleetClient(db))
+    try:
+        return await requeue(store, fleet, run_id)
+    except NotAFleetRun:
+        return None
+    finally:
+        fleet.close()
 
 
 @click.command("approve")
@@ -70,7 +98,7 @@ def approve(run_id: str, call_id: str | None, shown_hash: str | None, db: str | 
     async def work(store: SqlRunStore) -> PendingCall:
         return await decisions.approve(store, run_id, call_id, shown_hash=shown_hash)
 
-    click.echo(_said("approved", run_id, with_store(db, work)))
+    _decided(db, run_id, work)
 
 
 @click.command("reject")
@@ -85,4 +113,4 @@ def reject(run_id: str, call_id: str | None, reason: str, shown_hash: str | None
     async def work(store: SqlRunStore) -> PendingCall:
         return await decisions.reject(store, run_id, call_id, reason, shown_hash=shown_hash)
 
-    click.echo(_said("rejected", run_id, with_store(db, work)))
+    _decided(db, run_id, work)

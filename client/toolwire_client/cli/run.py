@@ -3,6 +3,7 @@ with the live step table (step | call | observation | tokens so far | cost)."""
 
 import sys
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import anyio
 import click
@@ -29,6 +30,8 @@ from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_shared.ids import new_run_id
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class LiveText:
@@ -137,110 +140,116 @@ verbose_option = click.option(
 )
 
 
-@click.command("run")
-@click.argument("task")
-@click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped())
-@click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy).")
-@click.option(
-    "--server",
-    "commands",
-    multiple=True,
-    metavar="CMD",
-    callback=servers.commands,
-    help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
-    "`toolwire` there is this toolwire, on PATH or not).",
-)
-@click.option(
-    "--server-url",
-    "urls",
-    multiple=True,
-    metavar="URL",
-    callback=servers.urls,
-    help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
-)
-@click.option(
-    "--token-env",
-    metavar="VAR",
-    callback=servers.token_variable,
-    help="Environment variable holding the bearer token for --server-url.",
-)
-@click.option(
-    "--tool-choice",
-    metavar="auto|required|none|TOOL",
-    help="Whether the model must call a tool: auto (the default, sent explicitly), required, none, or a tool's name.",
-)
-@click.option(
-    "--prompt-cache",
-    type=click.Choice(PROMPT_CACHE_CHOICES),
-    default="5m",
-    show_default=True,
-    help="Anthropic cache breakpoints on the tools, system prompt and growing message prefix, and their TTL.",
-)
-@click.option(
-    "--stream",
-    is_flag=True,
-    help="Stream the model's replies (anthropic, openai, openai-responses) and print their text live above the "
-    "step table.",
-)
-@click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list).")
-@click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool.")
-@click.option(
-    "--review",
-    "criteria",
-    multiple=True,
-    metavar="CRITERION",
-    help="Reflection: check each draft final answer against this (repeatable); a failing draft is sent back.",
-)
-@click.option(
-    "--review-retries",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="How many drafts a review may send back.",
-)
-@click.option(
-    "--delegate",
-    "delegate",
-    is_flag=True,
-    help="Sub-agents: offer a delegate tool that runs part of the task as a child run with its own conversation, "
-    "a subset of the tools and a share of the remaining budget.",
-)
-@click.option(
-    "--skills",
-    is_flag=True,
-    help="Skills: list the skills the servers offer (MCP prompts named skill.*) in a load_skill tool, which "
-    "loads one's full text when the model asks for it.",
-)
-@click.option(
-    "--plan",
-    "planned",
-    is_flag=True,
-    help="Plan-and-execute: a numbered plan first, then its steps one by one; a step that fails is replanned.",
-)
-@click.option(
-    "--max-replans",
-    default=1,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="With --plan: how many new plans a failed step may get before the run stops.",
-)
-@click.option("--system", help="System prompt.")
-@click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit.")
-@click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call.")
-@click.option(
-    "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Budget in USD, checked before each model call."
-)
-@click.option(
-    "--max-wall", type=click.FloatRange(min=0, min_open=True), help="Wall-clock limit for the whole run, in seconds."
-)
-@click.option("--trace", "trace_to", metavar="otlp|console|FILE", help="Export the run's spans.")
-@db_option
-@verbose_option
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the final run state as JSON on stdout (the table on stderr)."
-)
-def run(
-    task: str,
+def config_options(fn: F) -> F:
+    """The options that make a run's RunConfig (model, servers, limits, ...): `run` and `submit` take the same."""
+    for option in reversed(_CONFIG_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+_CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
+    click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped()),
+    click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy)."),
+    click.option(
+        "--server",
+        "commands",
+        multiple=True,
+        metavar="CMD",
+        callback=servers.commands,
+        help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
+        "`toolwire` there is this toolwire, on PATH or not).",
+    ),
+    click.option(
+        "--server-url",
+        "urls",
+        multiple=True,
+        metavar="URL",
+        callback=servers.urls,
+        help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
+    ),
+    click.option(
+        "--token-env",
+        metavar="VAR",
+        callback=servers.token_variable,
+        help="Environment variable holding the bearer token for --server-url.",
+    ),
+    click.option(
+        "--tool-choice",
+        metavar="auto|required|none|TOOL",
+        help="Whether the model must call a tool: auto (the default, sent explicitly), required, none, or a tool's "
+        "name.",
+    ),
+    click.option(
+        "--prompt-cache",
+        type=click.Choice(PROMPT_CACHE_CHOICES),
+        default="5m",
+        show_default=True,
+        help="Anthropic cache breakpoints on the tools, system prompt and growing message prefix, and their TTL.",
+    ),
+    click.option(
+        "--stream",
+        is_flag=True,
+        help="Stream the model's replies (anthropic, openai, openai-responses) and print their text live above the "
+        "step table.",
+    ),
+    click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
+    click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool."),
+    click.option(
+        "--review",
+        "criteria",
+        multiple=True,
+        metavar="CRITERION",
+        help="Reflection: check each draft final answer against this (repeatable); a failing draft is sent back.",
+    ),
+    click.option(
+        "--review-retries",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="How many drafts a review may send back.",
+    ),
+    click.option(
+        "--delegate",
+        "delegate",
+        is_flag=True,
+        help="Sub-agents: offer a delegate tool that runs part of the task as a child run with its own conversation, "
+        "a subset of the tools and a share of the remaining budget.",
+    ),
+    click.option(
+        "--skills",
+        is_flag=True,
+        help="Skills: list the skills the servers offer (MCP prompts named skill.*) in a load_skill tool, which "
+        "loads one's full text when the model asks for it.",
+    ),
+    click.option(
+        "--plan",
+        "planned",
+        is_flag=True,
+        help="Plan-and-execute: a numbered plan first, then its steps one by one; a step that fails is replanned.",
+    ),
+    click.option(
+        "--max-replans",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="With --plan: how many new plans a failed step may get before the run stops.",
+    ),
+    click.option("--system", help="System prompt."),
+    click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit."),
+    click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call."),
+    click.option(
+        "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Budget in USD, checked before each model call."
+    ),
+    click.option(
+        "--max-wall",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Wall-clock limit for the whole run, in seconds.",
+    ),
+]
+
+
+def config_from(
+    *,
     model_spec: str | None,
     base_url: str | None,
     commands: list[list[str]],
@@ -262,20 +271,14 @@ def run(
     max_tokens: int | None,
     max_cost: float | None,
     max_wall: float | None,
-    trace_to: str | None,
-    db: str | None,
-    verbose: bool,
-    as_json: bool,
-) -> None:
-    """Run the agent on TASK until it answers or the harness stops it."""
-    from toolwire_otel.setup import configure_tracing
-
+) -> RunConfig:
+    """The RunConfig the config options describe; a combination that makes no sense is a usage error."""
     if not commands and not urls:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
-    config = RunConfig(
+    return RunConfig(
         model=model_spec or default_spec(),
         base_url=base_url,
         tool_choice=tool_choice,
@@ -291,10 +294,26 @@ def run(
         plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
     )
+
+
+@click.command("run")
+@click.argument("task")
+@config_options
+@click.option("--trace", "trace_to", metavar="otlp|console|FILE", help="Export the run's spans.")
+@db_option
+@verbose_option
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the final run state as JSON on stdout (the table on stderr)."
+)
+def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json: bool, **options: Any) -> None:
+    """Run the agent on TASK until it answers or the harness stops it."""
+    from toolwire_otel.setup import configure_tracing
+
+    config = config_from(**options)
     console = Console(soft_wrap=True, stderr=as_json)
     run_id = new_run_id()
     output = ServerOutput(run_id, verbose=verbose)
-    live = LiveText(console) if stream else None
+    live = LiveText(console) if config.stream else None
     try:
         with configure_tracing(trace_to):
             state = anyio.run(_run, task, run_id, config, db, with_prices_and_printing(console, output.line, live))

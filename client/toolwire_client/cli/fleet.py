@@ -1,0 +1,142 @@
+"""`toolwire worker`, `toolwire submit`, `toolwire wait`: runs on a fleet of worker processes sharing one run store
+(a PostgreSQL URL shares them between machines; the default SQLite file, between processes of one machine)."""
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.to_thread
+import click
+
+from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.cli.run import config_from, config_options
+from toolwire_client.state import RunState
+from toolwire_client.store import SqlRunStore
+
+if TYPE_CHECKING:
+    from toolwire_client.fleet.submit import FleetClient
+
+WAITING = 4
+"""`toolwire wait`'s exit status for a run that waits for a person (0: done, 1: stopped or failed)."""
+
+
+def _per_minute(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, int]:
+    limits = {}
+    for value in values:
+        provider, _, count = value.partition("=")
+        if not provider or not count.isdigit() or int(count) < 1:
+            raise click.BadParameter(f"{value!r}: give PROVIDER=N, e.g. anthropic=50", ctx, param)
+        limits[provider] = int(count)
+    return limits
+
+
+@click.command("worker")
+@db_option
+@click.option(
+    "--concurrency", default=4, show_default=True, type=click.IntRange(min=1), help="Runs this worker drives at once."
+)
+@click.option(
+    "--queue-concurrency", type=click.IntRange(min=1), help="Runs the whole fleet drives at once (default: no limit)."
+)
+@click.option(
+    "--rate-limit",
+    "per_minute",
+    multiple=True,
+    metavar="PROVIDER=N",
+    callback=_per_minute,
+    help="At most N model requests per minute to PROVIDER across the fleet (e.g. anthropic=50); give every worker "
+    "the same.",
+)
+def worker(db: str | None, concurrency: int, queue_concurrency: int | None, per_minute: dict[str, int]) -> None:
+    """Take submitted runs from the fleet's queue and drive them, until stopped (SIGTERM or Ctrl-C)."""
+    from toolwire_client.fleet.worker import WorkerOptions, serve
+
+    options = WorkerOptions(db, concurrency, queue_concurrency, per_minute)
+    anyio.run(serve, options, lambda line: click.echo(line, err=True))
+
+
+@click.command("submit")
+@click.argument("task")
+@config_options
+@db_option
+def submit(task: str, db: str | None, **options: object) -> None:
+    """Save a run of TASK and put it on the fleet's queue; prints its run id (`toolwire wait RUN_ID` follows it)."""
+    from toolwire_client.fleet.submit import FleetClient
+    from toolwire_client.fleet.submit import submit as enqueue
+
+    config = config_from(**options)  # type: ignore[arg-type]
+
+    async def work(store: SqlRunStore) -> str:
+        fleet = await anyio.to_thread.run_sync(lambda: FleetClient(db))
+        try:
+            return await enqueue(store, fleet, task, config)
+        finally:
+            fleet.close()
+
+    click.echo(with_store(db, work))
+
+
+class FleetWatch:
+    """While `wait` waits: every few seconds, whether the run's fleet workflow has failed or been cancelled (then
+    no worker will ever end the run). Nothing of DBOS is loaded for a run store that never had a fleet."""
+
+    EVERY_S = 3.0
+
+    def __init__(self, db: str | None) -> None:
+        self.db = db
+        self.fleet: FleetClient | None = None
+        self.next_check = time.monotonic() + self.EVERY_S
+
+    async def stuck(self, run_id: str) -> str | None:
+        from toolwire_client.fleet.submit import FleetClient, has_fleet, stuck
+
+        if time.monotonic() < self.next_check:
+            return None
+        self.next_check = time.monotonic() + self.EVERY_S
+        if self.fleet is None:
+            if not await anyio.to_thread.run_sync(lambda: has_fleet(self.db)):
+                return None
+            self.fleet = await anyio.to_thread.run_sync(lambda: FleetClient(self.db))
+        fleet = self.fleet
+        return await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id))
+
+    def close(self) -> None:
+        if self.fleet is not None:
+            self.fleet.close()
+
+
+@click.command("wait")
+@click.argument("run_id")
+@db_option
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Give up after this many seconds.")
+def wait(run_id: str, db: str | None, timeout: float | None) -> None:
+    """Block until RUN_ID ends (exit 0 done, 1 stopped or failed) or waits for approval (exit 4)."""
+
+    async def work(store: SqlRunStore) -> RunState:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        watch = FleetWatch(db)
+        try:
+            while True:
+                state = await store.load(run_id)
+                if state.status != "running":
+                    return state
+                if deadline is not None and time.monotonic() > deadline:
+                    raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
+                why = await watch.stuck(run_id)
+                if why is not None:
+                    raise click.ClickException(f"run {run_id} is still `running` but will not go on: {why}")
+                await anyio.sleep(0.25)
+        finally:
+            watch.close()
+
+    state = with_store(db, work)
+    click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")
+    if state.report:
+        click.echo(state.report)
+    if state.final_answer:
+        click.echo(f"answer: {state.final_answer}")
+    if state.status == "waiting_for_approval":
+        click.echo(f"see `toolwire approvals`, then `toolwire approve {run_id}`: the fleet goes on with it")
+        sys.exit(WAITING)
+    sys.exit(0 if state.status == "done" else 1)

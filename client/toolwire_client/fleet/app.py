@@ -1,0 +1,39 @@
+"""The fleet's DBOS app: its name and version, where its system database lives, and the run queue."""
+
+from pathlib import Path
+from typing import Any
+
+APP_NAME = "toolwire"
+APP_VERSION = "toolwire-fleet-1"
+"""Fixed rather than DBOS's hash of the workflow code: a client enqueues under it and every worker of this toolwire
+dequeues and recovers it, wherever it was installed from."""
+QUEUE = "toolwire-runs"
+WORKFLOW = "toolwire-run"
+"""The registered name of fleet/workflow.py's run_workflow: what a client enqueues without importing it."""
+
+
+def is_postgres(db: str | None) -> bool:
+    return bool(db) and str(db).startswith(("postgresql://", "postgres://"))
+
+
+def system_database_url(db: str | None) -> str:
+    """PostgreSQL: the run store's own database (DBOS keeps its tables in schema `dbos`), so runs and their
+    workflows are shared by every machine that names it. SQLite: a file next to the run store (RUNS.dbos.sqlite)."""
+    if db and is_postgres(db):
+        return "postgresql://" + db.split("://", 1)[1]
+    from toolwire_client.store.sqlite import default_sqlite_path
+
+    path = Path(db.removeprefix("sqlite:///")) if db else default_sqlite_path()
+    return f"sqlite:///{path.with_name(path.name + '.dbos.sqlite').resolve()}"
+
+
+def dbos_config(db: str | None, executor_id: str) -> dict[str, Any]:
+    """The DBOSConfig of a worker: quiet logs (our own lines say what happens), this process's executor id."""
+    return {
+        "name": APP_NAME,
+        "system_database_url": system_database_url(db),
+        "application_version": APP_VERSION,
+        "executor_id": executor_id,
+        "log_level": "WARNING",
+        "notification_listener_polling_interval_sec": 0.2,
+    }

@@ -1,0 +1,78 @@
+"""Who is alive in the fleet: each worker writes a heartbeat row under its DBOS executor id, and every worker, on
+each beat, hands the PENDING workflows of executors whose beat is older than DEAD_S back to the queue (DBOS's own
+recovery for given executor ids), where a live worker takes them. Without DBOS's hosted control plane nothing else
+notices that a worker is gone."""
+
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from toolwire_client.fleet.tables import in_transaction
+from toolwire_client.store import SqlRunStore
+
+BEAT_S = float(os.environ.get("TOOLWIRE_FLEET_BEAT_S", "1"))
+DEAD_S = float(os.environ.get("TOOLWIRE_FLEET_DEAD_S", "5"))
+"""A worker whose heartbeat is this old is dead: its runs are taken over. Its DBOS workflows go back on the queue
+at once; a run's lease then fences the takeover (at once for a dead process on this host, after the lease TTL for
+one on another host), so a worker only thought dead never drives a run beside its taker."""
+
+Recover = Callable[[list[str]], Awaitable[int]]
+
+
+def new_executor_id() -> str:
+    """A DBOS executor id per worker process: host, pid and a random part (a restarted pid is another worker)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{os.urandom(3).hex()}"
+
+
+async def beat(store: SqlRunStore, executor_id: str) -> None:
+    def write(cur: Any) -> None:
+        store._execute(
+            cur,
+            "INSERT INTO fleet_executors (executor_id, host, pid, beat_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (executor_id) DO UPDATE SET beat_at = excluded.beat_at",
+            (executor_id, socket.gethostname(), os.getpid(), time.time()),
+        )
+
+    await in_transaction(store, write)
+
+
+async def dead_executors(store: SqlRunStore, dead_s: float = DEAD_S) -> list[tuple[str, float]]:
+    """(executor id, last beat) of every executor that has not beaten for `dead_s`."""
+
+    def read(cur: Any) -> list[tuple[str, float]]:
+        rows = store._execute(
+            cur, "SELECT executor_id, beat_at FROM fleet_executors WHERE beat_at < ?", (time.time() - dead_s,)
+        ).fetchall()
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    return await in_transaction(store, read)
+
+
+async def forget(store: SqlRunStore, executor_id: str, beat_at: float) -> None:
+    """Drop a dead executor's row once its workflows are back on the queue (unless it has beaten again since)."""
+
+    def delete(cur: Any) -> None:
+        store._execute(cur, "DELETE FROM fleet_executors WHERE executor_id = ? AND beat_at = ?", (executor_id, beat_at))
+
+    await in_transaction(store, delete)
+
+
+async def keep_beating(
+    store: SqlRunStore, executor_id: str, recover: Recover, on_takeover: Callable[[str, int], None]
+) -> None:
+    """Forever: this worker's beat, then the takeover of every dead executor's workflows. Recovery first, row last:
+    a taker that dies in between leaves the row, and the next live worker recovers again (DBOS makes that a no-op
+    for workflows already back on the queue)."""
+    while True:
+        await beat(store, executor_id)
+        for dead, beat_at in await dead_executors(store):
+            if dead == executor_id:
+                continue  # our own beat was late (a stalled process): we are evidently alive
+            taken = await recover([dead])
+            await forget(store, dead, beat_at)
+            on_takeover(dead, taken)
+        await anyio.sleep(BEAT_S)

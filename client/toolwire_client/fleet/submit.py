@@ -1,0 +1,116 @@
+"""The client side of the fleet, no worker code needed: save a run and put it on the queue (`submit`), put a run
+that a person has decided on back on the queue (`requeue`), and find the workflow behind a run."""
+
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from toolwire_client.config import RunConfig
+from toolwire_client.fleet.app import APP_NAME, APP_VERSION, QUEUE, WORKFLOW, is_postgres, system_database_url
+from toolwire_client.state import RunState
+from toolwire_client.store import RunNotFound, SqlRunStore
+from toolwire_shared.ids import new_run_id
+from toolwire_shared.messages import Message, SystemMessage, UserMessage
+
+
+class NotAFleetRun(LookupError):
+    def __str__(self) -> str:
+        return (
+            f"run {self.args[0]} was not submitted to the worker fleet; `toolwire resume {self.args[0]}` runs it here"
+        )
+
+
+def new_state(task: str, config: RunConfig, run_id: str | None = None) -> RunState:
+    """The run as Agent.run would open it, with its config saved, so a worker on any machine can rebuild it."""
+    opening: list[Message] = [SystemMessage(content=config.system)] if config.system else []
+    return RunState(
+        run_id=run_id or new_run_id(),
+        agent_name=config.name,
+        task=task,
+        model=config.model.partition(":")[2] or config.model,
+        messages=[*opening, UserMessage(content=task)],
+        config=config.model_dump(mode="json"),
+    )
+
+
+def has_fleet(db: str | None) -> bool:
+    """Whether a fleet ever used this run store (its DBOS system database exists), without creating anything."""
+    url = system_database_url(db)
+    if not is_postgres(db):
+        return Path(url.removeprefix("sqlite:///")).exists()
+    import psycopg
+
+    with psycopg.connect(str(db), autocommit=True) as conn:
+        row = conn.execute("SELECT to_regclass('dbos.workflow_status')").fetchone()
+    return row is not None and row[0] is not None
+
+
+class FleetClient:
+    """A DBOSClient on the fleet's system database (created first if no worker has started yet)."""
+
+    def __init__(self, db: str | None) -> None:
+        from dbos import DBOS, DBOSClient
+
+        url = system_database_url(db)
+        DBOS.migrate(url)  # a no-op once migrated; a client alone never creates the system database
+        self.client = DBOSClient(system_database_url=url, application_name=APP_NAME)
+        self.postgres = is_postgres(db)
+
+    def close(self) -> None:
+        self.client.destroy()
+
+    def enqueue(self, run_id: str, workflow_id: str) -> str:
+        options: Any = {
+            "workflow_name": WORKFLOW,
+            "queue_name": QUEUE,
+            "workflow_id": workflow_id,
+            "app_version": APP_VERSION,
+            "application_name": APP_NAME,
+        }
+        self.client.enqueue(options, run_id)
+        return workflow_id
+
+    def legs(self, run_id: str) -> list[Any]:
+        """The run's workflows, oldest first: its first leg has the run id, each one after an approval
+        `RUN@VERSION` (the run store version it was put back on the queue at)."""
+        found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False)
+        return [w for w in found if w.workflow_id == run_id or w.workflow_id.startswith(run_id + "@")]
+
+
+ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+
+
+def stuck(fleet: FleetClient, run_id: str) -> str | None:
+    """Why no worker will drive the run on (its latest leg's workflow failed or was cancelled), or None."""
+    legs = fleet.legs(run_id)
+    if not legs:
+        return None
+    last = max(legs, key=lambda w: w.created_at or 0)
+    if last.status not in ENDED_BADLY:
+        return None
+    return f"its fleet workflow {last.workflow_id} is {last.status}" + (f" ({last.error})" if last.error else "")
+
+
+async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig) -> str:
+    """Save the run (so `toolwire runs` lists it at once) and enqueue its workflow under the run's id."""
+    state = new_state(task, config)
+    await store.save(state)
+    await anyio.to_thread.run_sync(lambda: fleet.enqueue(state.run_id, state.run_id))
+    return state.run_id
+
+
+async def requeue(store: SqlRunStore, fleet: FleetClient, run_id: str) -> str:
+    """After a decision: a new leg of a fleet run, named by the version it was queued at (queueing the same
+    version twice is one leg). A run never submitted is NotAFleetRun."""
+    state = await store.load(run_id)
+    if not await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)):
+        raise NotAFleetRun(run_id)
+    return await anyio.to_thread.run_sync(lambda: fleet.enqueue(run_id, f"{run_id}@{state.version}"))
+
+
+async def is_fleet_run(fleet: FleetClient, run_id: str) -> bool:
+    return bool(await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)))
+
+
+__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "requeue", "stuck", "submit"]

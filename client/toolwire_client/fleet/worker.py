@@ -1,0 +1,70 @@
+"""One worker process of the fleet: a DBOS executor listening on the run queue, its heartbeat, and the takeover of
+dead workers' runs. Runs until SIGTERM or SIGINT; a worker killed -9 is noticed by the others' heartbeat check."""
+
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import anyio
+import anyio.to_thread
+
+from toolwire_client.fleet import heartbeat
+from toolwire_client.fleet.app import QUEUE, dbos_config
+from toolwire_client.fleet.tables import ensure_tables
+from toolwire_client.fleet.workflow import SETTINGS
+from toolwire_client.store import open_store
+
+
+@dataclass
+class WorkerOptions:
+    db: str | None
+    concurrency: int = 4
+    """Runs this worker drives at once (DBOS worker_concurrency)."""
+    queue_concurrency: int | None = None
+    """Runs the whole fleet drives at once (DBOS global concurrency); None: no fleet-wide limit."""
+    per_minute: dict[str, int] | None = None
+    polling_s: float = 0.5
+
+
+async def serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
+    from dbos import DBOS
+
+    executor_id = heartbeat.new_executor_id()
+    SETTINGS.db, SETTINGS.per_minute = options.db, dict(options.per_minute or {})
+    store = await open_store(options.db)
+    try:
+        await ensure_tables(store)
+        DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]
+        DBOS.launch()  # in this event loop: the queue's async workflows run on it
+        try:
+            await DBOS.register_queue_async(
+                QUEUE,
+                worker_concurrency=options.concurrency,
+                global_concurrency=options.queue_concurrency,
+                polling_interval_sec=options.polling_s,
+                on_conflict="always_update",
+            )
+            say(
+                f"worker {executor_id}: taking runs from queue {QUEUE} ({options.concurrency} at once here"
+                + (f", {options.queue_concurrency} in the fleet" if options.queue_concurrency else "")
+                + f"); a worker silent for {heartbeat.DEAD_S:g} s is taken over"
+            )
+
+            async def recover(executor_ids: list[str]) -> int:
+                handles = await anyio.to_thread.run_sync(lambda: DBOS._recover_pending_workflows(executor_ids))
+                return len(handles)
+
+            def taken(dead: str, count: int) -> None:
+                say(f"worker {executor_id}: took over {count} run(s) of dead worker {dead}")
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(heartbeat.keep_beating, store, executor_id, recover, taken)
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                    async for _ in signals:
+                        say(f"worker {executor_id}: stopping; its unfinished runs go to the other workers")
+                        group.cancel_scope.cancel()
+                        break
+        finally:
+            DBOS.destroy()
+    finally:
+        await store.aclose()

@@ -1,0 +1,174 @@
+"""Worker processes and run bookkeeping for the fleet tests (and bench/fleet_bench.py): start `toolwire worker`s,
+submit scripted runs on the real support tool server (one SQLite per run, so its refunds can be counted), decide
+the approvals, poll the run store until every run has ended."""
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from helpers.cli import TOOLWIRE
+from helpers.polling import await_until
+from toolwire_client import approvals as decisions
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.fleet.submit import FleetClient, requeue, submit
+from toolwire_client.store import SqlRunStore
+
+REPO = Path(__file__).resolve().parents[2]
+FAST_TAKEOVER = {"TOOLWIRE_FLEET_BEAT_S": "0.5", "TOOLWIRE_FLEET_DEAD_S": "3"}
+"""A worker silent for 3 s is dead in these tests (default 5 s), so a kill -9 is taken over quickly."""
+
+
+def support_server(support_db: Path) -> ServerSpec:
+    """The support desk over stdio, started as `python -m toolwire_server` (cheaper than the CLI entry point)."""
+    command = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
+    return ServerSpec(name="support", command=command, env={"TOOLWIRE_SUPPORT_DB": str(support_db)}, cwd=str(REPO))
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen[bytes]
+    log: Path
+    _out: IO[bytes] = field(repr=False)
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+        self._out.close()
+
+
+def start_worker(
+    db: str, log: Path, concurrency: int = 4, extra: tuple[str, ...] = (), fast_takeover: bool = True
+) -> Worker:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLWIRE_DB", "TOOLWIRE_FLEET_"))}
+    env |= FAST_TAKEOVER if fast_takeover else {}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    out = log.open("wb")
+    argv = [TOOLWIRE, "worker", "--db", db, "--concurrency", str(concurrency), *extra]
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return Worker(proc, log, out)
+
+
+def started(worker: Worker) -> bool:
+    if worker.proc.poll() is not None:
+        raise AssertionError(f"worker exited {worker.proc.returncode}: {worker.log.read_text()}")
+    return "taking runs from queue" in worker.log.read_text()
+
+
+@dataclass
+class Planned:
+    """What the test means to happen to one submitted run."""
+
+    run_id: str
+    support_db: Path
+    refund: bool
+    approve: bool
+
+
+async def submit_runs(
+    store: SqlRunStore, fleet: FleetClient, tmp: Path, n: int, refunds_every: int = 2
+) -> list[Planned]:
+    """n runs: every `refunds_every`-th a refund that asks for approval (of those, every fifth is rejected), the
+    others a GST question with no risky call."""
+    planned = []
+    for i in range(n):
+        refund = i % refunds_every == 0
+        support_db = tmp / f"support-{i}.sqlite3"
+        model = "scripted:support_demo" if refund else "scripted:recovers"
+        task = "Refund one item of order A123" if refund else "What does order A123 cost with GST?"
+        config = RunConfig(model=model, servers=[support_server(support_db)], limits=RunLimits(max_steps=8))
+        run_id = await submit(store, fleet, task, config)
+        planned.append(Planned(run_id, support_db, refund, approve=refund and (i // refunds_every) % 5 != 4))
+    return planned
+
+
+async def decide_waiting(store: SqlRunStore, fleet: FleetClient, planned: dict[str, Planned]) -> int:
+    """Approve or reject every run that waits now, as planned, and put it back on the queue; how many."""
+    decided = 0
+    for state in await store.waiting():
+        if not any(p.state == "pending_approval" for p in state.pending):
+            continue  # decided already; its next leg has not started yet
+        plan = planned[state.run_id]
+        if plan.approve:
+            await decisions.approve(store, state.run_id, None)
+        else:
+            await decisions.reject(store, state.run_id, None, "not this one")
+        await requeue(store, fleet, state.run_id)
+        decided += 1
+    return decided
+
+
+async def statuses(store: SqlRunStore, run_ids: list[str]) -> dict[str, str]:
+    return {run_id: (await store.load(run_id)).status for run_id in run_ids}
+
+
+def refunds(support_db: Path) -> int:
+    """Refund rows the tool server wrote for one run (its database exists once the run's first call ran)."""
+    conn = sqlite3.connect(support_db.resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM refunds").fetchone()[0])
+    finally:
+        conn.close()
+
+
+ENDED = ("done", "stopped", "failed")
+
+
+async def drive_all(
+    store: SqlRunStore, fleet: FleetClient, planned: list[Planned], timeout_s: float, **bounds: Any
+) -> float:
+    """Decide approvals as they come until every run has ended; the seconds it took."""
+    by_id = {p.run_id: p for p in planned}
+    seen: dict[str, str] = {}
+    started_at = time.monotonic()
+
+    async def all_ended() -> bool:
+        await decide_waiting(store, fleet, by_id)
+        seen.update(await statuses(store, list(by_id)))
+        return all(s in ENDED for s in seen.values())
+
+    def left() -> str:
+        open_ = [(r, s) for r, s in seen.items() if s not in ENDED]
+        return f"{len(open_)} runs not ended, e.g. {open_[:3]}"
+
+    await await_until(all_ended, "every run to end", timeout_s=timeout_s, interval_s=0.2, detail=left, **bounds)
+    return time.monotonic() - started_at
+
+
+def pending_of(db: str, pid: int) -> list[str]:
+    """The workflows a worker process is running now (DBOS tags each with its executor id: host-pid-random)."""
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT workflow_uuid FROM dbos.workflow_status WHERE status = 'PENDING' AND executor_id LIKE %s",
+            (f"{socket.gethostname()}-{pid}-%",),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def restarted(db: str, workflow_ids: list[str], dead_pid: int) -> list[tuple[str, float]]:
+    """(executor, start time) of the given workflows, once each was dequeued again by another executor."""
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT executor_id, started_at_epoch_ms FROM dbos.workflow_status WHERE workflow_uuid = ANY(%s)",
+            (workflow_ids,),
+        ).fetchall()
+    dead = f"{socket.gethostname()}-{dead_pid}-"
+    return [(r[0], r[1] / 1000) for r in rows if r[0] and not r[0].startswith(dead) and r[1] is not None]

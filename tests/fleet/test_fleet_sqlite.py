@@ -1,0 +1,139 @@
+"""The fleet on one machine with the default SQLite store, all through the real CLI: `toolwire worker`, `toolwire
+submit` (run's own options), `toolwire wait` (its exit status says done or waiting), `toolwire approve` putting the
+run back on the queue; a user's mistakes as one line; the per-provider request budget on a real database."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fleet_procs import Worker, refunds, start_worker, started
+
+from helpers.cli import REPO, clean_env, run_toolwire
+from helpers.polling import wait_until
+from toolwire_client.cli.fleet import WAITING
+from toolwire_client.fleet.ratelimit import take_slot
+from toolwire_client.fleet.tables import ensure_tables
+from toolwire_client.store import open_store
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def server(support_db: Path) -> str:
+    serve = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
+    return f"env TOOLWIRE_SUPPORT_DB={support_db} {serve}"
+
+
+def toolwire(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    return run_toolwire(*args, env=clean_env(PYTHONPATH=str(REPO)), timeout_s=timeout_s)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return str(tmp_path / "runs.db")
+
+
+@pytest.fixture
+def worker(db: str, tmp_path: Path) -> Iterator[Worker]:
+    w = start_worker(db, tmp_path / "worker.log", concurrency=2, extra=("--rate-limit", "scripted=1000"))
+    try:
+        wait_until(lambda: started(w), "the worker to take runs", timeout_s=60, interval_s=0.1)
+        yield w
+    finally:
+        w.stop()
+
+
+def test_submit_wait_approve_on_one_machine(db: str, worker: Worker, tmp_path: Path) -> None:
+    plain_db, refund_db = tmp_path / "plain.sqlite3", tmp_path / "refund.sqlite3"
+    plain = toolwire(
+        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server", server(plain_db),
+        "--max-steps", "6", "--db", db,
+    )  # fmt: skip
+    refund = toolwire(
+        "submit", "Refund one item of order A123", "--model", "scripted:support_demo", "--server", server(refund_db),
+        "--db", db,
+    )  # fmt: skip
+    assert plain.returncode == 0 and refund.returncode == 0, plain.stderr + refund.stderr
+    plain_id, refund_id = plain.stdout.strip(), refund.stdout.strip()
+    assert plain_id.startswith("run_") and refund_id.startswith("run_") and plain_id != refund_id
+
+    done = toolwire("wait", plain_id, "--db", db, "--timeout", "60", timeout_s=90)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{plain_id}: done (final_answer)" in done.stdout and "5900.0 rupees" in done.stdout
+
+    waiting = toolwire("wait", refund_id, "--db", db, "--timeout", "60", timeout_s=90)
+    assert waiting.returncode == WAITING, waiting.stdout + waiting.stderr
+    assert "waiting_for_approval" in waiting.stdout and refunds(refund_db) == 0
+    approved = toolwire("approve", refund_id, "--db", db)
+    assert approved.returncode == 0, approved.stderr
+    assert f"back on the worker fleet's queue ({refund_id}@" in approved.stdout
+    finished = toolwire("wait", refund_id, "--db", db, "--timeout", "60", timeout_s=90)
+    assert finished.returncode == 0 and "Refunded one keyboard" in finished.stdout, finished.stdout
+    assert refunds(refund_db) == 1
+
+    listed = json.loads(toolwire("runs", "--db", db, "--json").stdout)
+    assert {r["run_id"]: r["status"] for r in listed} == {plain_id: "done", refund_id: "done"}
+    conn = sqlite3.connect(db)
+    try:
+        [state_json] = conn.execute("SELECT state FROM runs WHERE run_id = ?", (plain_id,)).fetchone()
+        [requests] = conn.execute("SELECT COUNT(*) FROM fleet_model_requests WHERE provider = 'scripted'").fetchone()
+    finally:
+        conn.close()
+    state = json.loads(state_json)
+    assert {t["name"] for t in state["config"]["tools"]} >= {"get_order", "issue_refund"}  # recorded as offered
+    total_steps = len(state["steps"]) + len(
+        json.loads(toolwire("trace", "export", refund_id, "--db", db).stdout)["steps"]
+    )
+    assert requests == total_steps  # one fleet-wide request slot per model call
+
+
+def test_mistakes_are_one_line(db: str, tmp_path: Path) -> None:
+    unknown = toolwire("wait", "run_nope", "--db", db)
+    assert unknown.returncode == 1 and unknown.stderr.strip() == (
+        "Error: no run 'run_nope' in this store; `toolwire runs` lists the runs it holds"
+    )
+    refused = toolwire("worker", "--db", "postgresql://nobody@127.0.0.1:1/none")
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert refused.stderr.startswith("Error: the run store failed: connection failed")
+    bad_limit = toolwire("worker", "--db", db, "--rate-limit", "anthropic")
+    assert bad_limit.returncode == 2 and "give PROVIDER=N" in bad_limit.stderr and "Traceback" not in bad_limit.stderr
+    no_server = toolwire("submit", "a task", "--model", "scripted:recovers", "--db", db)
+    assert no_server.returncode == 2 and "name at least one tool server" in no_server.stderr
+
+
+async def test_request_budget_is_shared(tmp_path: Path) -> None:
+    first, second = await open_store(str(tmp_path / "runs.db")), await open_store(str(tmp_path / "runs.db"))
+    try:
+        await ensure_tables(first)
+        assert await take_slot(first, "anthropic", 2) == 0
+        assert await take_slot(second, "anthropic", 2) == 0  # another process's store: the same budget
+        wait = await take_slot(first, "anthropic", 2)
+        assert 59 < wait <= 60
+        assert await take_slot(second, "openai", 2) == 0  # a budget per provider
+    finally:
+        await first.aclose()
+        await second.aclose()
+
+
+def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> None:
+    """No worker runs: the run stays queued; once its workflow is cancelled, `wait` says so instead of blocking."""
+    from toolwire_client.fleet.submit import FleetClient
+
+    queued = toolwire(
+        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server",
+        server(tmp_path / "s.sqlite3"), "--db", db,
+    )  # fmt: skip
+    run_id = queued.stdout.strip()
+    still = toolwire("wait", run_id, "--db", db, "--timeout", "1")
+    assert still.returncode == 1 and f"run {run_id} is still running after 1 s" in still.stderr
+    fleet = FleetClient(db)
+    try:
+        fleet.client.cancel_workflow(run_id)
+    finally:
+        fleet.close()
+    told = toolwire("wait", run_id, "--db", db, "--timeout", "30")
+    assert told.returncode == 1 and len(told.stderr.strip().splitlines()) == 1, told.stderr
+    assert f"will not go on: its fleet workflow {run_id} is CANCELLED" in told.stderr
