@@ -21,16 +21,21 @@ async def read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
 
 def replay(body: bytes, receive: Receive) -> Receive:
     """A `receive` that gives `body` first, then whatever the connection says next (e.g. its disconnect)."""
-    replayed = False
+    return put_back({"type": "http.request", "body": body, "more_body": False}, receive)
 
-    async def replaying() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
+
+def put_back(first: Message, receive: Receive) -> Receive:
+    """A `receive` that gives `first` (a message already taken), then the connection's own messages."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return first
         return await receive()
 
-    return replaying
+    return again
 
 
 def one_shot(payload: bytes) -> Receive:

@@ -13,10 +13,10 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server.app import GRANT_SCOPE_KEY
-from toolwire_server.bodies import replay
+from toolwire_server.bodies import put_back, replay
 from toolwire_server.fast_path import Answerer, FastCall, fast_call
 
 log = logging.getLogger("toolwire.server")
@@ -37,7 +37,7 @@ class FastHttpCalls:
             return
         first = await receive()  # Gate read the whole body: it comes back as one message
         body = first.get("body", b"") if first["type"] == "http.request" and not first.get("more_body") else None
-        receive = replay(body, receive) if body is not None else _put_back(first, receive)
+        receive = replay(body, receive) if body is not None else put_back(first, receive)
         call = await self._call(scope, receive, body) if body is not None else None
         if call is None:
             await self.app(scope, receive, send)
@@ -94,17 +94,3 @@ class FastHttpCalls:
             return None  # parameters mirrored into headers: the SDK checks those
         verdict = classify_inbound_request(message, headers=dict(request.headers))
         return None if isinstance(verdict, InboundLadderRejection) else call
-
-
-def _put_back(first: Message, receive: Receive) -> Receive:
-    """A `receive` that gives `first` again, then the connection's own messages."""
-    given = False
-
-    async def again() -> Message:
-        nonlocal given
-        if not given:
-            given = True
-            return first
-        return await receive()
-
-    return again
