@@ -119,7 +119,7 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
         try:
             while True:
                 state = await store.load(run_id)
-                if state.status != "running":
+                if state.status != "running" and not _decided(state):
                     return state
                 if deadline is not None and time.monotonic() > deadline:
                     raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
@@ -140,3 +140,11 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
         click.echo(f"see `toolwire approvals`, then `toolwire approve {run_id}`: the fleet goes on with it")
         sys.exit(WAITING)
     sys.exit(0 if state.status == "done" else 1)
+
+
+def _decided(state: RunState) -> bool:
+    """Waiting for approval, but every waiting call has its decision: the fleet's next leg is about to take it on
+    (`approve` queued it), so `approve RUN && wait RUN` waits for the end rather than for that leg to start."""
+    return state.status == "waiting_for_approval" and not any(
+        p.state in ("pending_approval", "waiting_on_child") for p in state.pending
+    )
