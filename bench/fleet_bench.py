@@ -6,7 +6,6 @@ deleted per table, from pg_stat_user_tables, over the 3-worker batch).
 `python -m bench.fleet_bench [N]` (default N=24 runs per batch) prints the figures.
 """
 
-import os
 import shutil
 import sys
 import tempfile
@@ -24,24 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fleet"))
 import fleet_procs
 
 from helpers.polling import await_until, wait_until
-from helpers.postgres import _free_port, _pg_bin, _run, fresh_database
+from helpers.postgres import fresh_database, start_postgres, stop_postgres
 from toolwire_client.fleet.submit import FleetClient
 from toolwire_client.store import open_store
-
-
-def start_postgres(root: Path) -> str:
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    assert initdb and pg_ctl, "PostgreSQL is not installed"
-    data, sockets = root / "data", root / "sock"
-    sockets.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-        shutil.chown(sockets, "postgres")
-    _run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
-    port = _free_port()
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=100"
-    _run([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "-t", "60", "start"])
-    return f"postgresql://postgres@127.0.0.1:{port}/postgres"
 
 
 def table_writes(db: str) -> dict[str, int]:
@@ -118,7 +102,7 @@ def main() -> None:
             f"on other workers {killed['takeover_s']:.1f} s after the kill"
         )
     finally:
-        _run([_pg_bin("pg_ctl") or "pg_ctl", "-D", str(root / "data"), "-m", "immediate", "-w", "stop"])
+        stop_postgres(root)
         shutil.rmtree(root, ignore_errors=True)
 
 

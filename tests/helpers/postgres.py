@@ -43,14 +43,10 @@ def _run(argv: list[str]) -> None:
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    """Base URL of a fresh server (database `postgres`); tests make their own databases with `fresh_database`."""
+def start_postgres(root: Path) -> str:
+    """Start a fresh server with its data under `root` (made readable by the server user); its base URL."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not initdb or not pg_ctl:
-        pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin)")
-    # Not under pytest's basetemp: other pytest sessions reset its parent to 0700, locking the server user out.
-    root = Path(tempfile.mkdtemp(prefix="toolwire-pg-"))
+    assert initdb and pg_ctl, "PostgreSQL is not installed"
     data, sockets = root / "data", root / "sock"
     sockets.mkdir()
     if os.geteuid() == 0:
@@ -60,10 +56,24 @@ def postgres_url() -> Iterator[str]:
     port = _free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=100"
     _run([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "-t", "60", "start"])
+    return f"postgresql://postgres@127.0.0.1:{port}/postgres"
+
+
+def stop_postgres(root: Path) -> None:
+    _run([_pg_bin("pg_ctl") or "pg_ctl", "-D", str(root / "data"), "-m", "immediate", "-w", "stop"])
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """Base URL of a fresh server (database `postgres`); tests make their own databases with `fresh_database`."""
+    if not _pg_bin("initdb") or not _pg_bin("pg_ctl"):
+        pytest.skip("PostgreSQL is not installed (no initdb/pg_ctl on PATH or under /usr/lib/postgresql/*/bin)")
+    # Not under pytest's basetemp: other pytest sessions reset its parent to 0700, locking the server user out.
+    root = Path(tempfile.mkdtemp(prefix="toolwire-pg-"))
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield start_postgres(root)
     finally:
-        _run([pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"])
+        stop_postgres(root)
         shutil.rmtree(root, ignore_errors=True)
 
 
