@@ -110,7 +110,8 @@ async def test_a_dead_worker_is_replaced_and_a_signal_stops_them_all(stop: signa
         )
         (replacement,) = after - before
         said = f"worker process {victim} ended or stopped answering (killed by signal 9); started {replacement} in"
-        assert said in server.stderr()
+        # The supervisor says so once its round is over: after it has also health-checked the other workers.
+        wait_until(lambda: said in server.stderr(), "the replacement's warning line", timeout_s=30, proc=server.proc)
         assert len(await whoami_run(server.url, token=TOKEN, mode="auto", times=2)) == 2
         server.proc.send_signal(stop)
         assert server.proc.wait(timeout=30) == 0, server.stderr()
