@@ -17,7 +17,7 @@ from helpers.cli import TOOLWIRE
 from helpers.polling import await_until
 from toolwire_client import approvals as decisions
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.fleet.submit import FleetClient, requeue, submit
+from toolwire_client.fleet.submit import FleetClient, notify, submit
 from toolwire_client.store import SqlRunStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,13 +52,21 @@ class Worker:
 
 
 def start_worker(
-    db: str, log: Path, concurrency: int = 4, extra: tuple[str, ...] = (), fast_takeover: bool = True
+    db: str,
+    log: Path,
+    concurrency: int = 4,
+    extra: tuple[str, ...] = (),
+    fast_takeover: bool = True,
+    command: tuple[str, ...] = (TOOLWIRE,),
+    env_extra: dict[str, str] | None = None,
 ) -> Worker:
+    """`toolwire worker` (or `command worker`, e.g. a driver with a test's scripted model registered)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLWIRE_DB", "TOOLWIRE_FLEET_"))}
     env |= FAST_TAKEOVER if fast_takeover else {}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    env |= env_extra or {}
     out = log.open("wb")
-    argv = [TOOLWIRE, "worker", "--db", db, "--concurrency", str(concurrency), *extra]
+    argv = [*command, "worker", "--db", db, "--concurrency", str(concurrency), *extra]
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     return Worker(proc, log, out)
 
@@ -97,7 +105,7 @@ async def submit_runs(
 
 
 async def decide_waiting(store: SqlRunStore, fleet: FleetClient, planned: dict[str, Planned]) -> int:
-    """Approve or reject every run that waits now, as planned, and put it back on the queue; how many."""
+    """Approve or reject every run that waits now, as planned, and tell its workflow; how many."""
     decided = 0
     for state in await store.waiting():
         if not any(p.state == "pending_approval" for p in state.pending):
@@ -107,7 +115,7 @@ async def decide_waiting(store: SqlRunStore, fleet: FleetClient, planned: dict[s
             await decisions.approve(store, state.run_id, None)
         else:
             await decisions.reject(store, state.run_id, None, "not this one")
-        await requeue(store, fleet, state.run_id)
+        await notify(fleet, state.run_id)
         decided += 1
     return decided
 

@@ -89,10 +89,11 @@ async def test_hundred_runs_on_three_workers_one_killed(
 
         took = await drive_all(store, fleet, planned, timeout_s=200)
         final = await statuses(store, list(by_id))
+        not_done = {r: (await store.load(r)).report for r, s in final.items() if s != "done"}
     finally:
         fleet.close()
 
-    assert sorted(final.values()) == ["done"] * RUNS, final
+    assert not not_done, not_done
     taken = restarted(db, in_flight, victim.proc.pid)
     assert len(taken) == len(in_flight), (in_flight, taken)
     takeover_s = max(at for _, at in taken) - killed_at

@@ -69,7 +69,7 @@ def test_submit_wait_approve_on_one_machine(db: str, worker: Worker, tmp_path: P
     assert "waiting_for_approval" in waiting.stdout and refunds(refund_db) == 0
     approved = toolwire("approve", refund_id, "--db", db)
     assert approved.returncode == 0, approved.stderr
-    assert f"back on the worker fleet's queue ({refund_id}@" in approved.stdout
+    assert f"the worker fleet goes on with it (workflow {refund_id})" in approved.stdout
     finished = toolwire("wait", refund_id, "--db", db, "--timeout", "60", timeout_s=90)
     assert finished.returncode == 0 and "Refunded one keyboard" in finished.stdout, finished.stdout
     assert refunds(refund_db) == 1

@@ -25,6 +25,9 @@ def durable(messages: list[Message]) -> AssistantMessage:
     """Step 1: a note and a refund in parallel; step 2: the answer, quoting what came back."""
     step = 1 + sum(isinstance(m, AssistantMessage) for m in messages)
     gate = os.environ.get("DURABLE_GATE_DIR")
+    if gate:  # one line per model call actually made, so a test can tell a replayed call from a new one
+        with Path(gate, "model_calls").open("a") as calls:
+            calls.write(f"{step}\n")
     if gate and os.environ.get("DURABLE_HANG_STEP") == str(step):
         Path(gate, "model_started").write_text(str(os.getpid()))
         while not Path(gate, "release").exists():

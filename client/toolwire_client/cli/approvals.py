@@ -53,34 +53,39 @@ def approvals(db: str | None, as_json: bool) -> None:
         console.print(flagged_table)
 
 
-def _said(verb: str, run_id: str, p: PendingCall, leg: str | None) -> str:
+def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
     args = json.dumps(p.call.arguments, sort_keys=True)
-    go_on = f"back on the worker fleet's queue ({leg})" if leg else f"`toolwire resume {run_id}` to go on"
+    go_on = (
+        f"the worker fleet goes on with it (workflow {workflow})"
+        if workflow
+        else f"`toolwire resume {run_id}` to go on"
+    )
     return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; {go_on}"
 
 
 def _decided(db: str | None, run_id: str, decide: Callable[[SqlRunStore], Awaitable[PendingCall]]) -> None:
-    """Record the decision; a run that was submitted to the worker fleet goes back on its queue."""
+    """Record the decision; a run that was submitted to the worker fleet is told (its workflow waits for it)."""
 
     async def work(store: SqlRunStore) -> tuple[PendingCall, str | None]:
         pending = await decide(store)
-        return pending, await requeued(db, store, run_id)
+        return pending, await notified(db, run_id)
 
-    pending, leg = with_store(db, work)
-    click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, leg))
+    pending, workflow = with_store(db, work)
+    click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow))
 
 
-async def requeued(db: str | None, store: SqlRunStore, run_id: str) -> str | None:
-    """The new leg's workflow id when `run_id` is a fleet run, else None (nothing of the fleet is touched)."""
+async def notified(db: str | None, run_id: str) -> str | None:
+    """The run's workflow id when `run_id` is a fleet run (it was sent the decision), else None (nothing of the
+    fleet is touched)."""
     from toolwire_client.fleet.submit import has_fleet
 
     if not await anyio.to_thread.run_sync(lambda: has_fleet(db)):
         return None
-    from toolwire_client.fleet.submit import FleetClient, NotAFleetRun, requeue
+    from toolwire_client.fleet.submit import FleetClient, NotAFleetRun, notify
 
     fleet = await anyio.to_thread.run_sync(lambda: FleetClient(db))
     try:
-        return await requeue(store, fleet, run_id)
+        return await notify(fleet, run_id)
     except NotAFleetRun:
         return None
     finally:

@@ -9,6 +9,7 @@ import anyio
 import anyio.to_thread
 import click
 
+from toolwire_client.approval_rules import all_decided
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.state import RunState
@@ -119,7 +120,7 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
         try:
             while True:
                 state = await store.load(run_id)
-                if state.status != "running" and not _decided(state):
+                if state.status != "running" and not all_decided(state):  # decided: the fleet goes on with it
                     return state
                 if deadline is not None and time.monotonic() > deadline:
                     raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
@@ -140,11 +141,3 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
         click.echo(f"see `toolwire approvals`, then `toolwire approve {run_id}`: the fleet goes on with it")
         sys.exit(WAITING)
     sys.exit(0 if state.status == "done" else 1)
-
-
-def _decided(state: RunState) -> bool:
-    """Waiting for approval, but every waiting call has its decision: the fleet's next leg is about to take it on
-    (`approve` queued it), so `approve RUN && wait RUN` waits for the end rather than for that leg to start."""
-    return state.status == "waiting_for_approval" and not any(
-        p.state in ("pending_approval", "waiting_on_child") for p in state.pending
-    )

@@ -4,12 +4,16 @@ from pathlib import Path
 from typing import Any
 
 APP_NAME = "toolwire"
-APP_VERSION = "toolwire-fleet-1"
+APP_VERSION = "toolwire-fleet-2"
 """Fixed rather than DBOS's hash of the workflow code: a client enqueues under it and every worker of this toolwire
 dequeues and recovers it, wherever it was installed from."""
-QUEUE = "toolwire-runs"
-WORKFLOW = "toolwire-run"
-"""The registered name of fleet/workflow.py's run_workflow: what a client enqueues without importing it."""
+QUEUE, LEGS = "toolwire-runs", "toolwire-legs"
+"""Runs wait on QUEUE with no limit (a run mostly waits: for its leg, or for a person); legs are driven from LEGS,
+which the workers' --concurrency and --queue-concurrency limit."""
+WORKFLOW, LEG_WORKFLOW = "toolwire-run", "toolwire-leg"
+"""The registered names of fleet/workflow.py's workflows: what a client enqueues without importing them."""
+LEG_ENDED, DECIDED = "leg-ended", "decision"
+"""recv topics: a leg tells its run how it ended; approve / reject tell a waiting run that a call was decided."""
 
 
 def is_postgres(db: str | None) -> bool:

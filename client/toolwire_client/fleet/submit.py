@@ -1,5 +1,5 @@
-"""The client side of the fleet, no worker code needed: save a run and put it on the queue (`submit`), put a run
-that a person has decided on back on the queue (`requeue`), and find the workflow behind a run."""
+"""The client side of the fleet, no worker code needed: save a run and put it on the queue (`submit`), tell a run
+that waits for a person that a call was decided (`notify`), and find the workflows behind a run."""
 
 from pathlib import Path
 from typing import Any
@@ -7,7 +7,7 @@ from typing import Any
 import anyio.to_thread
 
 from toolwire_client.config import RunConfig
-from toolwire_client.fleet.app import APP_NAME, APP_VERSION, QUEUE, WORKFLOW, is_postgres, system_database_url
+from toolwire_client.fleet.app import APP_NAME, APP_VERSION, DECIDED, QUEUE, WORKFLOW, is_postgres, system_database_url
 from toolwire_client.state import RunState
 from toolwire_client.store import RunNotFound, SqlRunStore
 from toolwire_shared.ids import new_run_id
@@ -71,9 +71,11 @@ class FleetClient:
         self.client.enqueue(options, run_id)
         return workflow_id
 
+    def send(self, run_id: str, topic: str) -> None:
+        self.client.send(run_id, topic, topic)
+
     def legs(self, run_id: str) -> list[Any]:
-        """The run's workflows, oldest first: its first leg has the run id, each one after an approval
-        `RUN@VERSION` (the run store version it was put back on the queue at)."""
+        """The run's workflows: the run's own (id = run id) and its legs (RUN@1, RUN@2, ...)."""
         found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False)
         return [w for w in found if w.workflow_id == run_id or w.workflow_id.startswith(run_id + "@")]
 
@@ -82,14 +84,15 @@ ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 def stuck(fleet: FleetClient, run_id: str) -> str | None:
-    """Why no worker will drive the run on (its latest leg's workflow failed or was cancelled), or None."""
+    """Why no worker will drive the run on (its workflow, or its latest leg's, failed or was cancelled), or None."""
     legs = fleet.legs(run_id)
-    if not legs:
-        return None
-    last = max(legs, key=lambda w: w.created_at or 0)
-    if last.status not in ENDED_BADLY:
-        return None
-    return f"its fleet workflow {last.workflow_id} is {last.status}" + (f" ({last.error})" if last.error else "")
+    run = [w for w in legs if w.workflow_id == run_id]
+    last = max((w for w in legs if w.workflow_id != run_id), key=lambda w: w.created_at or 0, default=None)
+    for workflow in [*run, *([last] if last else [])]:
+        if workflow.status in ENDED_BADLY:
+            error = f" ({workflow.error})" if workflow.error else ""
+            return f"its fleet workflow {workflow.workflow_id} is {workflow.status}{error}"
+    return None
 
 
 async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig) -> str:
@@ -100,17 +103,17 @@ async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunC
     return state.run_id
 
 
-async def requeue(store: SqlRunStore, fleet: FleetClient, run_id: str) -> str:
-    """After a decision: a new leg of a fleet run, named by the version it was queued at (queueing the same
-    version twice is one leg). A run never submitted is NotAFleetRun."""
-    state = await store.load(run_id)
+async def notify(fleet: FleetClient, run_id: str) -> str:
+    """After a decision: wake the run's workflow (its durable wait), which starts the next leg once every waiting
+    call is decided; its workflow id. A run never submitted is NotAFleetRun."""
     if not await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)):
         raise NotAFleetRun(run_id)
-    return await anyio.to_thread.run_sync(lambda: fleet.enqueue(run_id, f"{run_id}@{state.version}"))
+    await anyio.to_thread.run_sync(lambda: fleet.send(run_id, DECIDED))
+    return run_id
 
 
 async def is_fleet_run(fleet: FleetClient, run_id: str) -> bool:
     return bool(await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)))
 
 
-__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "requeue", "stuck", "submit"]
+__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "notify", "stuck", "submit"]

@@ -9,7 +9,7 @@ import anyio
 import anyio.to_thread
 
 from toolwire_client.fleet import heartbeat
-from toolwire_client.fleet.app import QUEUE, dbos_config
+from toolwire_client.fleet.app import LEGS, QUEUE, dbos_config
 from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.fleet.workflow import SETTINGS
 from toolwire_client.store import open_store
@@ -30,24 +30,25 @@ async def serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     from dbos import DBOS
 
     executor_id = heartbeat.new_executor_id()
-    SETTINGS.db, SETTINGS.per_minute = options.db, dict(options.per_minute or {})
+    SETTINGS.db, SETTINGS.per_minute, SETTINGS.say = options.db, dict(options.per_minute or {}), say
     store = await open_store(options.db)
     try:
         await ensure_tables(store)
         DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]
         DBOS.launch()  # in this event loop: the queue's async workflows run on it
         try:
+            await DBOS.register_queue_async(QUEUE, polling_interval_sec=options.polling_s, on_conflict="always_update")
             await DBOS.register_queue_async(
-                QUEUE,
+                LEGS,
                 worker_concurrency=options.concurrency,
                 global_concurrency=options.queue_concurrency,
                 polling_interval_sec=options.polling_s,
                 on_conflict="always_update",
             )
             say(
-                f"worker {executor_id}: taking runs from queue {QUEUE} ({options.concurrency} at once here"
+                f"worker {executor_id}: taking runs from queue {QUEUE}, driving {options.concurrency} at once here"
                 + (f", {options.queue_concurrency} in the fleet" if options.queue_concurrency else "")
-                + f"); a worker silent for {heartbeat.DEAD_S:g} s is taken over"
+                + f"; a worker silent for {heartbeat.DEAD_S:g} s is taken over"
             )
 
             async def recover(executor_ids: list[str]) -> int:

@@ -1,24 +1,32 @@
-"""The one fleet workflow: drive a submitted run in this worker until it ends or waits for a person.
+"""The fleet's two workflows. A run (`toolwire-run`, workflow id = run id) is legs with durable waits between them:
+a leg (`toolwire-leg`, id RUN@N, on the legs queue that the workers' concurrency limits apply to) drives the run
+until it ends or waits for a person, each model call, tool call and save one DBOS step (fleet/steps.py); then the
+run waits in DBOS `recv` for the message `toolwire approve` / `reject` send, and starts the next leg once every
+waiting call is decided. A run that waits for a person holds no worker slot, only a row."""
 
-Step granularity, honestly: one DBOS step per drive (a leg: submit to end, or approval to end). The loop already
-checkpoints every model turn and tool call in the run store and settles a call cut off by a crash (an idempotent
-one resent with its key, any other answered "outcome unknown"), so a recovered workflow re-runs the drive step and
-the drive resumes from the run store's last checkpoint. DBOS records the leg's outcome; it does not (yet) hold each
-model call and tool call as its own step, and an approval is not (yet) a DBOS `recv`."""
-
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import anyio
 from dbos import DBOS
+from dbos import error as dbos_error
 
+from toolwire_client.approval_rules import all_decided
 from toolwire_client.config import RunConfig, config_of
-from toolwire_client.fleet.app import WORKFLOW
+from toolwire_client.fleet.app import APP_VERSION, DECIDED, LEG_ENDED, LEG_WORKFLOW, LEGS, WORKFLOW
 from toolwire_client.fleet.ratelimit import RateLimited
+from toolwire_client.fleet.steps import Leg, StepModel, StepStore, StepToolBox
 from toolwire_client.loop import Agent
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, RunStatus
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState, open_store
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
+CHECK_S = 60.0
+"""How long a run waits for a message before it looks for itself (a leg that died failing, a decision recorded by
+someone who did not send the message)."""
+ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+CLAIM_RETRY_S = 1.0
 
 
 @dataclass
@@ -28,6 +36,8 @@ class WorkerSettings:
     db: str | None = None
     per_minute: dict[str, int] = field(default_factory=dict)
     """Provider ('anthropic', 'openai', 'scripted', ...) -> model requests per minute across the fleet."""
+    say: Callable[[str], None] = lambda line: None
+    """The worker's log line: how many recorded steps a taken-over leg replayed."""
 
 
 SETTINGS = WorkerSettings()
@@ -36,67 +46,117 @@ SETTINGS = WorkerSettings()
 
 @DBOS.workflow(name=WORKFLOW)
 async def run_workflow(run_id: str) -> str:
-    return await drive_step(run_id)
+    leg = 0
+    while True:
+        leg += 1
+        status = await _leg(run_id, f"{run_id}@{leg}")
+        if status != "waiting_for_approval":
+            return status
+        while not await DBOS.run_step_async({"name": "decided"}, _decided, run_id):
+            await DBOS.recv_async(DECIDED, timeout_seconds=CHECK_S)
 
 
-def _claimed(exc: BaseException) -> bool:
-    """Retry a drive only while another process still holds the run's lease (a dead worker's lease on another host
-    runs out after its TTL; a live driver finishes); every other failure is the run's and is on its record."""
-    return isinstance(exc, RunAlreadyClaimed)
+async def _leg(run_id: str, leg_id: str) -> str:
+    """Queue the next leg and wait for the status it ends with."""
+    options: dict[str, str] = {
+        "workflow_name": LEG_WORKFLOW,
+        "queue_name": LEGS,
+        "workflow_id": leg_id,
+        "app_version": APP_VERSION,
+    }
+    await DBOS.enqueue_workflow_with_options_async(options, run_id)  # type: ignore[arg-type]
+    while True:
+        ended = await DBOS.recv_async(LEG_ENDED, timeout_seconds=CHECK_S)
+        if ended is not None:
+            return str(ended)
+        leg = await DBOS.get_workflow_status_async(leg_id)
+        if leg is not None and leg.status in ENDED_BADLY:
+            why = f"its fleet workflow {leg_id} is {leg.status}" + (f" ({leg.error})" if leg.error else "")
+            return str(await DBOS.run_step_async({"name": "fail"}, _fail, run_id, why))
 
 
-@DBOS.step(name="toolwire-drive", retries_allowed=True, should_retry=_claimed, interval_seconds=1.0, max_attempts=12)
-async def drive_step(run_id: str) -> str:
-    return await drive(SETTINGS, run_id)
-
-
-async def drive(settings: WorkerSettings, run_id: str) -> RunStatus:
-    """Resume the run from its last checkpoint under its lease; the status the run store holds afterwards."""
-    store = await open_store(settings.db)
+async def _decided(run_id: str) -> bool:
+    store = await open_store(SETTINGS.db)
     try:
         state = await store.load(run_id)
+    finally:
+        await store.aclose()
+    return state.status != "waiting_for_approval" or all_decided(state)
+
+
+@DBOS.workflow(name=LEG_WORKFLOW)
+async def leg_workflow(run_id: str) -> str:
+    status = await drive(run_id)
+    await DBOS.send_async(run_id, status, LEG_ENDED)
+    return status
+
+
+async def drive(run_id: str) -> RunStatus:
+    """Drive the run from the state this leg started from (a step: a replay starts from the same one) under its
+    lease; the status it ends the leg in."""
+    store = await open_store(SETTINGS.db)
+    leg = Leg()
+    try:
+        state: RunState = await DBOS.run_step_async({"name": "load"}, store.load, run_id)
         if state.status not in DRIVABLE:
-            return state.status  # ended already: a duplicate delivery, or a leg whose outcome was not recorded
+            return state.status  # ended already: a duplicate delivery
         try:
-            agent = _agent(settings, state, store)
+            agent = _agent(state, store, leg)
         except Exception as exc:
-            return await _failed(store, state, exc)
+            return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
         try:
-            await agent.resume(state)
-        except RunAlreadyClaimed:
-            raise
+            while True:
+                try:
+                    await agent.resume(state)
+                    if leg.replayed_steps:
+                        SETTINGS.say(f"run {run_id}: replayed {leg.replayed_steps} recorded step(s) of its leg")
+                    return state.status
+                except RunAlreadyClaimed:  # a dead driver's lease on another host runs out; a live one finishes
+                    await anyio.sleep(CLAIM_RETRY_S)
+        except dbos_error.DBOSException:
+            raise  # DBOS's own (a replay that went another way): the workflow's error, not the run's
         except Exception as exc:
-            return await _failed(store, await store.load(run_id), exc)
+            return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
         finally:
             await agent.model.aclose()
-        return (await store.load(run_id)).status
     finally:
         await store.aclose()
 
 
-def _agent(settings: WorkerSettings, state: RunState, store: SqlRunStore) -> Agent:
+def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
     config: RunConfig = config_of(state)
     prices, model = default_prices(), config.model.partition(":")[2] or config.model
-    agent = Agent.from_config(config, store=store, price_fn=lambda usage: prices.cost(model, usage))
-    limit = settings.per_minute.get(agent.model.provider)
+    agent = Agent.from_config(config, store=StepStore(store, leg), price_fn=lambda usage: prices.cost(model, usage))
+    limit = SETTINGS.per_minute.get(agent.model.provider)
     if limit is not None:
         agent.model = RateLimited(agent.model, store, limit)
+    agent.model = StepModel(agent.model, leg)
+    agent.toolbox = StepToolBox(agent.toolbox, leg)
     if not state.steps and not config.tools:
         state.config = {}  # as submitted: the loop records the config with the tools offered once it lists them
     return agent
 
 
-async def _failed(store: SqlRunStore, state: RunState, exc: Exception) -> RunStatus:
-    """A run that could not be driven (its tool server would not start, no API key, ...) ends `failed` with the
-    one line the CLI would print, unless someone else has saved it since (then it is theirs)."""
+def _explained(exc: Exception) -> str:
     from toolwire_client.cli.mistakes import explain
 
-    if state.status not in DRIVABLE:
-        return state.status
-    state.status, state.stop_reason = "failed", "worker_error"
-    state.report = f"the worker could not drive the run: {explain(exc).format_message()}"
+    return explain(exc).format_message()
+
+
+async def _fail(run_id: str, why: str) -> RunStatus:
+    """A run that could not be driven (its tool server would not start, no API key, ...) ends `failed` with the
+    one line the CLI would print, unless it has ended since (then that end stands)."""
+    store = await open_store(SETTINGS.db)
     try:
-        await store.save(state)
-    except StaleRunState:
-        return (await store.load(state.run_id)).status
-    return state.status
+        state = await store.load(run_id)
+        if state.status not in DRIVABLE:
+            return state.status
+        state.status, state.stop_reason = "failed", "worker_error"
+        state.report = f"the worker could not drive the run: {why}"
+        try:
+            await store.save(state)
+        except StaleRunState:
+            return (await store.load(run_id)).status
+        return state.status
+    finally:
+        await store.aclose()

@@ -1,0 +1,165 @@
+"""A fleet run's side effects as DBOS steps: each model call, each tool call and each run-store write is checkpointed
+by DBOS as it happens, so a leg recovered on another worker replays what was done (the recorded outputs, in the
+same order) and goes on from the first step that never finished, rather than asking the model again.
+
+Wrappers of the run's own parts (its model, ToolBox and store), so the loop is the same loop: what makes a replay
+replay is only that its inputs are the recorded outputs. Two rules keep the guarantees of the run store:
+- A tool call whose step never finished, after the save that marked it `sent` was done by an earlier execution, may
+  have reached its server: a non-idempotent one is answered "outcome unknown" and never sent again; an idempotent one
+  is sent again with the same key (ToolBox derives it from the run and call ids).
+- The lease stays this execution's own (claim, renew and release are not steps: a replay must hold it again), and a
+  save that the run store committed before its step was recorded is recognised as ours, not as someone else's."""
+
+from datetime import datetime
+from typing import Any
+
+from dbos import DBOS
+
+from toolwire_client.approval_rules import Verdict
+from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
+from toolwire_client.state import RunState
+from toolwire_client.store import SqlRunStore, StaleRunState
+from toolwire_client.store.base import RunSummary
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared import errors
+from toolwire_shared.messages import Message, ToolCall
+from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.tools import ToolSpec
+
+
+class Leg:
+    """What one execution of a leg knows about its replay: whether the last save was done by an earlier one."""
+
+    def __init__(self) -> None:
+        self.replayed_save = False
+        self.replayed_steps = 0
+
+
+class StepModel:
+    """Implements Model: each call one DBOS step. A failed call is recorded as its reason (replayed as the same
+    failure), not as a pickled exception."""
+
+    def __init__(self, inner: Model, leg: Leg) -> None:
+        self.inner, self.leg = inner, leg
+        self.provider, self.model = inner.provider, inner.model
+        self.server_address, self.server_port = inner.server_address, inner.server_port
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # spec_prefix and the like
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
+        ran = False
+
+        async def call() -> ModelReply | tuple[str, int | None]:
+            nonlocal ran
+            ran = True
+            try:
+                return await self.inner.complete(messages, tools, max_output_tokens)
+            except ModelCallFailed as exc:
+                return exc.reason, exc.status
+
+        out = await DBOS.run_step_async({"name": "model-call"}, call)
+        self.leg.replayed_steps += not ran
+        if isinstance(out, tuple):
+            raise ModelCallFailed(out[0], status=out[1])
+        return out
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class StepToolBox(ToolBox):
+    """The run's ToolBox (same sources, routes and limits), each call one DBOS step named by its call id, so a replay
+    that met the calls in another order fails loudly instead of handing one call another's result."""
+
+    def __init__(self, box: ToolBox, leg: Leg) -> None:
+        self.__dict__.update(box.__dict__)
+        self.leg = leg
+
+    async def call(self, call: ToolCall, *, run_id: str, timeout_s: float | None = None) -> ToolResult:
+        ran = False
+
+        async def send() -> ToolResult:
+            nonlocal ran
+            ran = True
+            spec = self.spec(call.name)
+            if self.leg.replayed_save and not (spec is not None and spec.policy.idempotent):
+                return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
+            return await ToolBox.call(self, call, run_id=run_id, timeout_s=timeout_s)
+
+        result = await DBOS.run_step_async({"name": f"tool-call {call.id}"}, send)
+        self.leg.replayed_steps += not ran
+        return result
+
+
+class StepStore:
+    """Implements RunStore over `inner`: the writes and approval checks a run makes while it is driven are steps; the
+    lease (claim, renew, release) and plain reads are not."""
+
+    def __init__(self, inner: SqlRunStore, leg: Leg) -> None:
+        self.inner, self.leg = inner, leg
+
+    async def save(self, state: RunState, owner: str | None = None) -> None:
+        ran = False
+
+        async def write() -> tuple[int, datetime]:
+            nonlocal ran
+            ran = True
+            try:
+                await self.inner.save(state, owner)
+            except StaleRunState:
+                if not await self._committed_before(state):
+                    raise
+            return state.version, state.updated_at
+
+        state.version, state.updated_at = await DBOS.run_step_async({"name": "save"}, write)
+        self.leg.replayed_save = not ran
+        self.leg.replayed_steps += not ran
+
+    async def _committed_before(self, state: RunState) -> bool:
+        """The store holds exactly this save already: an earlier execution committed it and died before DBOS
+        recorded the step. Then the step's outcome is that save."""
+        stored = await self.inner.load(state.run_id)
+        if stored.version != state.version + 1 or _content(stored) != _content(state):
+            return False
+        state.version, state.updated_at = stored.version, stored.updated_at
+        return True
+
+    async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
+        async def check() -> Verdict:
+            return await self.inner.authorize(run_id, call, idempotent)
+
+        return await DBOS.run_step_async({"name": f"authorize {call.id}"}, check)
+
+    async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None:
+        async def flag() -> None:
+            await self.inner.flag_tampered(run_id, call, why)
+
+        await DBOS.run_step_async({"name": f"flag-tampered {call.id}"}, flag)
+
+    # this execution's own, never replayed: reads and the lease
+    async def load(self, run_id: str) -> RunState:
+        return await self.inner.load(run_id)
+
+    async def list_runs(self, limit: int = 50) -> list[RunSummary]:
+        return await self.inner.list_runs(limit)
+
+    async def claim(self, run_id: str, owner: str) -> None:
+        await self.inner.claim(run_id, owner)
+
+    async def renew(self, run_id: str, owner: str) -> bool:
+        return await self.inner.renew(run_id, owner)
+
+    async def release(self, run_id: str, owner: str) -> None:
+        await self.inner.release(run_id, owner)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _content(state: RunState) -> tuple[object, ...]:
+    """What a replay rebuilds exactly (timestamps it does not: they are stamped again)."""
+    pending = [(p.call.id, p.state) for p in state.pending]
+    return state.status, state.messages, pending, len(state.steps), [len(s.results) for s in state.steps]

@@ -1,0 +1,87 @@
+"""A worker killed -9 with a tool call in flight, its leg taken over by another worker: the leg replays what DBOS
+recorded (the model is not asked again for a turn it already answered) and goes on from the first step that never
+finished; the non-idempotent call that may have reached its server is answered "outcome unknown" and never sent
+again, the idempotent one is sent again with its key and written once."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from fleet_procs import start_worker, started
+
+from helpers.polling import wait_until
+from store.procs import DRIVER, REPO, kill_pid_in, rows
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.fleet.app import system_database_url
+from toolwire_client.fleet.submit import FleetClient, submit
+from toolwire_client.store import open_store
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def durable_server(tools_db: Path, gate: Path) -> ServerSpec:
+    return ServerSpec(
+        name="durable",
+        command=[sys.executable, "-m", "toolwire_server", "tests/store/durable_tools.py:registry", "--stdio"],
+        env={"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)},
+        cwd=str(REPO),
+    )
+
+
+async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_path: Path) -> None:
+    db, tools_db, gate = str(tmp_path / "runs.db"), tmp_path / "tools.sqlite3", tmp_path / "gate"
+    gate.mkdir()
+    dbos_db = Path(system_database_url(db).removeprefix("sqlite:///"))
+    (gate / "hold_send_note").touch()  # the note is written, then holds before it answers
+    driver = (sys.executable, DRIVER, "cli")  # `toolwire` with the test's scripted model registered
+    env = {"DURABLE_GATE_DIR": str(gate)}
+    first = start_worker(db, tmp_path / "first.log", concurrency=1, command=driver, env_extra=env)
+    try:
+        wait_until(lambda: started(first), "the first worker to take runs", timeout_s=60, interval_s=0.1)
+        store = await open_store(db)
+        fleet = FleetClient(db)
+        try:
+            config = RunConfig(
+                model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
+            )
+            run_id = await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
+        finally:
+            fleet.close()
+        wait_until((gate / "send_note_started").exists, "the note to be in flight", timeout_s=60, interval_s=0.05)
+        wait_until(lambda: bool(rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0]), "the refund's write")
+        first.kill9()
+        kill_pid_in(gate / "send_note_started")  # the dead worker's orphaned stdio server
+    finally:
+        first.stop()
+    (gate / "hold_send_note").unlink()
+    assert (gate / "model_calls").read_text().split() == ["1"]
+
+    second = start_worker(db, tmp_path / "second.log", concurrency=1, command=driver, env_extra=env)
+    log = tmp_path / "second.log"
+    try:  # the worker says so once the taken-over leg has ended
+        wait_until(lambda: f"run {run_id}: replayed" in log.read_text(), "the leg's replay", timeout_s=90)
+        state = await store.load(run_id)
+    finally:
+        second.stop()
+        await store.aclose()
+
+    assert state.status == "done", (state.status, state.report, log.read_text())
+    assert "took over 2 run(s)" in log.read_text()  # the run's workflow and its leg
+    # the model answered turn 1 once (recorded, replayed), and was asked only for turn 2 by the second worker
+    assert (gate / "model_calls").read_text().split() == ["1", "2"]
+    note, refund = state.steps[0].results
+    assert note.name == "send_note" and note.is_error and "outcome" in note.content.lower(), note
+    assert refund.name == "refund" and not refund.is_error, refund
+    assert rows(tools_db, "SELECT COUNT(*) FROM notes")[0][0] == 1  # never sent again
+    assert rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0] == 1  # sent again with its key, written once
+    recorded = [
+        name
+        for (name,) in rows(
+            dbos_db,
+            f"SELECT function_name FROM operation_outputs WHERE workflow_uuid = '{run_id}@1' ORDER BY function_id",
+        )
+    ]
+    assert recorded == [
+        "load", "save", "model-call", "save", "tool-call call_note", "tool-call call_refund", "save", "model-call",
+        "save", "DBOS.send",
+    ]  # fmt: skip
