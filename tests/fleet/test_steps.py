@@ -41,7 +41,9 @@ async def test_a_save_committed_before_its_step_was_recorded_is_that_save(tmp_pa
     db = str(tmp_path / "runs.db")
     store = await open_store(db)
     for run_id in ("run_same", "run_other"):
-        await store.save(RunState(run_id=run_id, agent_name="a", task="t", model="m", messages=[UserMessage(content="t")]))
+        await store.save(
+            RunState(run_id=run_id, agent_name="a", task="t", model="m", messages=[UserMessage(content="t")])
+        )
     await store.aclose()
     DBOS(config=dbos_config(db, f"test-{uuid.uuid4().hex[:6]}"))  # type: ignore[arg-type]
     DBOS.launch()
