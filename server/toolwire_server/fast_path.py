@@ -8,6 +8,7 @@ answers are the SDK path's answers (tests/server/test_fast_path.py compares them
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,21 +173,11 @@ class StdioFastCalls:
             self._running.pop(call.request_id, None)
 
 
-class _NoSpan:
-    """What `_server_span` gives when no tracer provider is installed: nothing to record, nothing to pay for."""
-
-    def __enter__(self) -> trace.Span:
-        return trace.INVALID_SPAN
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def _server_span(name: str, request_id: str | int, meta: dict[str, Any]) -> Any:
     """The server span the SDK's OpenTelemetry middleware makes for a tools/call, under the caller's span when
     `_meta` carries its trace context."""
     if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-        return _NoSpan()
+        return nullcontext(trace.INVALID_SPAN)  # no tracer provider installed: nothing to record or pay for
     try:
         parent = extract(meta)
     except (ValueError, TypeError):
