@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from toolwire_client.state import PendingCall, RunState, args_hash
+from toolwire_client.state import PendingCall, args_hash
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
@@ -65,9 +65,3 @@ def answer_without_running(p: PendingCall) -> ToolResult | None:
         return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
     return None
 
-
-def all_decided(state: RunState) -> bool:
-    """A run waiting for approval whose waiting calls all have their decision: it is about to go on."""
-    return state.status == "waiting_for_approval" and not any(
-        p.state in ("pending_approval", "waiting_on_child") for p in state.pending
-    )

@@ -5,10 +5,10 @@ The decision is written to the decisions table and onto the PendingCall of the s
 an approval already used) records nothing and raises ApprovalRefused saying why.
 """
 
-from toolwire_client.state import PendingCall
+from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store.sql import ApprovalRefused, SqlRunStore
 
-__all__ = ["ApprovalRefused", "approve", "reject", "waiting_calls"]
+__all__ = ["ApprovalRefused", "approve", "decided", "reject", "root_run", "waiting_calls"]
 
 
 async def waiting_calls(store: SqlRunStore, run_id: str) -> list[PendingCall]:
@@ -46,3 +46,22 @@ async def reject(
         )
     target = await _target(store, run_id, call_id)
     return await store.decide(run_id, target, "reject", reason.strip(), shown_hash)
+
+
+async def root_run(store: SqlRunStore, run_id: str) -> str:
+    """The top run of a sub-agent's run (itself for a run no one delegated): the one a resume or a worker drives."""
+    state = await store.load(run_id)
+    while state.parent_run_id is not None:
+        state = await store.load(state.parent_run_id)
+    return state.run_id
+
+
+async def decided(store: SqlRunStore, state: RunState) -> bool:
+    """Nothing left for a person: the run does not wait, or every call it waits on has its decision, down through
+    the sub-agents a delegate call waits on. Then the run is about to go on."""
+    if state.status != "waiting_for_approval":
+        return True
+    if any(p.state == "pending_approval" for p in state.pending):
+        return False
+    children = [p.child_run_id for p in state.pending if p.state == "waiting_on_child" and p.child_run_id]
+    return all([await decided(store, await store.load(child)) for child in children])

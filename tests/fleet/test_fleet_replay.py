@@ -1,7 +1,8 @@
-"""A worker killed -9 with a tool call in flight, its leg taken over by another worker: the leg replays what DBOS
-recorded (the model is not asked again for a turn it already answered) and goes on from the first step that never
-finished; the non-idempotent call that may have reached its server is answered "outcome unknown" and never sent
-again, the idempotent one is sent again with its key and written once."""
+"""The fleet on the durable-run tests' tools and scripted models. A worker killed -9 with a tool call in flight,
+its leg taken over by another worker: the leg replays what DBOS recorded (the model is not asked again for a turn
+it already answered) and goes on from the first step that never finished; the non-idempotent call that may have
+reached its server is answered "outcome unknown" and never sent again, the idempotent one is sent again with its
+key and written once. And a sub-agent's approval wakes the fleet run above it (its top run's workflow waits)."""
 
 import sys
 from pathlib import Path
@@ -10,8 +11,11 @@ import pytest
 from fleet_procs import start_worker, started
 
 from helpers.polling import wait_until
-from store.procs import DRIVER, REPO, kill_pid_in, rows
+from store.procs import DRIVER, REPO, cli, kill_pid_in, load, rows
+from toolwire_client.cli.fleet import WAITING
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.delegate import child_run_id
+from toolwire_client.delegation import Delegation
 from toolwire_client.fleet.app import system_database_url
 from toolwire_client.fleet.submit import FleetClient, submit
 from toolwire_client.store import open_store
@@ -85,3 +89,41 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
         "load", "save", "model-call", "save", "tool-call call_note", "tool-call call_refund", "save", "model-call",
         "save", "DBOS.send",
     ]  # fmt: skip
+
+
+async def test_a_sub_agents_approval_wakes_the_fleet_run_above_it(tmp_path: Path) -> None:
+    db, tools_db, gate = str(tmp_path / "runs.db"), tmp_path / "tools.sqlite3", tmp_path / "gate"
+    gate.mkdir()
+    driver = (sys.executable, DRIVER, "cli")
+    worker = start_worker(db, tmp_path / "worker.log", concurrency=1, command=driver)
+    store = await open_store(db)
+    try:
+        wait_until(lambda: started(worker), "the worker to take runs", timeout_s=60, interval_s=0.1)
+        fleet = FleetClient(db)
+        try:
+            config = RunConfig(
+                model="scripted:durable_delegates",
+                servers=[durable_server(tools_db, gate)],
+                limits=RunLimits(max_steps=6),
+                risky_tools=["refund"],
+                delegate=Delegation(),
+            )
+            run_id = await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
+        finally:
+            fleet.close()
+        child = child_run_id(run_id, "call_delegate")
+        waiting = cli(db, "wait", run_id, "--timeout", "60")
+        assert waiting.returncode == WAITING, waiting.stdout + waiting.stderr
+        assert (await store.load(child)).status == "waiting_for_approval"
+
+        approved = cli(db, "approve", child, "call_refund")
+        assert approved.returncode == 0, approved.stderr
+        assert f"the worker fleet goes on with it (workflow {run_id})" in approved.stdout, approved.stdout
+        finished = cli(db, "wait", run_id, "--timeout", "90")
+        assert finished.returncode == 0, finished.stdout + finished.stderr + worker.log.read_text()
+    finally:
+        worker.stop()
+        await store.aclose()
+    assert (await load(db, child)).status == "done"
+    assert rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0] == 1
+    assert rows(tools_db, "SELECT COUNT(*) FROM notes")[0][0] == 1

@@ -68,15 +68,15 @@ def _decided(db: str | None, run_id: str, decide: Callable[[SqlRunStore], Awaita
 
     async def work(store: SqlRunStore) -> tuple[PendingCall, str | None]:
         pending = await decide(store)
-        return pending, await notified(db, run_id)
+        return pending, await notified(db, await decisions.root_run(store, run_id))
 
     pending, workflow = with_store(db, work)
     click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow))
 
 
 async def notified(db: str | None, run_id: str) -> str | None:
-    """The run's workflow id when `run_id` is a fleet run (it was sent the decision), else None (nothing of the
-    fleet is touched)."""
+    """The run's workflow id when `run_id` (a top run: a sub-agent's decision wakes its top run) is a fleet run (it
+    was sent the decision), else None (nothing of the fleet is touched)."""
     from toolwire_client.fleet.submit import has_fleet
 
     if not await anyio.to_thread.run_sync(lambda: has_fleet(db)):

@@ -9,7 +9,7 @@ import anyio
 import anyio.to_thread
 import click
 
-from toolwire_client.approval_rules import all_decided
+from toolwire_client.approvals import decided
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.state import RunState
@@ -120,7 +120,8 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
         try:
             while True:
                 state = await store.load(run_id)
-                if state.status != "running" and not all_decided(state):  # decided: the fleet goes on with it
+                waits = state.status == "waiting_for_approval"
+                if state.status != "running" and not (waits and await decided(store, state)):  # decided: goes on
                     return state
                 if deadline is not None and time.monotonic() > deadline:
                     raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")

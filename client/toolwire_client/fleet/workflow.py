@@ -11,7 +11,7 @@ import anyio
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from toolwire_client.approval_rules import all_decided
+from toolwire_client.approvals import decided
 from toolwire_client.config import RunConfig, config_of
 from toolwire_client.fleet.app import APP_VERSION, DECIDED, LEG_ENDED, LEG_WORKFLOW, LEGS, WORKFLOW
 from toolwire_client.fleet.ratelimit import RateLimited
@@ -78,10 +78,9 @@ async def _leg(run_id: str, leg_id: str) -> str:
 async def _decided(run_id: str) -> bool:
     store = await open_store(SETTINGS.db)
     try:
-        state = await store.load(run_id)
+        return await decided(store, await store.load(run_id))
     finally:
         await store.aclose()
-    return state.status != "waiting_for_approval" or all_decided(state)
 
 
 @DBOS.workflow(name=LEG_WORKFLOW)
