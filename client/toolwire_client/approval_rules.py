@@ -64,4 +64,3 @@ def answer_without_running(p: PendingCall) -> ToolResult | None:
     if p.state == "sent" and not p.idempotent:
         return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
     return None
-

@@ -6,17 +6,18 @@ an approval already used) records nothing and raises ApprovalRefused saying why.
 """
 
 from toolwire_client.state import PendingCall, RunState
-from toolwire_client.store.sql import ApprovalRefused, SqlRunStore
+from toolwire_client.store.base import RunStore
+from toolwire_client.store.sql import ApprovalRefused
 
 __all__ = ["ApprovalRefused", "approve", "decided", "reject", "root_run", "waiting_calls"]
 
 
-async def waiting_calls(store: SqlRunStore, run_id: str) -> list[PendingCall]:
+async def waiting_calls(store: RunStore, run_id: str) -> list[PendingCall]:
     state = await store.load(run_id)
     return [p for p in state.pending if p.state == "pending_approval"]
 
 
-async def _target(store: SqlRunStore, run_id: str, call_id: str | None) -> str:
+async def _target(store: RunStore, run_id: str, call_id: str | None) -> str:
     if call_id is not None:
         return call_id
     waiting = await waiting_calls(store, run_id)
@@ -29,7 +30,7 @@ async def _target(store: SqlRunStore, run_id: str, call_id: str | None) -> str:
 
 
 async def approve(
-    store: SqlRunStore, run_id: str, call_id: str | None = None, *, shown_hash: str | None = None
+    store: RunStore, run_id: str, call_id: str | None = None, *, shown_hash: str | None = None
 ) -> PendingCall:
     """Approve one waiting call (the only one, when call_id is None)."""
     target = await _target(store, run_id, call_id)
@@ -37,7 +38,7 @@ async def approve(
 
 
 async def reject(
-    store: SqlRunStore, run_id: str, call_id: str | None, reason: str, *, shown_hash: str | None = None
+    store: RunStore, run_id: str, call_id: str | None, reason: str, *, shown_hash: str | None = None
 ) -> PendingCall:
     """Reject one waiting call; the model will read `ERROR: a person rejected this action: REASON`."""
     if not reason.strip():
@@ -48,7 +49,7 @@ async def reject(
     return await store.decide(run_id, target, "reject", reason.strip(), shown_hash)
 
 
-async def root_run(store: SqlRunStore, run_id: str) -> str:
+async def root_run(store: RunStore, run_id: str) -> str:
     """The top run of a sub-agent's run (itself for a run no one delegated): the one a resume or a worker drives."""
     state = await store.load(run_id)
     while state.parent_run_id is not None:
@@ -56,7 +57,7 @@ async def root_run(store: SqlRunStore, run_id: str) -> str:
     return state.run_id
 
 
-async def decided(store: SqlRunStore, state: RunState) -> bool:
+async def decided(store: RunStore, state: RunState) -> bool:
     """Nothing left for a person: the run does not wait, or every call it waits on has its decision, down through
     the sub-agents a delegate call waits on. Then the run is about to go on."""
     if state.status != "waiting_for_approval":

@@ -7,12 +7,11 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 
-from toolwire_client.fleet.tables import in_transaction
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.sql import Tx
 
 BEAT_S = float(os.environ.get("TOOLWIRE_FLEET_BEAT_S", "1"))
 DEAD_S = float(os.environ.get("TOOLWIRE_FLEET_DEAD_S", "5"))
@@ -29,36 +28,35 @@ def new_executor_id() -> str:
 
 
 async def beat(store: SqlRunStore, executor_id: str) -> None:
-    def write(cur: Any) -> None:
-        store._execute(
-            cur,
+    def write(tx: Tx) -> None:
+        tx.execute(
             "INSERT INTO fleet_executors (executor_id, host, pid, beat_at) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (executor_id) DO UPDATE SET beat_at = excluded.beat_at",
             (executor_id, socket.gethostname(), os.getpid(), time.time()),
         )
 
-    await in_transaction(store, write)
+    await store.transaction(write)
 
 
 async def dead_executors(store: SqlRunStore, dead_s: float = DEAD_S) -> list[tuple[str, float]]:
     """(executor id, last beat) of every executor that has not beaten for `dead_s`."""
 
-    def read(cur: Any) -> list[tuple[str, float]]:
-        rows = store._execute(
-            cur, "SELECT executor_id, beat_at FROM fleet_executors WHERE beat_at < ?", (time.time() - dead_s,)
+    def read(tx: Tx) -> list[tuple[str, float]]:
+        rows = tx.execute(
+            "SELECT executor_id, beat_at FROM fleet_executors WHERE beat_at < ?", (time.time() - dead_s,)
         ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
 
-    return await in_transaction(store, read)
+    return await store.transaction(read)
 
 
 async def forget(store: SqlRunStore, executor_id: str, beat_at: float) -> None:
     """Drop a dead executor's row once its workflows are back on the queue (unless it has beaten again since)."""
 
-    def delete(cur: Any) -> None:
-        store._execute(cur, "DELETE FROM fleet_executors WHERE executor_id = ? AND beat_at = ?", (executor_id, beat_at))
+    def delete(tx: Tx) -> None:
+        tx.execute("DELETE FROM fleet_executors WHERE executor_id = ? AND beat_at = ?", (executor_id, beat_at))
 
-    await in_transaction(store, delete)
+    await store.transaction(delete)
 
 
 async def keep_beating(

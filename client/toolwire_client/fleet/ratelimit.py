@@ -10,9 +10,9 @@ from typing import Any
 
 import anyio
 
-from toolwire_client.fleet.tables import in_transaction
 from toolwire_client.models.base import Model, ModelReply
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.sql import Tx
 from toolwire_shared.messages import Message
 from toolwire_shared.tools import ToolSpec
 
@@ -23,21 +23,19 @@ async def take_slot(store: SqlRunStore, provider: str, per_minute: int) -> float
     """Record a request to `provider` and return 0 if fewer than `per_minute` were made in the last minute, else
     record nothing and return how long to wait. One writer at a time per store (PostgreSQL: an advisory lock)."""
 
-    def attempt(cur: Any) -> float:
-        store._lock_migrations(cur)  # the store's one advisory lock: fine for a table this small and short-lived
+    def attempt(tx: Tx) -> float:
+        tx.lock()  # the store's one advisory lock: fine for a table this small and short-lived
         now = time.time()
-        store._execute(
-            cur, "DELETE FROM fleet_model_requests WHERE provider = ? AND at < ?", (provider, now - WINDOW_S)
-        )
-        row = store._execute(
-            cur, "SELECT COUNT(*), MIN(at) FROM fleet_model_requests WHERE provider = ?", (provider,)
+        tx.execute("DELETE FROM fleet_model_requests WHERE provider = ? AND at < ?", (provider, now - WINDOW_S))
+        row = tx.execute(
+            "SELECT COUNT(*), MIN(at) FROM fleet_model_requests WHERE provider = ?", (provider,)
         ).fetchone()
         if int(row[0]) < per_minute:
-            store._execute(cur, "INSERT INTO fleet_model_requests (provider, at) VALUES (?, ?)", (provider, now))
+            tx.execute("INSERT INTO fleet_model_requests (provider, at) VALUES (?, ?)", (provider, now))
             return 0.0
         return max(0.01, float(row[1]) + WINDOW_S - now)
 
-    return await in_transaction(store, attempt)
+    return await store.transaction(attempt)
 
 
 class RateLimited:

@@ -17,9 +17,9 @@ from dbos import DBOS
 
 from toolwire_client.approval_rules import Verdict
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
-from toolwire_client.state import RunState
+from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
-from toolwire_client.store.base import RunSummary
+from toolwire_client.store.base import Decision, RunSummary
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall
@@ -139,7 +139,21 @@ class StepStore:
 
         await DBOS.run_step_async({"name": f"flag-tampered {call.id}"}, flag)
 
-    # this execution's own, never replayed: reads and the lease
+    # this execution's own, never replayed: reads, a person's decisions and the lease
+    async def decide(
+        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None = None
+    ) -> PendingCall:
+        return await self.inner.decide(run_id, call_id, decision, reason, shown_hash)
+
+    async def waiting(self, limit: int = 200) -> list[RunState]:
+        return await self.inner.waiting(limit)
+
+    async def tampered(self, limit: int = 200) -> list[tuple[str, str, str, str | None, Any]]:
+        return await self.inner.tampered(limit)
+
+    async def schema_version(self) -> int:
+        return await self.inner.schema_version()
+
     async def load(self, run_id: str) -> RunState:
         return await self.inner.load(run_id)
 

@@ -1,12 +1,8 @@
 """The fleet's own tables in the run store's database (worker heartbeats, model requests per provider), created on
 first use. They sit beside the run store's tables, not in its migrations: only fleet processes touch them."""
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
 from toolwire_client.store import SqlRunStore
-
-T = TypeVar("T")
+from toolwire_client.store.sql import Tx
 
 _CREATE = [
     """CREATE TABLE IF NOT EXISTS fleet_executors (
@@ -24,21 +20,11 @@ _CREATE = [
 
 
 async def ensure_tables(store: SqlRunStore) -> None:
-    """Create the fleet tables if they are missing (under the store's migration lock: two workers start at once)."""
+    """Create the fleet tables if they are missing (under the store's lock: two workers start at once)."""
 
-    def create(cur: Any) -> None:
-        store._lock_migrations(cur)
+    def create(tx: Tx) -> None:
+        tx.lock()
         for statement in _CREATE:
-            store._execute(cur, statement)
+            tx.execute(statement)
 
-    await in_transaction(store, create)
-
-
-async def in_transaction(store: SqlRunStore, work: Callable[[Any], T]) -> T:
-    """`work(cursor)` in one transaction on the store's connection (`?` placeholders, as the store writes them)."""
-
-    def run() -> T:
-        with store._transaction() as cur:
-            return work(cur)
-
-    return await store._run(run)
+    await store.transaction(create)

@@ -1,13 +1,15 @@
 """The RunStore contract: atomic saves of RunState after every step, shared by SQLite and PostgreSQL."""
 
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
 from toolwire_client.approval_rules import Verdict
-from toolwire_client.state import RunState, RunStatus
+from toolwire_client.state import PendingCall, RunState, RunStatus
 from toolwire_shared.messages import ToolCall
+
+Decision = Literal["approve", "reject"]
 
 
 class StaleRunState(Exception):
@@ -50,6 +52,24 @@ class RunStore(Protocol):
         ...
 
     async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None: ...
+
+    async def decide(
+        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None = None
+    ) -> PendingCall:
+        """Record a person's decision on one waiting call (ApprovalRefused, recording nothing, when it is unclear)."""
+        ...
+
+    async def waiting(self, limit: int = 200) -> list[RunState]:
+        """Runs that wait for a person, newest first."""
+        ...
+
+    async def tampered(self, limit: int = 200) -> list[tuple[str, str, str, str | None, Any]]:
+        """Calls a run was about to run with no approval on record: run id, call id, tool, why, when."""
+        ...
+
+    async def schema_version(self) -> int:
+        """The migration the database is at (a store refuses a database newer than it knows)."""
+        ...
 
     async def claim(self, run_id: str, owner: str) -> None:
         """Take the run for resuming; raises RunAlreadyClaimed if another owner holds it."""

@@ -10,20 +10,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
 from toolwire_client.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
 from toolwire_client.approval_rules import decision as decision_of
 from toolwire_client.state import PendingCall, RunState, RunStatus, args_hash, now
-from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunSummary, StaleRunState
+from toolwire_client.store.base import Decision, LeaseLost, RunAlreadyClaimed, RunSummary, StaleRunState
 from toolwire_client.store.claims import LEASE_S, claim_is_orphaned
 from toolwire_client.store.schema import LATEST, MIGRATIONS
 from toolwire_shared.messages import ToolCall
 
 T = TypeVar("T")
-Decision = Literal["approve", "reject"]
 
 
 class RunNotFound(KeyError):
@@ -71,6 +70,17 @@ class SqlRunStore(ABC):
     def _json_value(self, value: Any) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(value) if isinstance(value, str | bytes) else value
         return loaded
+
+    # -- tables beside the store's own ------------------------------------------------------------------------
+    async def transaction(self, work: "Callable[[Tx], T]") -> T:
+        """`work(tx)` in one transaction on the store's connection: how the fleet keeps its own small tables
+        (heartbeats, model request counts) in the run store's database without reaching into its plumbing."""
+
+        def run() -> T:
+            with self._transaction() as cur:
+                return work(Tx(self, cur))
+
+        return await self._run(run)
 
     # -- plumbing ------------------------------------------------------------------------------------------------
     async def _run(self, fn: Callable[[], T]) -> T:
@@ -372,6 +382,20 @@ class SqlRunStore(ABC):
         """Runs that wait for a person, newest first."""
         summaries = await self.list_runs(limit, status="waiting_for_approval")
         return [await self.load(s.run_id) for s in summaries]
+
+
+class Tx:
+    """One transaction of SqlRunStore.transaction: statements with `?` placeholders (made right for PostgreSQL),
+    and the store's one advisory lock, for work that two processes must not do at once."""
+
+    def __init__(self, store: SqlRunStore, cur: Any) -> None:
+        self.store, self.cur = store, cur
+
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self.store._execute(self.cur, sql, params)
+
+    def lock(self) -> None:
+        self.store._lock_migrations(self.cur)
 
 
 def _check_decidable(
