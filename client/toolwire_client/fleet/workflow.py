@@ -22,9 +22,9 @@ from toolwire_client.state import RunState, RunStatus
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState, open_store
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
-CHECK_S = 60.0
-"""How long a run waits for a message before it looks for itself (a leg that died failing, a decision recorded by
-someone who did not send the message)."""
+LEG_CHECK_S, DECISION_CHECK_S = 60.0, 3600.0
+"""How long a run waits for a message before it looks for itself: a leg that died failing, a decision recorded by
+someone whose message did not arrive. Each look is a few recorded operations, so a wait of days stays small."""
 ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 CLAIM_RETRY_S = 1.0
 
@@ -53,7 +53,7 @@ async def run_workflow(run_id: str) -> str:
         if status != "waiting_for_approval":
             return status
         while not await DBOS.run_step_async({"name": "decided"}, _decided, run_id):
-            await DBOS.recv_async(DECIDED, timeout_seconds=CHECK_S)
+            await DBOS.recv_async(DECIDED, timeout_seconds=DECISION_CHECK_S)
 
 
 async def _leg(run_id: str, leg_id: str) -> str:
@@ -66,7 +66,7 @@ async def _leg(run_id: str, leg_id: str) -> str:
     }
     await DBOS.enqueue_workflow_with_options_async(options, run_id)  # type: ignore[arg-type]
     while True:
-        ended = await DBOS.recv_async(LEG_ENDED, timeout_seconds=CHECK_S)
+        ended = await DBOS.recv_async(LEG_ENDED, timeout_seconds=LEG_CHECK_S)
         if ended is not None:
             return str(ended)
         leg = await DBOS.get_workflow_status_async(leg_id)
