@@ -29,6 +29,10 @@ from toolwire_shared.tools import ToolSpec
 
 DEFAULT_MAX_RESTARTS = 10
 """Reconnections a shared connection may make in one pool's life (a run's own connection makes one)."""
+DEFAULT_MAX_IN_FLIGHT = 100
+"""Requests one shared connection has on the wire at once (httpx's own pool opens at most 100 connections). A call
+past it waits in its run's task, which costs a suspended coroutine, not a request, a response stream and an SDK
+task: what keeps 10,000 runs on one connection in 50 KiB each."""
 
 _active: ContextVar["SharedConnections | None"] = ContextVar("toolwire_shared_connections", default=None)
 
@@ -38,15 +42,24 @@ def active_pool() -> "SharedConnections | None":
 
 
 class _Connection:
-    def __init__(self, source: McpSource) -> None:
+    def __init__(self, source: McpSource, max_in_flight: int) -> None:
         self.source = source
         self.ready = anyio.Event()
         self.failure: BaseException | None = None
+        self.in_flight = anyio.CapacityLimiter(max_in_flight)
+        self._tools: list[ToolSpec] = []
+
+    def interned(self, specs: list[ToolSpec]) -> list[ToolSpec]:
+        """The last listing's (frozen) specs when this one is equal to it: every run of the same tools holds the
+        same objects, where each would hold its own copy."""
+        if specs != self._tools:
+            self._tools = specs
+        return self._tools
 
 
 class SharedConnections:
-    def __init__(self, max_restarts: int = DEFAULT_MAX_RESTARTS) -> None:
-        self.max_restarts = max_restarts
+    def __init__(self, max_restarts: int = DEFAULT_MAX_RESTARTS, max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
+        self.max_restarts, self.max_in_flight = max_restarts, max_in_flight
         self._connections: dict[Hashable, _Connection] = {}
         self._group: TaskGroup | None = None
         self._closing = anyio.Event()
@@ -75,17 +88,17 @@ class SharedConnections:
         """How many connections are open (or opening)."""
         return len(self._connections)
 
-    async def _acquire(self, key: Hashable, source: McpSource) -> McpSource:
+    async def _acquire(self, key: Hashable, source: McpSource) -> _Connection:
         connection = self._connections.get(key)
         if connection is None:
             assert self._group is not None, "the pool is not entered"
             source.max_restarts = self.max_restarts
-            connection = self._connections[key] = _Connection(source)
+            connection = self._connections[key] = _Connection(source, self.max_in_flight)
             self._group.start_soon(self._own, key, connection)
         await connection.ready.wait()
         if connection.failure is not None:
             raise connection.failure
-        return connection.source
+        return connection
 
     async def _own(self, key: Hashable, connection: _Connection) -> None:
         try:
@@ -109,23 +122,31 @@ class SharedLease:
     checks_output = False
 
     def __init__(self, pool: SharedConnections, source: McpSource, key: Hashable) -> None:
-        self.pool, self.name, self.key, self._offered = pool, source.name, key, source
-        self._source: McpSource | None = None
+        self.pool, self.name, self.key = pool, source.name, key
+        self._offered: McpSource | None = source
+        """Becomes the connection if there is none yet; let go once started (a run holds only its lease)."""
+        self._connection: _Connection | None = None
 
     @property
     def shared(self) -> McpSource:
-        if self._source is None:
+        if self._connection is None:
             raise RuntimeError(f"the tool source '{self.name}' is not started")
-        return self._source
+        return self._connection.source
 
     async def start(self) -> None:
-        self._source = await self.pool._acquire(self.key, self._offered)
+        if self._offered is None:
+            raise RuntimeError(f"the lease on tool source '{self.name}' was already started once")
+        self._connection = await self.pool._acquire(self.key, self._offered)
+        self._offered = None
 
     async def aclose(self) -> None:
-        self._source = None
+        self._connection = None
 
     async def list_tools(self) -> list[ToolSpec]:
-        return [spec.model_copy(update={"source": self.name}) for spec in await self.shared.list_tools()]
+        source = self.shared
+        assert self._connection is not None
+        specs = self._connection.interned(await source.list_tools())
+        return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
 
     async def call(
         self,
@@ -137,14 +158,17 @@ class SharedLease:
         idempotency_key: str | None,
         on_progress: ProgressFn | None = None,
     ) -> ToolResult:
-        return await self.shared.call(
-            name,
-            arguments,
-            call_id=call_id,
-            timeout_s=timeout_s,
-            idempotency_key=idempotency_key,
-            on_progress=on_progress,
-        )
+        source = self.shared
+        assert self._connection is not None
+        async with self._connection.in_flight:  # the wait counts against the call's timeout, as any queue would
+            return await source.call(
+                name,
+                arguments,
+                call_id=call_id,
+                timeout_s=timeout_s,
+                idempotency_key=idempotency_key,
+                on_progress=on_progress,
+            )
 
     def transport_info(self) -> TransportInfo:
         return self.shared.transport_info()
