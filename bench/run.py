@@ -34,7 +34,7 @@ MODULES: list[tuple[str, str]] = [
     ("server_bench", "tool server: toolwire vs plain MCPServer vs the raw pipe floor, stdio and HTTP"),
     ("store_bench", "durable saves: a run with the SQLite store vs without, next to bare sqlite3 writes"),
     ("prompt_cache", "prompt caching: the seed's 10-step run's input cost through the Anthropic adapter"),
-    ("scale_bench", "scale: 1,000 concurrent scripted runs against one HTTP tool server"),
+    ("scale_bench", "scale: 10,000 concurrent scripted runs on one shared connection to one HTTP tool server"),
 ]
 
 

@@ -171,8 +171,8 @@ def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = No
         source = McpSource(
             name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
         )
-        pool = active_pool()  # runs sharing connections (tools/shared_connections.py); not OAuth ones
-        sources.append(pool.lease(source) if pool is not None and auth is None else source)
+        pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
+        sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)
     return sources
 
 

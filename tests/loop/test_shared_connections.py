@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from helpers import telemetry
+from helpers.polling import await_until
 from helpers.replicas import asks_whoami
 from toolwire_client.config import ServerSpec, build_sources
 from toolwire_client.loop import Agent
@@ -112,3 +113,19 @@ async def test_a_dropped_shared_connection_is_made_again_and_no_run_fails() -> N
         before, after = answers[0]["pid"], answers[-1]["pid"]
         assert before != after  # the first call on the old server, the last on the new one
     assert len({answers[-1]["pid"] for _, answers in runs}) == 1  # one new server for both
+
+
+async def test_a_connection_no_run_leases_is_closed_and_opened_again_when_asked() -> None:
+    async with SharedConnections(idle_close_s=0.2) as pool:
+        (_, first), *_ = await runs_at_once(1, turns=1)
+        await await_until(lambda: pool.connections == 0, "the idle shared connection to close", timeout_s=10)
+        (_, again), *_ = await runs_at_once(1, turns=1)
+        assert again[0]["pid"] != first[0]["pid"]  # a new server for the new lease
+        assert pool.connections == 1
+
+
+async def test_stdio_false_shares_http_only() -> None:
+    async with SharedConnections(stdio=False) as pool:
+        runs = await runs_at_once(2, turns=1)
+        assert pool.connections == 0
+    assert len({answers[0]["pid"] for _, answers in runs}) == 2  # each run its own stdio server, as without a pool

@@ -19,6 +19,7 @@ from toolwire_client.pricing import PriceTable, default_prices
 from toolwire_client.skills import loaded_skills
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.shared_connections import SharedConnections
 from toolwire_client.tools.source import ToolSource
 
 MAX_APPROVAL_ROUNDS = 5
@@ -148,7 +149,7 @@ class EvalRunner:
             if self.on_attempt is not None:
                 self.on_attempt(attempts[i])  # type: ignore[arg-type]
 
-        async with anyio.create_task_group() as group:
+        async with SharedConnections(stdio=False), anyio.create_task_group() as group:  # one pool per HTTP server
             for i, (task, n) in enumerate(jobs):
                 group.start_soon(one, i, task, n)
         return [a for a in attempts if a is not None]

@@ -12,7 +12,9 @@ from toolwire_client.fleet import heartbeat
 from toolwire_client.fleet.app import LEGS, QUEUE, dbos_config
 from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.fleet.workflow import SETTINGS
+from toolwire_client.many_runs import tune_gc_for_many_runs
 from toolwire_client.store import open_store
+from toolwire_client.tools.shared_connections import SharedConnections
 
 
 @dataclass
@@ -27,6 +29,13 @@ class WorkerOptions:
 
 
 async def serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
+    """All runs this worker drives share their tool servers' connections (one per server and identity)."""
+    tune_gc_for_many_runs()
+    async with SharedConnections(process_wide=True):  # process-wide: DBOS starts workflows from its queue thread
+        await _serve(options, say)
+
+
+async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     from dbos import DBOS
 
     executor_id = heartbeat.new_executor_id()

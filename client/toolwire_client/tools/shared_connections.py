@@ -2,6 +2,8 @@
 server and identity are the same (stdio: command, env, cwd; HTTP: URL and bearer token) use one McpSource, so one
 stdio server process or one HTTP connection pool, where each run would otherwise open its own. `build_sources`
 hands out leases on the pool's connections while a pool is active (a contextvar: tasks started inside inherit it).
+`SharedConnections(process_wide=True)` also serves tasks that do not inherit it, as long as they run on the pool's
+event loop: the `toolwire worker`'s DBOS workflows, which DBOS starts from its queue thread.
 
 Each call still says whose it is: McpSource.call runs in the calling run's task and puts that run's id and the
 call's idempotency key in the request's `_meta`, and the SDK adds the task's trace context (`traceparent`). A
@@ -10,9 +12,12 @@ goes on on the new one. The drop is noticed by the call that meets it: that call
 sent after a server died while idle) gets a transport error, which the ToolBox sends again only for an idempotent
 tool; a run whose call comes after the new connection never sees the drop.
 
-The connections belong to the pool, not to a run: each one is started and closed by its own owner task in the
-pool's task group (anyio's cancel scopes must be left by the task that entered them), and closed when the pool
-ends. Not shared: OAuth sources (their token cache is per source) and sources made outside `build_sources`."""
+A connection no run has leased for `idle_close_s` is closed (a long-lived worker whose runs each name their own
+stdio server, e.g. with a per-run env, would otherwise keep one server process per run ever seen); the next lease
+on it opens it again. The connections belong to the pool, not to a run: each one is started and closed by its own
+owner task in the pool's task group (anyio's cancel scopes must be left by the task that entered them), and closed
+when the pool ends. Not shared: OAuth sources (their token cache is per source), stdio ones under `stdio=False`, and
+sources made outside `build_sources`."""
 
 from collections.abc import Hashable
 from contextvars import ContextVar, Token
@@ -29,24 +34,54 @@ from toolwire_shared.tools import ToolSpec
 
 DEFAULT_MAX_RESTARTS = 10
 """Reconnections a shared connection may make in one pool's life (a run's own connection makes one)."""
+DEFAULT_MAX_IN_FLIGHT = 100
+"""Requests one shared connection has on the wire at once (httpx's own pool opens at most 100 connections). A call
+past it waits in its run's task, which costs a suspended coroutine, not a request, a response stream and an SDK
+task: what keeps 10,000 runs on one connection in 50 KiB each."""
+DEFAULT_IDLE_CLOSE_S = 60.0
+"""How long a connection stays open with no run holding a lease on it."""
 
 _active: ContextVar["SharedConnections | None"] = ContextVar("toolwire_shared_connections", default=None)
+_process_wide: "SharedConnections | None" = None
 
 
 def active_pool() -> "SharedConnections | None":
-    return _active.get()
+    """The pool this task is inside, else the process-wide one (if any)."""
+    return _active.get() or _process_wide
 
 
 class _Connection:
-    def __init__(self, source: McpSource) -> None:
+    def __init__(self, source: McpSource, max_in_flight: int) -> None:
         self.source = source
         self.ready = anyio.Event()
         self.failure: BaseException | None = None
+        self.in_flight = anyio.CapacityLimiter(max_in_flight)
+        self.leases = 0
+        self.unused_since = anyio.current_time()
+        self._tools: list[ToolSpec] = []
+
+    def interned(self, specs: list[ToolSpec]) -> list[ToolSpec]:
+        """The last listing's (frozen) specs when this one is equal to it: every run of the same tools holds the
+        same objects, where each would hold its own copy."""
+        if specs != self._tools:
+            self._tools = specs
+        return self._tools
 
 
 class SharedConnections:
-    def __init__(self, max_restarts: int = DEFAULT_MAX_RESTARTS) -> None:
-        self.max_restarts = max_restarts
+    def __init__(
+        self,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        *,
+        idle_close_s: float = DEFAULT_IDLE_CLOSE_S,
+        process_wide: bool = False,
+        stdio: bool = True,
+    ) -> None:
+        self.max_restarts, self.max_in_flight, self.process_wide = max_restarts, max_in_flight, process_wide
+        self.idle_close_s, self.stdio = idle_close_s, stdio
+        """`stdio=False`: HTTP connections only, each run keeps its own stdio server (`toolwire eval`: an attempt's
+        server state stays its own, where sharing an HTTP connection changes nothing the server keeps)."""
         self._connections: dict[Hashable, _Connection] = {}
         self._group: TaskGroup | None = None
         self._closing = anyio.Event()
@@ -56,13 +91,25 @@ class SharedConnections:
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._token = _active.set(self)
+        if self.process_wide:
+            global _process_wide
+            if _process_wide is not None:
+                raise RuntimeError("a process-wide SharedConnections is already active")
+            _process_wide = self
         return self
 
     async def __aexit__(self, *exc: Any) -> bool | None:
+        global _process_wide
         assert self._group is not None and self._token is not None
         _active.reset(self._token)
+        if _process_wide is self:
+            _process_wide = None
         self._closing.set()  # every owner closes its connection; the group waits for them
         return await self._group.__aexit__(*exc)
+
+    def shares(self, source: McpSource) -> bool:
+        """Whether `source` goes through the pool: not OAuth (its token cache is per source), nor stdio when off."""
+        return source.auth is None and (self.stdio or source.command is None)
 
     def lease(self, source: McpSource) -> "SharedLease":
         """A ToolSource named as `source` on the pool's connection to the same server as the same caller; `source`
@@ -75,17 +122,27 @@ class SharedConnections:
         """How many connections are open (or opening)."""
         return len(self._connections)
 
-    async def _acquire(self, key: Hashable, source: McpSource) -> McpSource:
+    async def _acquire(self, key: Hashable, source: McpSource) -> _Connection:
         connection = self._connections.get(key)
         if connection is None:
             assert self._group is not None, "the pool is not entered"
             source.max_restarts = self.max_restarts
-            connection = self._connections[key] = _Connection(source)
+            connection = self._connections[key] = _Connection(source, self.max_in_flight)
             self._group.start_soon(self._own, key, connection)
-        await connection.ready.wait()
-        if connection.failure is not None:
-            raise connection.failure
-        return connection.source
+        connection.leases += 1  # before any wait: an idle close never takes a connection a lease is waiting for
+        try:
+            await connection.ready.wait()
+            if connection.failure is not None:
+                raise connection.failure
+        except BaseException:
+            self._release(connection)
+            raise
+        return connection
+
+    def _release(self, connection: _Connection) -> None:
+        connection.leases -= 1
+        if connection.leases == 0:
+            connection.unused_since = anyio.current_time()
 
     async def _own(self, key: Hashable, connection: _Connection) -> None:
         try:
@@ -97,7 +154,13 @@ class SharedConnections:
             return
         connection.ready.set()
         try:
-            await self._closing.wait()
+            while not self._closing.is_set():
+                with anyio.move_on_after(self.idle_close_s / 2):
+                    await self._closing.wait()
+                idle = connection.leases == 0 and anyio.current_time() - connection.unused_since >= self.idle_close_s
+                if idle and self._connections.get(key) is connection:
+                    del self._connections[key]  # in the same step as the check: no lease can take it from here on
+                    break
         finally:
             await connection.source.aclose()  # not shielded: McpSource's own group must be the innermost scope
 
@@ -109,23 +172,33 @@ class SharedLease:
     checks_output = False
 
     def __init__(self, pool: SharedConnections, source: McpSource, key: Hashable) -> None:
-        self.pool, self.name, self.key, self._offered = pool, source.name, key, source
-        self._source: McpSource | None = None
+        self.pool, self.name, self.key = pool, source.name, key
+        self._offered: McpSource | None = source
+        """Becomes the connection if there is none yet; let go once started (a run holds only its lease)."""
+        self._connection: _Connection | None = None
 
     @property
     def shared(self) -> McpSource:
-        if self._source is None:
+        if self._connection is None:
             raise RuntimeError(f"the tool source '{self.name}' is not started")
-        return self._source
+        return self._connection.source
 
     async def start(self) -> None:
-        self._source = await self.pool._acquire(self.key, self._offered)
+        if self._offered is None:
+            raise RuntimeError(f"the lease on tool source '{self.name}' was already started once")
+        self._connection = await self.pool._acquire(self.key, self._offered)
+        self._offered = None
 
     async def aclose(self) -> None:
-        self._source = None
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            self.pool._release(connection)
 
     async def list_tools(self) -> list[ToolSpec]:
-        return [spec.model_copy(update={"source": self.name}) for spec in await self.shared.list_tools()]
+        source = self.shared
+        assert self._connection is not None
+        specs = self._connection.interned(await source.list_tools())
+        return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
 
     async def call(
         self,
@@ -137,14 +210,17 @@ class SharedLease:
         idempotency_key: str | None,
         on_progress: ProgressFn | None = None,
     ) -> ToolResult:
-        return await self.shared.call(
-            name,
-            arguments,
-            call_id=call_id,
-            timeout_s=timeout_s,
-            idempotency_key=idempotency_key,
-            on_progress=on_progress,
-        )
+        source = self.shared
+        assert self._connection is not None
+        async with self._connection.in_flight:  # the wait counts against the call's timeout, as any queue would
+            return await source.call(
+                name,
+                arguments,
+                call_id=call_id,
+                timeout_s=timeout_s,
+                idempotency_key=idempotency_key,
+                on_progress=on_progress,
+            )
 
     def transport_info(self) -> TransportInfo:
         return self.shared.transport_info()

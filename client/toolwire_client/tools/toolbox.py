@@ -75,7 +75,8 @@ class ToolBox:
         for source, spec in listed:
             name = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
             if self._allowed(name) or self._allowed(spec.name):
-                self._routes[name] = Route(source, spec.name, spec.model_copy(update={"name": name}))
+                offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
+                self._routes[name] = Route(source, spec.name, offered)
 
     async def aclose(self) -> None:
         self.started = False
