@@ -43,8 +43,9 @@ def _run(argv: list[str]) -> None:
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
 
 
-def start_postgres(root: Path) -> str:
-    """Start a fresh server with its data under `root` (made readable by the server user); its base URL."""
+def start_postgres(root: Path, max_connections: int = 100) -> str:
+    """Start a fresh server with its data under `root` (made readable by the server user); its base URL.
+    `max_connections`: the fleet bench's workers hold one connection per run they drive."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
     assert initdb and pg_ctl, "PostgreSQL is not installed"
     data, sockets = root / "data", root / "sock"
@@ -54,7 +55,7 @@ def start_postgres(root: Path) -> str:
         shutil.chown(sockets, "postgres")
     _run([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
     port = _free_port()
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=100"
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections={max_connections}"
     _run([pg_ctl, "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "-t", "60", "start"])
     return f"postgresql://postgres@127.0.0.1:{port}/postgres"
 
