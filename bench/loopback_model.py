@@ -96,6 +96,9 @@ def serve(delay_s: float) -> _Server:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+            if not raw:  # the client went away mid-request (a worker killed -9): nobody to answer
+                self.close_connection = True
+                return
             time.sleep(delay_s)  # this connection's thread only
             payload = json.dumps(reply(json.loads(raw))).encode()
             self.send_response(200)
