@@ -6,11 +6,10 @@ of many model calls, so it could not say "requests per minute". The limit here s
 a wrapper around the run's model; a provider's own retries inside one call are not counted again."""
 
 import time
-from typing import Any
 
 import anyio
 
-from toolwire_client.models.base import Model, ModelReply
+from toolwire_client.models.base import Model, ModelReply, WrappedModel
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.sql import Tx
 from toolwire_shared.messages import Message
@@ -38,16 +37,12 @@ async def take_slot(store: SqlRunStore, provider: str, per_minute: int) -> float
     return await store.transaction(attempt)
 
 
-class RateLimited:
-    """Implements Model: `inner`, each call waiting for a slot of its provider's fleet-wide budget first."""
+class RateLimited(WrappedModel):
+    """The run's model, each call waiting for a slot of its provider's fleet-wide budget first."""
 
     def __init__(self, inner: Model, store: SqlRunStore, per_minute: int) -> None:
-        self.inner, self.store, self.per_minute = inner, store, per_minute
-        self.provider, self.model = inner.provider, inner.model
-        self.server_address, self.server_port = inner.server_address, inner.server_port
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)  # spec_prefix and the like
+        super().__init__(inner)
+        self.store, self.per_minute = store, per_minute
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
@@ -58,6 +53,3 @@ class RateLimited:
                 break
             await anyio.sleep(wait)
         return await self.inner.complete(messages, tools, max_output_tokens)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

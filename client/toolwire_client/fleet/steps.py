@@ -16,7 +16,7 @@ from typing import Any
 from dbos import DBOS
 
 from toolwire_client.approval_rules import Verdict
-from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
+from toolwire_client.models.base import Model, ModelCallFailed, ModelReply, WrappedModel
 from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
 from toolwire_client.store.base import Decision, RunSummary
@@ -35,17 +35,13 @@ class Leg:
         self.replayed_steps = 0
 
 
-class StepModel:
-    """Implements Model: each call one DBOS step. A failed call is recorded as its reason (replayed as the same
+class StepModel(WrappedModel):
+    """The run's model, each call one DBOS step. A failed call is recorded as its reason (replayed as the same
     failure), not as a pickled exception."""
 
     def __init__(self, inner: Model, leg: Leg) -> None:
-        self.inner, self.leg = inner, leg
-        self.provider, self.model = inner.provider, inner.model
-        self.server_address, self.server_port = inner.server_address, inner.server_port
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)  # spec_prefix and the like
+        super().__init__(inner)
+        self.leg = leg
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
@@ -65,9 +61,6 @@ class StepModel:
         if isinstance(out, tuple):
             raise ModelCallFailed(out[0], status=out[1])
         return out
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 class StepToolBox(ToolBox):

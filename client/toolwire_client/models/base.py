@@ -1,6 +1,6 @@
 """What the loop needs from a model: one call from the message list and tool specs to the next assistant turn."""
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -49,3 +49,24 @@ class Model(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class WrappedModel:
+    """Implements Model around `inner`, changing only what a subclass overrides (its `complete`): the same identity
+    (provider, model, server), the inner model's other attributes (spec_prefix and the like) and its close."""
+
+    def __init__(self, inner: Model) -> None:
+        self.inner = inner
+        self.provider, self.model = inner.provider, inner.model
+        self.server_address, self.server_port = inner.server_address, inner.server_port
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(
+        self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
+    ) -> ModelReply:
+        return await self.inner.complete(messages, tools, max_output_tokens)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
