@@ -22,16 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from bench.proc_cpu import cpu_s
 from mcp import Client, StdioServerParameters
 
 REPO = Path(__file__).resolve().parents[1]
 ECHO = "bench/echo_servers.py"
 CallFn = Callable[[str], Awaitable[str]]
-
-
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _children() -> set[int]:
@@ -46,14 +42,14 @@ async def _measure(call: CallFn, server_pid: int | None, calls: int) -> dict[str
     for i in range(min(100, calls)):  # warm-up
         await call(f"w{i}")
     latencies = []
-    cpu0 = _cpu_seconds(server_pid) if server_pid else 0.0
+    cpu0 = cpu_s(server_pid) if server_pid else 0.0
     start = time.perf_counter()
     for i in range(calls):
         t0 = time.perf_counter()
         assert await call(f"s{i}") == f"s{i}"
         latencies.append(time.perf_counter() - t0)
     seq_wall = time.perf_counter() - start
-    cpu1 = _cpu_seconds(server_pid) if server_pid else 0.0
+    cpu1 = cpu_s(server_pid) if server_pid else 0.0
     latencies.sort()
     out = {
         "seq_median_us": statistics.median(latencies) * 1e6,
