@@ -15,6 +15,7 @@ CPU on this machine, so 2,000 stdio runs would spend ~30 CPU-minutes starting se
 `python -m bench.fleet_bench [N]` prints the figures as JSON; `run()` returns them for bench/run.py.
 """
 
+import argparse
 import json
 import os
 import resource
@@ -150,15 +151,23 @@ def progress(conn: psycopg.Connection[Any]) -> tuple[int, int]:
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-def http_client_cpu_ms(samples: int = 20) -> float:
-    """CPU of making one httpx2.AsyncClient (the model adapter and the MCP HTTP client each make one per run):
-    mostly loading the CA bundle into a new SSL context, even for http:// on 127.0.0.1."""
+def http_client_cpu_ms(samples: int = 20) -> dict[str, float]:
+    """CPU of making one httpx2.AsyncClient (the model adapter makes one per run): a plain one loads the CA bundle
+    into a new SSL context, even for http:// on 127.0.0.1; toolwire's take the process's one (toolwire_shared.tls)."""
     import httpx2
 
-    began = time.process_time()
-    for _ in range(samples):
-        httpx2.AsyncClient()
-    return _ms((time.process_time() - began) / samples)
+    from toolwire_shared.tls import ssl_context
+
+    def each(make: Any) -> float:
+        began = time.process_time()
+        for _ in range(samples):
+            make()
+        return _ms((time.process_time() - began) / samples)
+
+    return {
+        "plain": each(httpx2.AsyncClient),
+        "toolwire": each(lambda: httpx2.AsyncClient(verify=ssl_context())),
+    }
 
 
 def run_rows(db: str) -> list[tuple[str, int, float, float, float | None]]:
@@ -422,8 +431,9 @@ def run(n: int = RUNS) -> dict[str, Any]:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else RUNS
-    print(json.dumps(run(n), indent=1, default=str))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="?", type=int, default=RUNS, help=f"runs per batch (default {RUNS})")
+    print(json.dumps(run(parser.parse_args().runs), indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ garbage collector as `toolwire worker` does (client/toolwire_client/many_runs.py
 throughput ratio at 10,000 runs was 0.76).
 """
 
+import argparse
 import gc
 import json
 import resource
@@ -304,4 +305,6 @@ def run(runs: int = RUNS, old_mode_runs: int = OLD_MODE_RUNS) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(int(sys.argv[1]) if len(sys.argv) > 1 else RUNS), indent=2))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="?", type=int, default=RUNS, help=f"concurrent runs (default {RUNS})")
+    print(json.dumps(run(parser.parse_args().runs), indent=2))

@@ -27,6 +27,7 @@ import jwt
 
 from toolwire_server.access import Grant, OAuthSettings
 from toolwire_shared import errors
+from toolwire_shared.tls import ssl_context
 
 log = logging.getLogger("toolwire.server.oauth")
 
@@ -119,7 +120,9 @@ class SigningKeys:
     async def _fetch(self, now: float) -> None:
         self._last_try = now
         try:
-            async with httpx2.AsyncClient(timeout=JWKS_TIMEOUT_S, transport=self._transport) as http:
+            async with httpx2.AsyncClient(
+                timeout=JWKS_TIMEOUT_S, transport=self._transport, verify=ssl_context()
+            ) as http:
                 response = await http.get(self.url, headers={"Accept": "application/json"})
             response.raise_for_status()
             keys = [k for k in jwt.PyJWKSet.from_dict(response.json()) if k.key_type != "oct"]

@@ -1,6 +1,7 @@
 """API keys never leak (errors, reprs, logs), and make_model builds the adapter a spec names."""
 
 import logging
+import ssl
 
 import pytest
 
@@ -99,3 +100,18 @@ def test_make_model_scripted_is_lazy() -> None:
     scripted = pytest.importorskip("toolwire_client.models.scripted")
     model = make_model("scripted:recovers")
     assert isinstance(model, scripted.ScriptedModel) and model.provider == "scripted"
+
+
+def test_model_clients_share_one_verifying_tls_context() -> None:
+    """Each adapter's own HTTP client takes the process's TLS context (not one of its own, ~30 ms of CPU to build),
+    and that context still verifies certificates and host names against a loaded CA bundle."""
+    from toolwire_shared.tls import ssl_context
+
+    contexts = {
+        id(m._client._transport._pool._ssl_context)  # type: ignore[attr-defined]
+        for m in (OpenAIChatModel("m", api_key="k"), AnthropicModel("m", api_key="k"))
+    }
+    assert contexts == {id(ssl_context())}
+    context = ssl_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] > 0

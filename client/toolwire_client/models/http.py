@@ -14,6 +14,7 @@ from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
 from toolwire_client.models.sse import OnText, StreamAssembler, read_stream
 from toolwire_shared.messages import AssistantMessage, Message
+from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
@@ -114,7 +115,9 @@ class HttpModel:
         self.server_address = parts.hostname
         self.server_port = parts.port or (443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None)
         self._owns_client = client is None
-        self._client = client or httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s, connect=10.0))
+        self._client = client or httpx2.AsyncClient(
+            timeout=httpx2.Timeout(timeout_s, connect=10.0), verify=ssl_context()
+        )
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"

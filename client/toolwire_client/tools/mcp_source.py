@@ -39,6 +39,7 @@ from toolwire_client.tools.source import (
 )
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
+from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.mcp")
@@ -172,7 +173,11 @@ class McpSource:
         hooks = {"response": [self._note_http_error]}
         async with (
             httpx2.AsyncClient(
-                headers=headers, auth=self.auth, timeout=httpx2.Timeout(30.0, read=None), event_hooks=hooks
+                headers=headers,
+                auth=self.auth,
+                timeout=httpx2.Timeout(30.0, read=None),
+                event_hooks=hooks,
+                verify=ssl_context(),
             ) as http,
             Client(streamable_http_client(self.url, http_client=http), mode=self.mode, cache=None) as client,
         ):

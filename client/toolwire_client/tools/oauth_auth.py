@@ -16,6 +16,7 @@ import anyio
 import httpx2
 
 from toolwire_shared import errors
+from toolwire_shared.tls import ssl_context
 
 log = logging.getLogger("toolwire.client.oauth")
 
@@ -83,7 +84,9 @@ class ClientCredentials(httpx2.Auth):
                 form[key] = value
         asked = self._clock()
         try:
-            async with httpx2.AsyncClient(timeout=TOKEN_TIMEOUT_S, transport=self._transport) as http:
+            async with httpx2.AsyncClient(
+                timeout=TOKEN_TIMEOUT_S, transport=self._transport, verify=ssl_context()
+            ) as http:
                 response = await http.post(self.token_url, data=form, auth=(self.client_id, self._secret))
         except httpx2.HTTPError as exc:
             raise TokenRequestFailed(
