@@ -16,6 +16,11 @@ from toolwire_client.many_runs import tune_gc_for_many_runs
 from toolwire_client.store import open_store
 from toolwire_client.tools.shared_connections import SharedConnections
 
+DB_CONNECTIONS = 8
+"""At most this many run-store connections per worker, shared by its runs and its heartbeat: a step holds one for a
+few milliseconds per save, so 8 serve far more runs than one core drives, where a connection per run would cost
+the database a backend per run (10,000 agents: 10,000 connections)."""
+
 
 @dataclass
 class WorkerOptions:
@@ -39,8 +44,8 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     from dbos import DBOS
 
     executor_id = heartbeat.new_executor_id()
-    SETTINGS.db, SETTINGS.per_minute, SETTINGS.say = options.db, dict(options.per_minute or {}), say
-    store = await open_store(options.db)
+    store = await open_store(options.db, connections=min(DB_CONNECTIONS, options.concurrency + 1))
+    SETTINGS.store, SETTINGS.per_minute, SETTINGS.say = store, dict(options.per_minute or {}), say
     try:
         await ensure_tables(store)
         DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from toolwire_client.fleet.steps import Leg, StepModel, StepStore, StepToolBox
 from toolwire_client.loop import Agent
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, RunStatus
-from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState, open_store
+from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
 LEG_CHECK_S, DECISION_CHECK_S = 60.0, 3600.0
@@ -33,7 +33,8 @@ CLAIM_RETRY_S = 1.0
 class WorkerSettings:
     """What a worker process drives runs with: the run store and the fleet-wide model request limits."""
 
-    db: str | None = None
+    store: SqlRunStore | None = None
+    """The worker's one store, its few connections shared by every run it drives (not one connection per run)."""
     per_minute: dict[str, int] = field(default_factory=dict)
     """Provider ('anthropic', 'openai', 'scripted', ...) -> model requests per minute across the fleet."""
     say: Callable[[str], None] = lambda line: None
@@ -75,12 +76,14 @@ async def _leg(run_id: str, leg_id: str) -> str:
             return str(await DBOS.run_step_async({"name": "fail"}, _fail, run_id, why))
 
 
+def _store() -> SqlRunStore:
+    assert SETTINGS.store is not None, "fleet workflows run in a worker, which opens its store before DBOS launches"
+    return SETTINGS.store
+
+
 async def _decided(run_id: str) -> bool:
-    store = await open_store(SETTINGS.db)
-    try:
-        return await decided(store, await store.load(run_id))
-    finally:
-        await store.aclose()
+    store = _store()
+    return await decided(store, await store.load(run_id))
 
 
 @DBOS.workflow(name=LEG_WORKFLOW)
@@ -93,33 +96,29 @@ async def leg_workflow(run_id: str) -> str:
 async def drive(run_id: str) -> RunStatus:
     """Drive the run from the state this leg started from (a step: a replay starts from the same one) under its
     lease; the status it ends the leg in."""
-    store = await open_store(SETTINGS.db)
-    leg = Leg()
+    store, leg = _store(), Leg()
+    state: RunState = await DBOS.run_step_async({"name": "load"}, store.load, run_id)
+    if state.status not in DRIVABLE:
+        return state.status  # ended already: a duplicate delivery
     try:
-        state: RunState = await DBOS.run_step_async({"name": "load"}, store.load, run_id)
-        if state.status not in DRIVABLE:
-            return state.status  # ended already: a duplicate delivery
-        try:
-            agent = _agent(state, store, leg)
-        except Exception as exc:
-            return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
-        try:
-            while True:
-                try:
-                    await agent.resume(state)
-                    if leg.replayed_steps:
-                        SETTINGS.say(f"run {run_id}: replayed {leg.replayed_steps} recorded step(s) of its leg")
-                    return state.status
-                except RunAlreadyClaimed:  # a dead driver's lease on another host runs out; a live one finishes
-                    await anyio.sleep(CLAIM_RETRY_S)
-        except dbos_error.DBOSException:
-            raise  # DBOS's own (a replay that went another way): the workflow's error, not the run's
-        except Exception as exc:
-            return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
-        finally:
-            await agent.model.aclose()
+        agent = _agent(state, store, leg)
+    except Exception as exc:
+        return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
+    try:
+        while True:
+            try:
+                await agent.resume(state)
+                if leg.replayed_steps:
+                    SETTINGS.say(f"run {run_id}: replayed {leg.replayed_steps} recorded step(s) of its leg")
+                return state.status
+            except RunAlreadyClaimed:  # a dead driver's lease on another host runs out; a live one finishes
+                await anyio.sleep(CLAIM_RETRY_S)
+    except dbos_error.DBOSException:
+        raise  # DBOS's own (a replay that went another way): the workflow's error, not the run's
+    except Exception as exc:
+        return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
     finally:
-        await store.aclose()
+        await agent.model.aclose()
 
 
 def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
@@ -145,17 +144,14 @@ def _explained(exc: Exception) -> str:
 async def _fail(run_id: str, why: str) -> RunStatus:
     """A run that could not be driven (its tool server would not start, no API key, ...) ends `failed` with the
     one line the CLI would print, unless it has ended since (then that end stands)."""
-    store = await open_store(SETTINGS.db)
-    try:
-        state = await store.load(run_id)
-        if state.status not in DRIVABLE:
-            return state.status
-        state.status, state.stop_reason = "failed", "worker_error"
-        state.report = f"the worker could not drive the run: {why}"
-        try:
-            await store.save(state)
-        except StaleRunState:
-            return (await store.load(run_id)).status
+    store = _store()
+    state = await store.load(run_id)
+    if state.status not in DRIVABLE:
         return state.status
-    finally:
-        await store.aclose()
+    state.status, state.stop_reason = "failed", "worker_error"
+    state.report = f"the worker could not drive the run: {why}"
+    try:
+        await store.save(state)
+    except StaleRunState:
+        return (await store.load(run_id)).status
+    return state.status

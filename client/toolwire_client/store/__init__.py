@@ -18,14 +18,14 @@ __all__ = [
 ]
 
 
-async def open_store(db: str | None = None) -> SqlRunStore:
+async def open_store(db: str | None = None, connections: int = 1) -> SqlRunStore:
     """Open (and migrate) a store: None for the default SQLite file, a path (or sqlite:///path), or a
-    `postgresql://` URL."""
+    `postgresql://` URL; with up to `connections` connections for operations from many tasks at once."""
     if db and db.startswith(("postgresql://", "postgres://")):
         from toolwire_client.store.postgres import PostgresRunStore
 
-        return await PostgresRunStore(db).open()
+        return await PostgresRunStore(db, connections).open()
     from toolwire_client.store.sqlite import SqliteRunStore, default_sqlite_path
 
     path = db.removeprefix("sqlite:///") if db else None
-    return await SqliteRunStore(path or default_sqlite_path()).open()
+    return await SqliteRunStore(path or default_sqlite_path(), connections).open()

@@ -18,8 +18,8 @@ class PostgresRunStore(SqlRunStore):
     ts_type = "TIMESTAMPTZ"
     for_update = " FOR UPDATE"
 
-    def __init__(self, url: str) -> None:
-        super().__init__()
+    def __init__(self, url: str, connections: int = 1) -> None:
+        super().__init__(connections)
         self.url = url
 
     def __repr__(self) -> str:

@@ -1,7 +1,9 @@
 """The run store logic both back ends share: one row per run (state as JSON plus indexed columns), the decisions
 table, optimistic versions, atomic claims and the approval cross-check. Subclasses supply the connection and dialect.
 
-All SQL runs synchronously on one connection in a worker thread (anyio.to_thread), one transaction per operation.
+All SQL runs synchronously in a worker thread (anyio.to_thread), one transaction per operation, on a connection the
+operation holds for its duration: a store opened with `connections=N` keeps up to N, so many runs in one process
+(a fleet worker's) share a few connections instead of opening one each.
 """
 
 import json
@@ -43,9 +45,18 @@ class SqlRunStore(ABC):
     ts_type = "TEXT"
     for_update = ""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._conn: Any = None
+    def __init__(self, connections: int = 1) -> None:
+        if connections < 1:
+            raise ValueError(f"a run store needs at least one connection, not {connections}")
+        self._size = connections
+        self._slots = threading.BoundedSemaphore(connections)
+        self._idle: list[Any] = []
+        self._held = threading.local()
+
+    @property
+    def _conn(self) -> Any:
+        """The connection the operation running in this thread holds."""
+        return self._held.conn
 
     # -- dialect hooks -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -84,13 +95,26 @@ class SqlRunStore(ABC):
 
     # -- plumbing ------------------------------------------------------------------------------------------------
     async def _run(self, fn: Callable[[], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                if self._conn is None:
-                    self._conn = self._connect()
-                return fn()
+        def held() -> T:
+            with self._slots:
+                try:
+                    conn = self._idle.pop()
+                except IndexError:
+                    conn = self._connect()
+                self._held.conn = conn
+                try:
+                    return fn()
+                finally:
+                    self._held.conn = None
+                    self._put_back(conn)
 
-        return await anyio.to_thread.run_sync(locked)
+        return await anyio.to_thread.run_sync(held)
+
+    def _put_back(self, conn: Any) -> None:
+        """An idle connection for the next operation; one the server or the network closed is dropped."""
+        if getattr(conn, "closed", False):
+            return
+        self._idle.append(conn)
 
     def _execute(self, cur: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         cur.execute(self._sql(sql), params)
@@ -101,16 +125,19 @@ class SqlRunStore(ABC):
         return self
 
     async def aclose(self) -> None:
+        """Close every connection, once the operations under way have ended (a later operation connects again)."""
+
         def close() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            for _ in range(self._size):
+                self._slots.acquire()
+            try:
+                while self._idle:
+                    self._idle.pop().close()
+            finally:
+                for _ in range(self._size):
+                    self._slots.release()
 
-        await anyio.to_thread.run_sync(lambda: self._with_lock(close))
-
-    def _with_lock(self, fn: Callable[[], None]) -> None:
-        with self._lock:
-            fn()
+        await anyio.to_thread.run_sync(close)
 
     # -- schema --------------------------------------------------------------------------------------------------
     def _migrate(self) -> None:

@@ -16,8 +16,8 @@ def default_sqlite_path() -> Path:
 
 
 class SqliteRunStore(SqlRunStore):
-    def __init__(self, path: str | Path) -> None:
-        super().__init__()
+    def __init__(self, path: str | Path, connections: int = 1) -> None:
+        super().__init__(connections)
         self.path = Path(path)
 
     def __repr__(self) -> str:
