@@ -86,7 +86,7 @@ def _free_port() -> int:
 
 def start_rig(tmp: Path) -> Rig:
     pg_root = Path(tempfile.mkdtemp(prefix="toolwire-pg-bench-"))  # its own: start_postgres hands it to `postgres`
-    pg_url = start_postgres(pg_root, max_connections=400)  # 3 workers x (50 runs + DBOS's pool) connections
+    pg_url = start_postgres(pg_root, max_connections=400)  # room for 3 workers even at a connection per run
     postmaster = int((pg_root / "data" / "postmaster.pid").read_text().split()[0])
     model = subprocess.Popen(
         [sys.executable, "-m", "bench.loopback_model", str(MODEL_DELAY_S)], cwd=REPO, stdout=subprocess.PIPE
@@ -378,6 +378,13 @@ def figures(one: dict[str, Any], three: dict[str, Any], killed: dict[str, Any]) 
             "s",
             "the bound DEAD_S + BEAT_S + queue polling (defaults)",
             DEAD_S + BEAT_S + POLL_S,
+        ),
+        figure(
+            "3 workers: peak connections to PostgreSQL (DBOS's pools and the run stores')",
+            three.get("peak_connections", float("nan")),
+            "connections",
+            f"runs driven at once (3 x --concurrency {CONCURRENCY})",
+            3 * CONCURRENCY,
         ),
         figure(
             "3 workers: rows written per loop step, all tables",
