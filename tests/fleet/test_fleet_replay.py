@@ -4,11 +4,13 @@ it already answered) and goes on from the first step that never finished; the no
 reached its server is answered "outcome unknown" and never sent again, the idempotent one is sent again with its
 key and written once. And a sub-agent's approval wakes the fleet run above it (its top run's workflow waits)."""
 
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from fleet_procs import start_worker, started
+from fleet_procs import FAST_TAKEOVER, start_worker, started
 
 from helpers.polling import wait_until
 from store.procs import DRIVER, REPO, cli, kill_pid_in, load, rows
@@ -125,5 +127,49 @@ async def test_a_sub_agents_approval_wakes_the_fleet_run_above_it(tmp_path: Path
         worker.stop()
         await store.aclose()
     assert (await load(db, child)).status == "done"
+    assert rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0] == 1
+    assert rows(tools_db, "SELECT COUNT(*) FROM notes")[0][0] == 1
+
+
+async def test_a_worker_whose_event_loop_stalls_beats_on_and_keeps_its_run(tmp_path: Path) -> None:
+    """The model blocks its worker's event loop for longer than a worker may be silent: the heartbeat (its own
+    thread, loop and connection) goes on, so the other worker takes nothing over and nothing runs twice."""
+    db, tools_db, gate = str(tmp_path / "runs.db"), tmp_path / "tools.sqlite3", tmp_path / "gate"
+    gate.mkdir()
+    driver = (sys.executable, DRIVER, "cli")
+    env = {"DURABLE_GATE_DIR": str(gate), "DURABLE_HANG_STEP": "1"}  # turn 1 blocks until gate/release exists
+    workers = [start_worker(db, tmp_path / f"w{i}.log", concurrency=1, command=driver, env_extra=env) for i in range(2)]
+    store = await open_store(db)
+    try:
+        for w in workers:
+            wait_until(lambda w=w: started(w), "the workers to take runs", timeout_s=60, interval_s=0.1)
+        fleet = FleetClient(db)
+        try:
+            config = RunConfig(
+                model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
+            )
+            run_id = await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
+        finally:
+            fleet.close()
+        wait_until((gate / "model_started").exists, "the model call to block its worker", timeout_s=60)
+        stalled, since = int((gate / "model_started").read_text()), time.time()
+        silent_s = float(FAST_TAKEOVER["TOOLWIRE_FLEET_DEAD_S"])
+
+        def beat_of_stalled() -> float:
+            with sqlite3.connect(db) as conn:
+                row = conn.execute("SELECT MAX(beat_at) FROM fleet_executors WHERE pid = ?", (stalled,)).fetchone()
+            return float(row[0] or 0)
+
+        wait_until(lambda: beat_of_stalled() > since + silent_s + 1, "the stalled worker to beat on", timeout_s=30)
+        logs = "".join(w.log.read_text() for w in workers)
+        assert "took over" not in logs, logs
+        (gate / "release").touch()
+        finished = cli(db, "wait", run_id, "--timeout", "60")
+        assert finished.returncode == 0, finished.stdout + finished.stderr + logs
+    finally:
+        for w in workers:
+            w.stop()
+        await store.aclose()
+    assert (gate / "model_calls").read_text().split() == ["1", "2"]  # no second execution asked the model again
     assert rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0] == 1
     assert rows(tools_db, "SELECT COUNT(*) FROM notes")[0][0] == 1

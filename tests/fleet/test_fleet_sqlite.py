@@ -18,6 +18,7 @@ from toolwire_client.cli.fleet import WAITING
 from toolwire_client.fleet.ratelimit import take_slot
 from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.store import open_store
+from toolwire_client.store.claims import claim_owner
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -137,3 +138,29 @@ def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> N
     told = toolwire("wait", run_id, "--db", db, "--timeout", "30")
     assert told.returncode == 1 and len(told.stderr.strip().splitlines()) == 1, told.stderr
     assert f"will not go on: its fleet workflow {run_id} is CANCELLED" in told.stderr
+
+
+async def test_a_run_held_by_a_live_driver_is_driven_once_it_lets_go(db: str, tmp_path: Path) -> None:
+    """A leg that finds its run leased by a live process (a worker wrongly taken for dead, a `toolwire resume`)
+    tries again until the lease is let go, each try with its own tool sources (a shared connection's lease opens
+    once), and then drives the run to its end."""
+    queued = toolwire(
+        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server",
+        server(tmp_path / "s.sqlite3"), "--max-steps", "6", "--db", db,
+    )  # fmt: skip
+    run_id, holder = queued.stdout.strip(), claim_owner()  # this test's process: alive, so its lease holds
+    store = await open_store(db)
+    try:
+        await store.claim(run_id, holder)
+        w = start_worker(db, tmp_path / "worker.log", concurrency=2)
+        try:
+            tried = f"run {run_id}: run {run_id} is being driven by another process ({holder}"
+            wait_until(lambda: tried in w.log.read_text(), "the leg to find the run held", timeout_s=60)
+            await store.release(run_id, holder)
+            done = toolwire("wait", run_id, "--db", db, "--timeout", "60", timeout_s=90)
+        finally:
+            w.stop()
+        assert done.returncode == 0 and "5900.0 rupees" in done.stdout, done.stdout + w.log.read_text()
+        assert "could not be driven" not in w.log.read_text()
+    finally:
+        await store.aclose()

@@ -5,12 +5,13 @@ notices that a worker is gone."""
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Awaitable, Callable
 
 import anyio
 
-from toolwire_client.store import SqlRunStore
+from toolwire_client.store import SqlRunStore, open_store
 from toolwire_client.store.sql import Tx
 
 BEAT_S = float(os.environ.get("TOOLWIRE_FLEET_BEAT_S", "1"))
@@ -19,7 +20,8 @@ DEAD_S = float(os.environ.get("TOOLWIRE_FLEET_DEAD_S", "5"))
 at once; a run's lease then fences the takeover (at once for a dead process on this host, after the lease TTL for
 one on another host), so a worker only thought dead never drives a run beside its taker."""
 
-Recover = Callable[[list[str]], Awaitable[int]]
+Recover = Callable[[list[str]], int]
+"""DBOS's recovery of the given executors' pending workflows (blocking): how many it put back."""
 
 
 def new_executor_id() -> str:
@@ -60,17 +62,56 @@ async def forget(store: SqlRunStore, executor_id: str, beat_at: float) -> None:
 
 
 async def keep_beating(
-    store: SqlRunStore, executor_id: str, recover: Recover, on_takeover: Callable[[str, int], None]
+    db: str | None, executor_id: str, recover: Recover, on_takeover: Callable[[str, int], None]
 ) -> None:
-    """Forever: this worker's beat, then the takeover of every dead executor's workflows. Recovery first, row last:
-    a taker that dies in between leaves the row, and the next live worker recovers again (DBOS makes that a no-op
-    for workflows already back on the queue)."""
-    while True:
-        await beat(store, executor_id)
+    """Until cancelled: this worker's beat and the takeover of dead executors, on a thread of their own with their
+    own event loop and database connections. On the worker's loop they waited behind the runs it drives (its event
+    loop, its store's connections): a live worker driving 50 runs beat late, and the others took its runs over."""
+    stop, failure = threading.Event(), list[BaseException]()
+
+    def main() -> None:
+        try:
+            anyio.run(_beat_until, stop, db, executor_id, recover, on_takeover)
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=main, name="toolwire-heartbeat", daemon=True)
+    thread.start()
+    try:
+        await anyio.to_thread.run_sync(thread.join, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1))
+    finally:
+        stop.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(thread.join, limiter=anyio.CapacityLimiter(1))
+    if failure:
+        raise failure[0]
+
+
+async def _beat_until(
+    stop: threading.Event, db: str | None, executor_id: str, recover: Recover, on_takeover: Callable[[str, int], None]
+) -> None:
+    """The beat and the takeover apart: a takeover of hundreds of runs takes seconds, and the beat goes on."""
+
+    async def every_beat(job: Callable[[], Awaitable[None]]) -> None:
+        while not stop.is_set():
+            await job()
+            await anyio.to_thread.run_sync(stop.wait, BEAT_S)
+        group.cancel_scope.cancel()
+
+    async def take_over() -> None:
+        """Recovery first, row last: a taker that dies in between leaves the row, and the next live worker recovers
+        again (DBOS makes that a no-op for workflows already back on the queue)."""
         for dead, beat_at in await dead_executors(store):
             if dead == executor_id:
                 continue  # our own beat was late (a stalled process): we are evidently alive
-            taken = await recover([dead])
+            taken = await anyio.to_thread.run_sync(recover, [dead])
             await forget(store, dead, beat_at)
             on_takeover(dead, taken)
-        await anyio.sleep(BEAT_S)
+
+    store = await open_store(db, connections=2)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(every_beat, lambda: beat(store, executor_id))
+            group.start_soon(every_beat, take_over)
+    finally:
+        await store.aclose()

@@ -17,7 +17,7 @@ from toolwire_client.store import open_store
 from toolwire_client.tools.shared_connections import SharedConnections
 
 DB_CONNECTIONS = 8
-"""At most this many run-store connections per worker, shared by its runs and its heartbeat: a step holds one for a
+"""At most this many run-store connections per worker, shared by the runs it drives: a step holds one for a
 few milliseconds per save, so 8 serve far more runs than one core drives, where a connection per run would cost
 the database a backend per run (10,000 agents: 10,000 connections)."""
 
@@ -44,7 +44,7 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     from dbos import DBOS
 
     executor_id = heartbeat.new_executor_id()
-    store = await open_store(options.db, connections=min(DB_CONNECTIONS, options.concurrency + 1))
+    store = await open_store(options.db, connections=min(DB_CONNECTIONS, options.concurrency))
     SETTINGS.store, SETTINGS.per_minute, SETTINGS.say = store, dict(options.per_minute or {}), say
     try:
         await ensure_tables(store)
@@ -65,15 +65,14 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
                 + f"; a worker silent for {heartbeat.DEAD_S:g} s is taken over"
             )
 
-            async def recover(executor_ids: list[str]) -> int:
-                handles = await anyio.to_thread.run_sync(lambda: DBOS._recover_pending_workflows(executor_ids))
-                return len(handles)
+            def recover(executor_ids: list[str]) -> int:
+                return len(DBOS._recover_pending_workflows(executor_ids))
 
             def taken(dead: str, count: int) -> None:
                 say(f"worker {executor_id}: took over {count} run(s) of dead worker {dead}")
 
             async with anyio.create_task_group() as group:
-                group.start_soon(heartbeat.keep_beating, store, executor_id, recover, taken)
+                group.start_soon(heartbeat.keep_beating, options.db, executor_id, recover, taken)
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                     async for _ in signals:
                         say(f"worker {executor_id}: stopping; its unfinished runs go to the other workers")

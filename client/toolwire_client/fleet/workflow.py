@@ -100,25 +100,29 @@ async def drive(run_id: str) -> RunStatus:
     state: RunState = await DBOS.run_step_async({"name": "load"}, store.load, run_id)
     if state.status not in DRIVABLE:
         return state.status  # ended already: a duplicate delivery
-    try:
-        agent = _agent(state, store, leg)
-    except Exception as exc:
-        return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
+    said_held = False
     try:
         while True:
+            agent = _agent(state, store, leg)  # one per try: a try opens and closes its tool sources once
             try:
                 await agent.resume(state)
-                if leg.replayed_steps:
-                    SETTINGS.say(f"run {run_id}: replayed {leg.replayed_steps} recorded step(s) of its leg")
-                return state.status
-            except RunAlreadyClaimed:  # a dead driver's lease on another host runs out; a live one finishes
+            except RunAlreadyClaimed as held:  # a dead driver's lease on another host runs out; a live one finishes
+                if not said_held:
+                    SETTINGS.say(f"run {run_id}: {held}; trying every {CLAIM_RETRY_S:g} s")
+                    said_held = True
                 await anyio.sleep(CLAIM_RETRY_S)
+                continue
+            finally:
+                await agent.model.aclose()
+            if leg.replayed_steps:
+                SETTINGS.say(f"run {run_id}: replayed {leg.replayed_steps} recorded step(s) of its leg")
+            return state.status
     except dbos_error.DBOSException:
         raise  # DBOS's own (a replay that went another way): the workflow's error, not the run's
     except Exception as exc:
-        return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, _explained(exc))
-    finally:
-        await agent.model.aclose()
+        why = _explained(exc)
+        SETTINGS.say(f"run {run_id}: could not be driven: {why}")
+        return await DBOS.run_step_async({"name": "fail"}, _fail, run_id, why)
 
 
 def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
