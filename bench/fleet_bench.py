@@ -182,6 +182,19 @@ def run_rows(db: str) -> list[tuple[str, int, float, float, float | None]]:
     return [(r[0], int(r[1]), float(r[2]), float(r[3]), r[4] / 1000 if r[4] is not None else None) for r in rows]
 
 
+def not_done_reasons(db: str) -> dict[str, int]:
+    """How many runs ended other than `done`, by status, stop reason and the first line of their report."""
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT status, state->>'stop_reason', state->>'report' FROM runs WHERE status <> 'done'"
+        ).fetchall()
+    reasons: dict[str, int] = {}
+    for status, stop, report in rows:
+        key = f"{status} ({stop}): {str(report or '').splitlines()[0][:300] if report else '-'}"
+        reasons[key] = reasons.get(key, 0) + 1
+    return reasons
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -288,7 +301,7 @@ async def batch(rig: Rig, workers: int, n: int, kill_midway: bool = False) -> di
     result |= {
         "done": len(done),
         "lost": n - len(done),
-        "not_done": sorted({r[0] for r in rows if r[0] != "done"}),
+        "not_done": not_done_reasons(db),
         "steps": steps,
         "tool_calls": tool_calls,
         "wall_s": round(finished - began, 2),

@@ -125,8 +125,10 @@ async def statuses(store: SqlRunStore, run_ids: list[str]) -> dict[str, str]:
 
 
 def refunds(support_db: Path) -> int:
-    """Refund rows the tool server wrote for one run (its database exists once the run's first call ran)."""
-    conn = sqlite3.connect(support_db.resolve().as_uri() + "?mode=ro", uri=True)
+    """Refund rows the tool server wrote for one run (its database exists once the run's first call ran). Opened
+    read-write, never created: a tool server that died mid-write (its worker killed -9) leaves a hot journal, which
+    only a writable connection rolls back (read-only, the read fails); the rolled-back write never happened."""
+    conn = sqlite3.connect(support_db.resolve().as_uri() + "?mode=rw", uri=True)
     try:
         return int(conn.execute("SELECT COUNT(*) FROM refunds").fetchone()[0])
     finally:

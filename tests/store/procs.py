@@ -88,7 +88,7 @@ def kill_pid_in(marker: Path) -> None:
 def rows(tools_db: Path, sql: str) -> list[tuple[Any, ...]]:
     """What `sql` reads from the tools' side-effect database. A missing table or a wrong query raises: the tools
     create both tables on their first call, so "nothing written" is a count of 0, never an empty answer."""
-    conn = sqlite3.connect(tools_db.resolve().as_uri() + "?mode=ro", uri=True)  # a wrong path must not make a file
+    conn = sqlite3.connect(tools_db.resolve().as_uri() + "?mode=rw", uri=True)  # never makes a file; see refunds()
     try:
         return conn.execute(sql).fetchall()
     finally:
