@@ -129,3 +129,24 @@ async def test_stdio_false_shares_http_only() -> None:
         runs = await runs_at_once(2, turns=1)
         assert pool.connections == 0
     assert len({answers[0]["pid"] for _, answers in runs}) == 2  # each run its own stdio server, as without a pool
+
+
+async def test_a_run_that_starts_on_a_dropped_shared_connection_lists_its_tools_on_the_new_one() -> None:
+    """The server dies while a run holds the connection between two calls; a run that starts then meets the drop
+    in its tools/list (a read, so asked again), not in a call: it starts on the new server, as the held run goes on."""
+    async with SharedConnections() as pool:
+        holder = Paused(2)
+        held: list[tuple[RunState, list[dict[str, Any]]]] = []
+
+        async def hold() -> None:
+            held.append(await run(holder))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hold)
+            await holder.waiting.wait()
+            os.kill(holder.pid, signal.SIGKILL)
+            [(_, answers)] = await runs_at_once(1, turns=1)
+            holder.go.set()
+        assert pool.connections == 1
+    assert answers[0]["pid"] != holder.pid  # the starting run's first call went to the new server
+    assert held[0][1][-1]["pid"] == answers[0]["pid"]

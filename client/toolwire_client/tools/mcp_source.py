@@ -256,11 +256,18 @@ class McpSource:
         return self._info
 
     async def list_tools(self) -> list[ToolSpec]:
-        client, _ = await self._connected()
+        """Every tool the server lists (all pages). A read, so a connection that dropped under it is asked again
+        once it is made again: a shared connection's drop must not fail the runs that were only starting on it."""
+        try:
+            return await self._list_tools()
+        except ToolTransportError:
+            return await self._list_tools()
+
+    async def _list_tools(self) -> list[ToolSpec]:
         specs: list[ToolSpec] = []
         cursor: str | None = None
         while True:
-            page = await client.list_tools(cursor=cursor)
+            page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
             specs += [_spec(tool, self.name) for tool in page.tools]
             cursor = page.next_cursor
             if not cursor:
