@@ -42,6 +42,8 @@ async def test_a_hung_or_cpu_bound_isolated_tool_times_out_and_its_worker_is_gon
     """A sync tool blocked forever, and an async one stuck in big-integer C code (9 ** 9 ** 9): both 1.5 s."""
     marker = tmp_path / tool
     async with logged_stdio_client(tmp_path / "server.log") as client:
+        # The timeout counts the wait for a worker too: on a slow machine a cold one may not reach the tool in 1.5 s.
+        assert int(text_of(await client.call_tool("worker_pid", {}))) != os.getpid()
         result = await client.call_tool(tool, {"marker": str(marker)})
         pid = await started_pid(marker)
         assert result.is_error and kind(result) == "timeout", text_of(result)
