@@ -20,7 +20,7 @@ from toolwire_client.delegate import child_run_id
 from toolwire_client.delegation import Delegation
 from toolwire_client.fleet.app import system_database_url
 from toolwire_client.fleet.submit import FleetClient, submit
-from toolwire_client.store import open_store
+from toolwire_client.store import SqlRunStore, open_store
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -34,6 +34,18 @@ def durable_server(tools_db: Path, gate: Path) -> ServerSpec:
     )
 
 
+async def submit_refund_and_note(store: SqlRunStore, db: str, tools_db: Path, gate: Path) -> str:
+    """The durable tools' run (a note and a refund at once, then the answer), submitted to the fleet."""
+    fleet = FleetClient(db)
+    try:
+        config = RunConfig(
+            model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
+        )
+        return await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
+    finally:
+        fleet.close()
+
+
 async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_path: Path) -> None:
     db, tools_db, gate = str(tmp_path / "runs.db"), tmp_path / "tools.sqlite3", tmp_path / "gate"
     gate.mkdir()
@@ -45,14 +57,7 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
     try:
         wait_until(lambda: started(first), "the first worker to take runs", timeout_s=60, interval_s=0.1)
         store = await open_store(db)
-        fleet = FleetClient(db)
-        try:
-            config = RunConfig(
-                model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
-            )
-            run_id = await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
-        finally:
-            fleet.close()
+        run_id = await submit_refund_and_note(store, db, tools_db, gate)
         wait_until((gate / "send_note_started").exists, "the note to be in flight", timeout_s=60, interval_s=0.05)
         wait_until(lambda: bool(rows(tools_db, "SELECT COUNT(*) FROM refunds")[0][0]), "the refund's write")
         first.kill9()
@@ -143,14 +148,7 @@ async def test_a_worker_whose_event_loop_stalls_beats_on_and_keeps_its_run(tmp_p
     try:
         for w in workers:
             wait_until(lambda w=w: started(w), "the workers to take runs", timeout_s=60, interval_s=0.1)
-        fleet = FleetClient(db)
-        try:
-            config = RunConfig(
-                model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
-            )
-            run_id = await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
-        finally:
-            fleet.close()
+        run_id = await submit_refund_and_note(store, db, tools_db, gate)
         wait_until((gate / "model_started").exists, "the model call to block its worker", timeout_s=60)
         stalled, since = int((gate / "model_started").read_text()), time.time()
         silent_s = float(FAST_TAKEOVER["TOOLWIRE_FLEET_DEAD_S"])
