@@ -15,9 +15,9 @@ run alone. The old mode, each run with its own MCP session (httpx pool, SDK sess
 a reference row at 1,000 runs: it shows the before.
 
 `python -m bench.scale_bench [RUNS]` prints the figures as JSON; `run()` returns them for bench/run.py, and
-`measure()` is the one measuring function (tests/test_bench_scale.py runs it small). `run()` sets the process's
-garbage collector as `toolwire worker` does (client/toolwire_client/many_runs.py: with CPython's defaults the
-throughput ratio at 10,000 runs was 0.76).
+`measure()` is the one measuring function (tests/test_bench_scale.py runs it small). Each mode is measured in a
+fresh process (`--mode shared|old`) that sets its garbage collector as `toolwire worker` does
+(client/toolwire_client/many_runs.py: with CPython's defaults the throughput ratio at 10,000 runs was 0.76).
 """
 
 import argparse
@@ -291,20 +291,35 @@ def _more_files() -> None:
 
 def run(runs: int = RUNS, old_mode_runs: int = OLD_MODE_RUNS) -> dict[str, Any]:
     """The shared-connection figures at `runs`, then (0 to skip) the old session-per-run mode at `old_mode_runs`,
-    each against a fresh server; the shared one first, so its memory is measured in a process the old mode's
-    gigabyte has not fragmented."""
+    each in a fresh process against a fresh server: peak RSS is a process's high-water mark, so a mode measured
+    after another would be measured on the heap the first left free (the old mode read 0.05 KiB per run so)."""
+    shared = measured_apart(runs, shared=True)
+    old = measured_apart(old_mode_runs, shared=False) if old_mode_runs else None
+    return {**shared, "old_mode": old, "figures": _figures(shared, old)}
+
+
+def measured_apart(runs: int, *, shared: bool) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "bench.scale_bench", str(runs), "--mode", "shared" if shared else "old"]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[1:])} exited {done.returncode}: {done.stderr[-2000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout)
+    return figures
+
+
+def measured_here(runs: int, *, shared: bool) -> dict[str, Any]:
     _more_files()
     tune_gc_for_many_runs()  # as `toolwire worker` does: see client/toolwire_client/many_runs.py
     with echo_server() as (url, proc):
-        shared = anyio.run(lambda: measure(runs, url, proc))
-    old = None
-    if old_mode_runs:
-        with echo_server() as (url, proc):
-            old = anyio.run(lambda: measure(old_mode_runs, url, proc, shared=False))
-    return {**shared, "old_mode": old, "figures": _figures(shared, old)}
+        return anyio.run(lambda: measure(runs, url, proc, shared=shared))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="?", type=int, default=RUNS, help=f"concurrent runs (default {RUNS})")
-    print(json.dumps(run(parser.parse_args().runs), indent=2))
+    parser.add_argument("--mode", choices=["shared", "old"], help="only this mode, in this process")
+    options = parser.parse_args()
+    if options.mode:
+        print(json.dumps(measured_here(options.runs, shared=options.mode == "shared")))
+    else:
+        print(json.dumps(run(options.runs), indent=2))
