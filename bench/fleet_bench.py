@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -188,11 +189,11 @@ def not_done_reasons(db: str) -> dict[str, int]:
         rows = conn.execute(
             "SELECT status, state->>'stop_reason', state->>'report' FROM runs WHERE status <> 'done'"
         ).fetchall()
-    reasons: dict[str, int] = {}
-    for status, stop, report in rows:
-        key = f"{status} ({stop}): {str(report or '').splitlines()[0][:300] if report else '-'}"
-        reasons[key] = reasons.get(key, 0) + 1
-    return reasons
+    return dict(
+        Counter(
+            f"{status} ({stop}): {report.splitlines()[0][:300] if report else '-'}" for status, stop, report in rows
+        )
+    )
 
 
 def _p(values: list[float], q: float) -> float:

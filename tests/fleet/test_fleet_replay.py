@@ -7,6 +7,7 @@ key and written once. And a sub-agent's approval wakes the fleet run above it (i
 import sqlite3
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -154,7 +155,7 @@ async def test_a_worker_whose_event_loop_stalls_beats_on_and_keeps_its_run(tmp_p
         silent_s = float(FAST_TAKEOVER["TOOLWIRE_FLEET_DEAD_S"])
 
         def beat_of_stalled() -> float:
-            with sqlite3.connect(db) as conn:
+            with closing(sqlite3.connect(db)) as conn:  # sqlite3's own `with` commits, it does not close
                 row = conn.execute("SELECT MAX(beat_at) FROM fleet_executors WHERE pid = ?", (stalled,)).fetchone()
             return float(row[0] or 0)
 
