@@ -67,7 +67,11 @@ class ServerSpec(BaseModel):
     name: str | None = None
     """Used to prefix tool names two servers share; defaults to server1, server2, ..."""
     env: dict[str, str] = Field(default_factory=dict)
-    """Set for a stdio server on top of what it inherits (PATH, HOME, TOOLWIRE_* and OTEL_* settings)."""
+    """Set for a stdio server on top of the minimal environment it starts with (tools/server_env.py); saved with
+    the run, so never a secret: name a secret's variable in pass_env instead."""
+    pass_env: list[str] = Field(default_factory=list)
+    """Variables a stdio server gets from the environment of the process that starts it (a key it needs); the
+    names are saved, never the values."""
     cwd: str | None = None
     token_env: str | None = None
     """Name of the environment variable holding the bearer token for an HTTP server, read where the run runs."""
@@ -76,16 +80,28 @@ class ServerSpec(BaseModel):
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":
-        if (self.command is None) == (self.url is None):
+        if self.command is not None and self.url is not None:
             raise ValueError('a server needs exactly one of command = ["python", "server.py"] or url = "http://..."')
+        if self.is_reference and (self.name is None or self.env or self.pass_env or self.cwd or self.token_env):
+            raise ValueError(
+                'a server needs command = ["python", "server.py"] or url = "http://..." (or only a name, for a '
+                "server of the servers file of the process that runs it)"
+            )
         if self.command is not None and not self.command:
             raise ValueError("a server's command is empty")
         if self.oauth is not None and (self.url is None or self.token_env is not None):
             raise ValueError("oauth is for an HTTP server (url = ...) and replaces token_env: give one of them")
         return self
 
+    @property
+    def is_reference(self) -> bool:
+        """Only a name: a server of the servers file of the process that runs it (a fleet run names its servers so;
+        see trusted_servers.py)."""
+        return self.command is None and self.url is None
+
     def expand(self, values: dict[str, str]) -> "ServerSpec":
-        """Fill {python} (this interpreter), {here} (the eval file's folder), {attempt_dir} (a fresh folder per run)."""
+        """Fill {python} (this interpreter), {here} (the eval file's folder), {attempt_dir} (a fresh folder per run),
+        {run_id} (in a servers file: the run the server is started for)."""
 
         def fill(text: str) -> str:
             for key, value in values.items():
@@ -97,6 +113,7 @@ class ServerSpec(BaseModel):
                 "command": [fill(part) for part in self.command] if self.command else None,
                 "url": fill(self.url) if self.url else None,
                 "env": {key: fill(value) for key, value in self.env.items()},
+                "cwd": fill(self.cwd) if self.cwd else None,
             }
         )
 
@@ -153,20 +170,30 @@ def config_of(state: RunState) -> RunConfig:
 
 
 def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = None) -> list[ToolSource]:
-    """One MCP client source per server. A stdio server inherits only PATH/HOME and toolwire's own settings (never
-    provider keys), plus its spec's env; an HTTP server gets the bearer token from its token_env variable, or from
+    """One MCP client source per server. A stdio server starts with a minimal environment (tools/server_env.py:
+    never toolwire's secrets nor provider keys) plus what its spec passes, and says which variables it got (names
+    only) to `stderr_sink`; an HTTP server gets the bearer token from its token_env variable, or from
     its OAuth client credentials. A stdio server's stderr goes to `stderr_sink` (default: this process's stderr)."""
     from toolwire_client.tools.mcp_source import McpSource
+    from toolwire_client.tools.server_env import described, server_environment
     from toolwire_client.tools.server_stderr import ServerStderr
     from toolwire_client.tools.shared_connections import active_pool
 
-    inherited = _inherited_env()
     sources: list[ToolSource] = []
     for i, server in enumerate(servers):
+        if server.is_reference:
+            raise ValueError(
+                f"tool server '{server.name}' is only a name: a server of a servers file (`toolwire worker --servers "
+                "FILE`, `toolwire resume RUN --servers FILE`) starts it"
+            )
         token = os.environ.get(server.token_env) if server.token_env else None
-        env = {**inherited, **server.env} if server.command else None
         name = server.name or f"server{i + 1}"
         stderr = ServerStderr(name, stderr_sink) if stderr_sink else None
+        env = None
+        if server.command:
+            env, missing = server_environment(server.env, server.pass_env)
+            if stderr_sink is not None:
+                stderr_sink(name, described(env, missing))
         auth = _client_credentials(server.oauth, server.url) if server.oauth else None
         source = McpSource(
             name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
@@ -189,11 +216,3 @@ def _client_credentials(spec: OAuthClientSpec, url: str | None) -> "ClientCreden
         audience=spec.audience,
         secret_name=f"env var {spec.client_secret_env} (the OAuth client secret)",
     )
-
-
-def _inherited_env() -> dict[str, str]:
-    from toolwire_otel.setup import child_process_env
-
-    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
-    passed = {k: v for k, v in os.environ.items() if k in keep or k.startswith(("TOOLWIRE_", "OTEL_"))}
-    return passed | child_process_env()  # and the trace file of this process's `--trace FILE`, if any

@@ -1,24 +1,38 @@
 """Resuming a saved run in this process: rebuild its agent from the saved config and go on. The agent takes the
-run's lease, so a run that another live process drives is refused (RunAlreadyClaimed) before anything runs."""
+run's lease, so a run that another live process drives is refused (RunAlreadyClaimed) before anything runs; the
+tool servers started are only those this process trusts (trusted_servers.py)."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from typing import Protocol
 
-from toolwire_client.config import RunConfig, config_of
+from toolwire_client.config import RunConfig, ServerSpec, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
+from toolwire_client.trusted_servers import ServerTrust, resume_trust
 
-AgentFactory = Callable[[RunConfig, RunStore], Awaitable[Agent]]
+
+class AgentFactory(Protocol):
+    """Builds the agent of a config; `servers`, for a saved run, the specs to start instead of the config's."""
+
+    def __call__(
+        self, config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None
+    ) -> Awaitable[Agent]: ...
 
 
-async def build_agent(config: RunConfig, store: RunStore | None) -> Agent:
+async def build_agent(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
     """The agent of a saved run, rebuilt from its config."""
-    return Agent.from_config(config, store=store)
+    return Agent.from_config(config, store=store, servers=servers)
 
 
-async def resume_run(store: RunStore, run_id: str, build: AgentFactory = build_agent) -> RunState:
+async def resume_run(
+    store: RunStore, run_id: str, build: AgentFactory = build_agent, trust: ServerTrust | None = None
+) -> RunState:
+    """Go on with `run_id`; `trust`: this user's seal and no servers file, unless given."""
     state = await store.load(run_id)
-    agent = await build(config_of(state), store)
+    config = config_of(state)
+    servers = (trust or resume_trust(None)).specs_for(run_id, state.config, config)
+    agent = await build(config, store, servers)
     try:
         return await agent.resume(state)
     finally:

@@ -7,16 +7,17 @@ below. Every exit is an exception; `_close_turn` is the one place a step ends on
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 from opentelemetry.trace import Span
 
-from toolwire_client import budget, exits
+from toolwire_client import budget, exits, seal
 from toolwire_client.approval_rules import NotApproved, answer_without_running
 from toolwire_client.budget import PriceFn
 from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.client_tools import toolbox_for
-from toolwire_client.config import RunConfig, RunLimits, build_sources
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.current_run import driving
 from toolwire_client.hooks import ToolHook, run_after, run_before
 from toolwire_client.lease import Lease, held
@@ -87,10 +88,12 @@ class Agent:
         stderr_sink: LineSink | None = None,
         on_text: OnText | None = None,
         on_progress: OnProgress | None = None,
+        servers: list[ServerSpec] | None = None,
     ) -> "Agent":
         """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
         stderr to `stderr_sink`, default this process's stderr); `on_text` gets a streamed model's text deltas,
-        `on_progress` the progress reports of running tool calls."""
+        `on_progress` the progress reports of running tool calls. `servers`: the specs to start instead of the
+        config's own, for a saved run (what trusted_servers.py resolved them to; the config keeps its own)."""
         from toolwire_client.models import make_model
 
         model = make_model(
@@ -101,7 +104,8 @@ class Agent:
             stream=config.stream,
             on_text=on_text,
         )
-        toolbox = toolbox_for(config, build_sources(config.servers, stderr_sink), on_progress)
+        sources = build_sources(config.servers if servers is None else servers, stderr_sink)
+        toolbox = toolbox_for(config, sources, on_progress)
         return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property
@@ -149,7 +153,7 @@ class Agent:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
             async with self.toolbox.opened():
-                state.config = state.config or self._recorded_config()  # with the tools offered, once listed
+                state.config = state.config or self._recorded_config(state.run_id)  # the tools offered, listed
                 with driving(self, state):  # the run a delegate call is made in
                     await self._drive_held(state, resuming, span)
         return state
@@ -534,9 +538,11 @@ class Agent:
         await self._save(state)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
-    def _recorded_config(self) -> dict[str, object]:
-        """The config as saved with the run: with the tool definitions offered, so replay offers the same ones."""
-        return self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
+    def _recorded_config(self, run_id: str) -> dict[str, Any]:
+        """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
+        sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
+        recorded = self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
+        return seal.sealed(run_id, recorded)
 
     async def _save(self, state: RunState) -> None:
         if self.store is None:

@@ -7,6 +7,7 @@ variable): the OpenTelemetry API then stays its no-op self and every span helper
 import atexit
 import logging
 import os
+import re
 import socket
 import sys
 import threading
@@ -218,15 +219,21 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
     return handle
 
 
+OTLP_CREDENTIALS = re.compile(r"^OTEL_EXPORTER_OTLP_(?:[A-Z]+_)?(?:HEADERS|CLIENT_KEY)$")
+"""Variables holding an OTLP backend's credentials (Langfuse's Basic auth, an API key header), never passed on."""
+
+
 def child_process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The OTEL_* variables a spawned tool server needs to export to the same place (the MCP stdio client passes
     the child only a handful of variables, so a stdio source must add these to its `env`), and the trace file of
     `--trace FILE`. OTEL_SERVICE_NAME is
-    left out: the server names itself toolwire-server rather than taking the agent's name."""
+    left out: the server names itself toolwire-server rather than taking the agent's name; so are the OTLP headers
+    and client key, which carry the tracing backend's credentials (a server spec names them to pass them)."""
     passed = {
         key: value
         for key, value in (os.environ if env is None else env).items()
-        if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME") or key == TRACE_FILE_ENV
+        if (key.startswith("OTEL_") and key != "OTEL_SERVICE_NAME" and not OTLP_CREDENTIALS.match(key))
+        or key == TRACE_FILE_ENV
     }
     if env is None and _installed is not None and _installed.exporter.startswith("file:"):
         passed[TRACE_FILE_ENV] = str(Path(_installed.exporter.removeprefix("file:")).resolve())

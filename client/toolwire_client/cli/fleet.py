@@ -11,7 +11,8 @@ import click
 
 from toolwire_client.approvals import decided
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.cli.run import config_from, config_options
+from toolwire_client.cli.run import config_from, submitted_config_options
+from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.state import RunState
 from toolwire_client.store import SqlRunStore
 
@@ -49,17 +50,26 @@ def _per_minute(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     help="At most N model requests per minute to PROVIDER across the fleet (e.g. anthropic=50); give every worker "
     "the same.",
 )
-def worker(db: str | None, concurrency: int, queue_concurrency: int | None, per_minute: dict[str, int]) -> None:
+@servers_file_option("The tool servers this worker starts, by name ([servers.NAME] tables); a run names them.")
+def worker(
+    db: str | None,
+    concurrency: int,
+    queue_concurrency: int | None,
+    per_minute: dict[str, int],
+    servers_file: str | None,
+) -> None:
     """Take submitted runs from the fleet's queue and drive them, until stopped (SIGTERM or Ctrl-C)."""
     from toolwire_client.fleet.worker import WorkerOptions, serve
+    from toolwire_client.trusted_servers import worker_trust
 
-    options = WorkerOptions(db, concurrency, queue_concurrency, per_minute)
+    trust = worker_trust(servers_file)  # a mistake in the file: one line, before anything starts
+    options = WorkerOptions(db, concurrency, queue_concurrency, per_minute, trust=trust)
     anyio.run(serve, options, lambda line: click.echo(line, err=True))
 
 
 @click.command("submit")
 @click.argument("task")
-@config_options
+@submitted_config_options
 @db_option
 def submit(task: str, db: str | None, **options: object) -> None:
     """Save a run of TASK and put it on the fleet's queue; prints its run id (`toolwire wait RUN_ID` follows it)."""

@@ -14,7 +14,7 @@ from toolwire_client.cli._store import db_option
 from toolwire_client.cli.progress import LiveProgress
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.delegation import Delegation
 from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
@@ -73,7 +73,7 @@ def with_prices_and_printing(
     """Agent.from_config, plus the price table for costs, the live step table (with streamed text when `live`,
     and the progress of running tool calls) and where servers' stderr goes."""
 
-    async def build(config: RunConfig, store: RunStore) -> Agent:
+    async def build(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
         price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
         on_step = print_step(console, live)
@@ -85,6 +85,7 @@ def with_prices_and_printing(
             stderr_sink=stderr_sink,
             on_text=live,
             on_progress=LiveProgress(console, live),
+            servers=servers,
         )
 
     return build
@@ -141,14 +142,30 @@ verbose_option = click.option(
 
 
 def config_options(fn: F) -> F:
-    """The options that make a run's RunConfig (model, servers, limits, ...): `run` and `submit` take the same."""
-    for option in reversed(_CONFIG_OPTIONS):
+    """The options that make a run's RunConfig (model, servers, limits, ...) for `run`."""
+    for option in reversed([_MODEL_OPTION, *_SERVER_OPTIONS, *_CONFIG_OPTIONS]):
         fn = option(fn)
     return fn
 
 
-_CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
-    click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped()),
+def submitted_config_options(fn: F) -> F:
+    """`submit`'s: the same but the servers, which are named from the workers' servers file, and no base URL (a
+    worker's secrets go only where its own configuration sends them: trusted_servers.py)."""
+    for option in reversed([_MODEL_OPTION, _SERVER_NAME_OPTION, *_CONFIG_OPTIONS]):
+        fn = option(fn)
+    return fn
+
+
+_MODEL_OPTION = click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped())
+_SERVER_NAME_OPTION = click.option(
+    "--server",
+    "server_names",
+    multiple=True,
+    metavar="NAME",
+    callback=servers.names,
+    help="A tool server of the workers' servers file (`toolwire worker --servers FILE`), by name (repeatable).",
+)
+_SERVER_OPTIONS: list[Callable[[Any], Any]] = [
     click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy)."),
     click.option(
         "--server",
@@ -173,6 +190,17 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         callback=servers.token_variable,
         help="Environment variable holding the bearer token for --server-url.",
     ),
+    click.option(
+        "--server-env",
+        "server_env",
+        multiple=True,
+        metavar="NAME[=VALUE]",
+        callback=servers.server_env,
+        help="Pass NAME to every --server from this environment (never saved), or set NAME=VALUE (saved with the "
+        "run); a server gets only a minimal environment otherwise (docs/security.md).",
+    ),
+]
+_CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
     click.option(
         "--tool-choice",
         metavar="auto|required|none|TOOL",
@@ -251,10 +279,12 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
 def config_from(
     *,
     model_spec: str | None,
-    base_url: str | None,
-    commands: list[list[str]],
-    urls: list[str],
-    token_env: str | None,
+    base_url: str | None = None,
+    commands: list[list[str]] | None = None,
+    urls: list[str] | None = None,
+    token_env: str | None = None,
+    server_env: tuple[dict[str, str], list[str]] = ({}, []),
+    server_names: list[str] | None = None,
     tool_choice: str | None,
     prompt_cache: PromptCache,
     stream: bool,
@@ -272,9 +302,16 @@ def config_from(
     max_cost: float | None,
     max_wall: float | None,
 ) -> RunConfig:
-    """The RunConfig the config options describe; a combination that makes no sense is a usage error."""
-    if not commands and not urls:
+    """The RunConfig the config options describe; a combination that makes no sense is a usage error.
+    `server_names`: a submitted run's servers, by their names in the workers' servers file."""
+    if server_names is not None:
+        if not server_names:
+            raise click.UsageError("name at least one tool server of the workers' servers file: --server NAME")
+        specs = [ServerSpec(name=name) for name in server_names]
+    elif not commands and not urls:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
+    else:
+        specs = servers.server_specs(commands or [], urls or [], token_env, server_env)
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
@@ -284,7 +321,7 @@ def config_from(
         tool_choice=tool_choice,
         prompt_cache=prompt_cache,
         stream=stream,
-        servers=servers.server_specs(commands, urls, token_env),
+        servers=specs,
         system=system,
         limits=limits,
         risky_tools=list(risky),

@@ -9,12 +9,14 @@ from rich.table import Table
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.run import note_server_log, print_server_log, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
-from toolwire_client.config import RunConfig
+from toolwire_client.cli.servers import servers_file_option
+from toolwire_client.config import RunConfig, ServerSpec
 from toolwire_client.durable import resume_run
 from toolwire_client.loop import Agent
 from toolwire_client.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
+from toolwire_client.trusted_servers import resume_trust
 
 
 def _when(summary: RunSummary, field: str) -> str:
@@ -72,16 +74,20 @@ def runs(db: str | None, limit: int, as_json: bool) -> None:
 @click.command("resume")
 @click.argument("run_id")
 @db_option
+@servers_file_option(
+    "Tool servers to start for the run, by the names it saved (for a run this user's toolwire did not save)."
+)
 @verbose_option
-def resume(run_id: str, db: str | None, verbose: bool) -> None:
+def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool) -> None:
     """Continue RUN_ID: run approved calls, answer rejected ones, settle calls cut off by a crash, go on."""
     output = ServerOutput(run_id, verbose=verbose)
+    trust = resume_trust(servers_file)
 
-    async def build(config: RunConfig, store: RunStore | None) -> Agent:
-        return Agent.from_config(config, store=store, stderr_sink=output.line)
+    async def build(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
+        return Agent.from_config(config, store=store, stderr_sink=output.line, servers=servers)
 
     async def work(store: SqlRunStore) -> RunState:
-        return await resume_run(store, run_id, build)
+        return await resume_run(store, run_id, build, trust)
 
     try:
         state = with_store(db, work)

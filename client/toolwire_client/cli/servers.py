@@ -6,12 +6,16 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import click
 
 from toolwire_client.config import ServerSpec
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[list[str]]:
@@ -31,6 +35,19 @@ def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
             raise click.BadParameter(f"{value!r}: the program '{argv[0]}' {where}", ctx, param)
         argvs.append(argv)
     return argvs
+
+
+def names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
+    """`submit --server NAME` values: names of the workers' servers file, never a command or a URL."""
+    for value in values:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", value):
+            raise click.BadParameter(
+                f"{value!r}: a submitted run names a server of the workers' servers file (e.g. --server support), "
+                "never a command or a URL: a worker starts only the servers it was configured with",
+                ctx,
+                param,
+            )
+    return list(values)
 
 
 def this_toolwire() -> list[str]:
@@ -55,7 +72,38 @@ def token_variable(ctx: click.Context, param: click.Parameter, value: str | None
     return value
 
 
-def server_specs(argvs: list[list[str]], urls: list[str], token_env: str | None) -> list[ServerSpec]:
+def servers_file_option(help_text: str) -> Callable[[F], F]:
+    """`--servers FILE`: a TOML servers file ([servers.NAME] tables; trusted_servers.py), read when it is used."""
+    return click.option(
+        "--servers",
+        "servers_file",
+        metavar="FILE",
+        type=click.Path(exists=True, dir_okay=False),
+        help=help_text,
+    )
+
+
+def server_env(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """--server-env NAME=VALUE (a value, saved with the run) or NAME (passed from this environment, never saved)."""
+    values_given: dict[str, str] = {}
+    names: list[str] = []
+    for value in values:
+        name, equals, given = value.partition("=")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise click.BadParameter(f"{value!r}: give NAME or NAME=VALUE (e.g. --server-env API_KEY)", ctx, param)
+        if equals:
+            values_given[name] = given
+        else:
+            names.append(name)
+    return values_given, names
+
+
+def server_specs(
+    argvs: list[list[str]],
+    urls: list[str],
+    token_env: str | None,
+    env: tuple[dict[str, str], list[str]] = ({}, []),
+) -> list[ServerSpec]:
     """One ServerSpec per server, each named after what it serves (the log's prefix and, for tools two servers
     share, the tool names' prefix)."""
     names: list[str] = []
@@ -65,7 +113,10 @@ def server_specs(argvs: list[list[str]], urls: list[str], token_env: str | None)
         names.append(name)
         return name if not taken else f"{name}-{taken + 1}"
 
-    specs = [ServerSpec(name=unique(_safe(_command_name(argv))), command=argv) for argv in argvs]
+    values, passed = env
+    specs = [
+        ServerSpec(name=unique(_safe(_command_name(argv))), command=argv, env=values, pass_env=passed) for argv in argvs
+    ]
     specs += [ServerSpec(name=unique("http"), url=url, token_env=token_env) for url in urls]
     return specs
 

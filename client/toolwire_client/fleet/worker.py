@@ -3,7 +3,7 @@ dead workers' runs. Runs until SIGTERM or SIGINT; a worker killed -9 is noticed 
 
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
@@ -15,6 +15,7 @@ from toolwire_client.fleet.workflow import SETTINGS
 from toolwire_client.many_runs import tune_gc_for_many_runs
 from toolwire_client.store import open_store
 from toolwire_client.tools.shared_connections import SharedConnections
+from toolwire_client.trusted_servers import ServerTrust, worker_trust
 
 DB_CONNECTIONS = 8
 """At most this many run-store connections per worker, shared by the runs it drives: a step holds one for a
@@ -31,6 +32,8 @@ class WorkerOptions:
     """Runs the whole fleet drives at once (DBOS global concurrency); None: no fleet-wide limit."""
     per_minute: dict[str, int] | None = None
     polling_s: float = 0.5
+    trust: ServerTrust = field(default_factory=lambda: worker_trust(None))
+    """The tool servers this worker starts (`--servers FILE`)."""
 
 
 async def serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
@@ -46,6 +49,7 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     executor_id = heartbeat.new_executor_id()
     store = await open_store(options.db, connections=min(DB_CONNECTIONS, options.concurrency))
     SETTINGS.store, SETTINGS.per_minute, SETTINGS.say = store, dict(options.per_minute or {}), say
+    SETTINGS.trust = options.trust
     try:
         await ensure_tables(store)
         DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]
@@ -63,6 +67,7 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
                 f"worker {executor_id}: taking runs from queue {QUEUE}, driving {options.concurrency} at once here"
                 + (f", {options.queue_concurrency} in the fleet" if options.queue_concurrency else "")
                 + f"; a worker silent for {heartbeat.DEAD_S:g} s is taken over"
+                + f"; tool servers: {', '.join(sorted(options.trust.servers)) or 'none (no --servers FILE)'}"
             )
 
             def recover(executor_ids: list[str]) -> int:

@@ -20,6 +20,7 @@ from toolwire_client.loop import Agent
 from toolwire_client.pricing import default_prices
 from toolwire_client.state import RunState, RunStatus
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState
+from toolwire_client.trusted_servers import ServerTrust, worker_trust
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
 LEG_CHECK_S, DECISION_CHECK_S = 60.0, 3600.0
@@ -39,6 +40,8 @@ class WorkerSettings:
     """Provider ('anthropic', 'openai', 'scripted', ...) -> model requests per minute across the fleet."""
     say: Callable[[str], None] = lambda line: None
     """The worker's log line: how many recorded steps a taken-over leg replayed."""
+    trust: ServerTrust = field(default_factory=lambda: worker_trust(None))
+    """The tool servers this worker starts (its servers file); a run's saved config never adds one."""
 
 
 SETTINGS = WorkerSettings()
@@ -127,8 +130,10 @@ async def drive(run_id: str) -> RunStatus:
 
 def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
     config: RunConfig = config_of(state)
+    servers = SETTINGS.trust.specs_for(state.run_id, state.config, config)  # Untrusted: the run fails, readably
     prices, model = default_prices(), config.model.partition(":")[2] or config.model
-    agent = Agent.from_config(config, store=StepStore(store, leg), price_fn=lambda usage: prices.cost(model, usage))
+    price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
+    agent = Agent.from_config(config, store=StepStore(store, leg), price_fn=price_fn, servers=servers)
     limit = SETTINGS.per_minute.get(agent.model.provider)
     if limit is not None:
         agent.model = RateLimited(agent.model, store, limit)
