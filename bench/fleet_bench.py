@@ -210,16 +210,15 @@ async def batch(rig: Rig, workers: int, n: int, kill_midway: bool = False) -> di
     half the runs have ended."""
     db = fresh_database(rig.pg_url, f"bench_{uuid.uuid4().hex[:8]}")
     tmp = Path(tempfile.mkdtemp(prefix="fleet-bench-"))
+    support = [ServerSpec(name="support", url=rig.tools_url)]  # the workers' own servers file
+    model_at = {"OPENAI_BASE_URL": rig.model_url}  # and their own model settings: a submitted run names neither
     procs = [
-        fleet_procs.start_worker(db, tmp / f"w{i}.log", concurrency=CONCURRENCY, fast_takeover=False)
+        fleet_procs.start_worker(
+            db, tmp / f"w{i}.log", concurrency=CONCURRENCY, fast_takeover=False, env_extra=model_at, servers=support
+        )
         for i in range(workers)
     ]
-    config = RunConfig(
-        model="openai:loopback",
-        base_url=rig.model_url,
-        servers=[ServerSpec(name="support", url=rig.tools_url)],
-        limits=RunLimits(max_steps=8),
-    )
+    config = RunConfig(model="openai:loopback", servers=[ServerSpec(name="support")], limits=RunLimits(max_steps=8))
     result: dict[str, Any] = {"workers": workers, "concurrency_per_worker": CONCURRENCY, "runs": n}
     worker_cpu: dict[int, float] = {}
     try:

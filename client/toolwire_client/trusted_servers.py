@@ -7,7 +7,7 @@ variables to read. So a process rebuilding a saved run trusts only its own confi
 - a fleet worker starts only the servers of its own servers file (`toolwire worker --servers FILE`), looked up by
   the names the run gives; a submitted run brings no command, URL, token variable, environment or base URL;
 - `toolwire resume` rebuilds a configuration this user's toolwire saved and sealed (seal.py) as it is, and
-  otherwise only the servers of a servers file it is given (`--servers FILE`), by name.
+  otherwise starts the servers of a servers file it is given (`--servers FILE`) in place of the saved ones, by name.
 
 A run that names anything else stops with a reason that says what was refused and what would be accepted."""
 
@@ -97,6 +97,7 @@ class ServerTrust:
         return "this worker did not configure" if not self.takes_seal else "this user's toolwire did not save"
 
     def _resolved(self, run_id: str, spec: ServerSpec) -> ServerSpec:
+        """This process's own server of the name `spec` gives: whatever else a saved spec says is not used."""
         name = spec.name or "(unnamed)"
         own = self.servers.get(name)
         if own is None:
@@ -105,11 +106,6 @@ class ServerTrust:
             raise Untrusted(
                 f"run {run_id} {what} '{name}', which is not in {self.source} (servers it has: {known}); a process "
                 "starts only the tool servers of its own configuration (docs/security.md)"
-            )
-        if not spec.is_reference and spec != own:
-            raise Untrusted(
-                f"run {run_id}'s tool server '{name}' differs from the one of that name in {self.source}; a process "
-                "starts only the tool servers of its own configuration: name the server only (docs/security.md)"
             )
         if not RUN_ID.match(run_id) or ".." in run_id:
             raise Untrusted(f"run id {run_id!r} cannot name a tool server's files; start runs with toolwire")

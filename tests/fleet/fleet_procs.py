@@ -2,6 +2,7 @@
 submit scripted runs on the real support tool server (one SQLite per run, so its refunds can be counted), decide
 the approvals, poll the run store until every run has ended."""
 
+import json
 import os
 import signal
 import socket
@@ -25,10 +26,35 @@ FAST_TAKEOVER = {"TOOLWIRE_FLEET_BEAT_S": "0.5", "TOOLWIRE_FLEET_DEAD_S": "3"}
 """A worker silent for 3 s is dead in these tests (default 5 s), so a kill -9 is taken over quickly."""
 
 
-def support_server(support_db: Path) -> ServerSpec:
-    """The support desk over stdio, started as `python -m toolwire_server` (cheaper than the CLI entry point)."""
+def support_server(tmp: Path) -> ServerSpec:
+    """The support desk over stdio, started as `python -m toolwire_server` (cheaper than the CLI entry point), as a
+    worker's servers file names it: each run its own database (`support_db`), so its refunds can be counted."""
     command = [sys.executable, "-m", "toolwire_server", "examples.support_tools:registry", "--stdio"]
-    return ServerSpec(name="support", command=command, env={"TOOLWIRE_SUPPORT_DB": str(support_db)}, cwd=str(REPO))
+    env = {"TOOLWIRE_SUPPORT_DB": str(tmp / "support-{run_id}.sqlite3")}
+    return ServerSpec(name="support", command=command, env=env, cwd=str(REPO))
+
+
+def support_db(tmp: Path, run_id: str) -> Path:
+    """The database `support_server(tmp)` gives run `run_id`."""
+    return tmp / f"support-{run_id}.sqlite3"
+
+
+def servers_file(path: Path, specs: list[ServerSpec]) -> Path:
+    """A worker's servers file (`toolwire worker --servers FILE`) holding `specs` under their names."""
+
+    def toml(value: Any) -> str:
+        if isinstance(value, dict):
+            return "{ " + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + " }"
+        if isinstance(value, list):
+            return "[" + ", ".join(toml(v) for v in value) + "]"
+        return json.dumps(value)  # a JSON string, number or bool is TOML too
+
+    lines = []
+    for spec in specs:
+        lines.append(f"[servers.{spec.name}]")
+        lines += [f"{k} = {toml(v)}" for k, v in spec.model_dump(exclude_defaults=True, exclude={"name"}).items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 @dataclass
@@ -59,14 +85,18 @@ def start_worker(
     fast_takeover: bool = True,
     command: tuple[str, ...] = (TOOLWIRE,),
     env_extra: dict[str, str] | None = None,
+    servers: list[ServerSpec] | None = None,
 ) -> Worker:
-    """`toolwire worker` (or `command worker`, e.g. a driver with a test's scripted model registered)."""
+    """`toolwire worker` (or `command worker`, e.g. a driver with a test's scripted model registered), with a
+    servers file of `servers` beside its log."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLWIRE_DB", "TOOLWIRE_FLEET_"))}
     env |= FAST_TAKEOVER if fast_takeover else {}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     env |= env_extra or {}
     out = log.open("wb")
     argv = [*command, "worker", "--db", db, "--concurrency", str(concurrency), *extra]
+    if servers:
+        argv += ["--servers", str(servers_file(log.with_suffix(".servers.toml"), servers))]
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     return Worker(proc, log, out)
 
@@ -95,12 +125,12 @@ async def submit_runs(
     planned = []
     for i in range(n):
         refund = i % refunds_every == 0
-        support_db = tmp / f"support-{i}.sqlite3"
         model = "scripted:support_demo" if refund else "scripted:recovers"
         task = "Refund one item of order A123" if refund else "What does order A123 cost with GST?"
-        config = RunConfig(model=model, servers=[support_server(support_db)], limits=RunLimits(max_steps=8))
-        run_id = await submit(store, fleet, task, config)
-        planned.append(Planned(run_id, support_db, refund, approve=refund and (i // refunds_every) % 5 != 4))
+        config = RunConfig(model=model, servers=[ServerSpec(name="support")], limits=RunLimits(max_steps=8))
+        run_id = await submit(store, fleet, task, config)  # the workers' servers file: support_server(tmp)
+        approve = refund and (i // refunds_every) % 5 != 4
+        planned.append(Planned(run_id, support_db(tmp, run_id), refund, approve=approve))
     return planned
 
 

@@ -21,6 +21,7 @@ from fleet_procs import (
     started,
     statuses,
     submit_runs,
+    support_server,
 )
 
 from helpers.polling import await_until, wait_until
@@ -41,7 +42,8 @@ def db(postgres_url: str) -> str:
 
 @pytest.fixture
 def workers(db: str, tmp_path: Path) -> Iterator[list[Worker]]:
-    started_workers = [start_worker(db, tmp_path / f"worker-{i}.log", concurrency=4) for i in range(3)]
+    support = [support_server(tmp_path)]
+    started_workers = [start_worker(db, tmp_path / f"worker-{i}.log", concurrency=4, servers=support) for i in range(3)]
     try:
         for w in started_workers:
             wait_until(lambda w=w: started(w), "a worker to take runs", timeout_s=60, interval_s=0.1)

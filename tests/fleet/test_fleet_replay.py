@@ -26,6 +26,10 @@ from toolwire_client.store import SqlRunStore, open_store
 pytestmark = pytest.mark.timeout(180)
 
 
+DURABLE = ServerSpec(name="durable")
+"""How a submitted run names the durable tools: the workers' servers file says how to start them."""
+
+
 def durable_server(tools_db: Path, gate: Path) -> ServerSpec:
     return ServerSpec(
         name="durable",
@@ -39,9 +43,7 @@ async def submit_refund_and_note(store: SqlRunStore, db: str, tools_db: Path, ga
     """The durable tools' run (a note and a refund at once, then the answer), submitted to the fleet."""
     fleet = FleetClient(db)
     try:
-        config = RunConfig(
-            model="scripted:durable", servers=[durable_server(tools_db, gate)], limits=RunLimits(max_steps=6)
-        )
+        config = RunConfig(model="scripted:durable", servers=[DURABLE], limits=RunLimits(max_steps=6))
         return await submit(store, fleet, "Refund 5 USD on order A123 and leave a note", config)
     finally:
         fleet.close()
@@ -54,7 +56,14 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
     (gate / "hold_send_note").touch()  # the note is written, then holds before it answers
     driver = (sys.executable, DRIVER, "cli")  # `toolwire` with the test's scripted model registered
     env = {"DURABLE_GATE_DIR": str(gate)}
-    first = start_worker(db, tmp_path / "first.log", concurrency=1, command=driver, env_extra=env)
+    first = start_worker(
+        db,
+        tmp_path / "first.log",
+        concurrency=1,
+        command=driver,
+        env_extra=env,
+        servers=[durable_server(tools_db, gate)],
+    )
     try:
         wait_until(lambda: started(first), "the first worker to take runs", timeout_s=60, interval_s=0.1)
         store = await open_store(db)
@@ -68,7 +77,14 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
     (gate / "hold_send_note").unlink()
     assert (gate / "model_calls").read_text().split() == ["1"]
 
-    second = start_worker(db, tmp_path / "second.log", concurrency=1, command=driver, env_extra=env)
+    second = start_worker(
+        db,
+        tmp_path / "second.log",
+        concurrency=1,
+        command=driver,
+        env_extra=env,
+        servers=[durable_server(tools_db, gate)],
+    )
     log = tmp_path / "second.log"
     try:  # the worker says so once the taken-over leg has ended
         wait_until(lambda: f"run {run_id}: replayed" in log.read_text(), "the leg's replay", timeout_s=90)
@@ -103,7 +119,9 @@ async def test_a_sub_agents_approval_wakes_the_fleet_run_above_it(tmp_path: Path
     db, tools_db, gate = str(tmp_path / "runs.db"), tmp_path / "tools.sqlite3", tmp_path / "gate"
     gate.mkdir()
     driver = (sys.executable, DRIVER, "cli")
-    worker = start_worker(db, tmp_path / "worker.log", concurrency=1, command=driver)
+    worker = start_worker(
+        db, tmp_path / "worker.log", concurrency=1, command=driver, servers=[durable_server(tools_db, gate)]
+    )
     store = await open_store(db)
     try:
         wait_until(lambda: started(worker), "the worker to take runs", timeout_s=60, interval_s=0.1)
@@ -111,7 +129,7 @@ async def test_a_sub_agents_approval_wakes_the_fleet_run_above_it(tmp_path: Path
         try:
             config = RunConfig(
                 model="scripted:durable_delegates",
-                servers=[durable_server(tools_db, gate)],
+                servers=[DURABLE],
                 limits=RunLimits(max_steps=6),
                 risky_tools=["refund"],
                 delegate=Delegation(),
@@ -144,7 +162,17 @@ async def test_a_worker_whose_event_loop_stalls_beats_on_and_keeps_its_run(tmp_p
     gate.mkdir()
     driver = (sys.executable, DRIVER, "cli")
     env = {"DURABLE_GATE_DIR": str(gate), "DURABLE_HANG_STEP": "1"}  # turn 1 blocks until gate/release exists
-    workers = [start_worker(db, tmp_path / f"w{i}.log", concurrency=1, command=driver, env_extra=env) for i in range(2)]
+    workers = [
+        start_worker(
+            db,
+            tmp_path / f"w{i}.log",
+            concurrency=1,
+            command=driver,
+            env_extra=env,
+            servers=[durable_server(tools_db, gate)],
+        )
+        for i in range(2)
+    ]
     store = await open_store(db)
     try:
         for w in workers:

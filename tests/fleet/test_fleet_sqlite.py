@@ -5,12 +5,11 @@ run back on the queue; a user's mistakes as one line; the per-provider request b
 import json
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fleet_procs import Worker, refunds, start_worker, started
+from fleet_procs import Worker, refunds, start_worker, started, support_db, support_server
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.polling import wait_until
@@ -21,11 +20,6 @@ from toolwire_client.store import open_store
 from toolwire_client.store.claims import claim_owner
 
 pytestmark = pytest.mark.timeout(180)
-
-
-def server(support_db: Path) -> str:
-    serve = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
-    return f"env TOOLWIRE_SUPPORT_DB={support_db} {serve}"
 
 
 def toolwire(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
@@ -39,7 +33,13 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture
 def worker(db: str, tmp_path: Path) -> Iterator[Worker]:
-    w = start_worker(db, tmp_path / "worker.log", concurrency=2, extra=("--rate-limit", "scripted=1000"))
+    w = start_worker(
+        db,
+        tmp_path / "worker.log",
+        concurrency=2,
+        extra=("--rate-limit", "scripted=1000"),
+        servers=[support_server(tmp_path)],
+    )
     try:
         wait_until(lambda: started(w), "the worker to take runs", timeout_s=60, interval_s=0.1)
         yield w
@@ -48,17 +48,17 @@ def worker(db: str, tmp_path: Path) -> Iterator[Worker]:
 
 
 def test_submit_wait_approve_on_one_machine(db: str, worker: Worker, tmp_path: Path) -> None:
-    plain_db, refund_db = tmp_path / "plain.sqlite3", tmp_path / "refund.sqlite3"
     plain = toolwire(
-        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server", server(plain_db),
+        "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server", "support",
         "--max-steps", "6", "--db", db,
     )  # fmt: skip
     refund = toolwire(
-        "submit", "Refund one item of order A123", "--model", "scripted:support_demo", "--server", server(refund_db),
+        "submit", "Refund one item of order A123", "--model", "scripted:support_demo", "--server", "support",
         "--db", db,
     )  # fmt: skip
     assert plain.returncode == 0 and refund.returncode == 0, plain.stderr + refund.stderr
     plain_id, refund_id = plain.stdout.strip(), refund.stdout.strip()
+    refund_db = support_db(tmp_path, refund_id)  # the worker's servers file gives each run its own
     assert plain_id.startswith("run_") and refund_id.startswith("run_") and plain_id != refund_id
 
     done = toolwire("wait", plain_id, "--db", db, "--timeout", "60", timeout_s=90)
@@ -125,7 +125,7 @@ def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> N
 
     queued = toolwire(
         "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server",
-        server(tmp_path / "s.sqlite3"), "--db", db,
+        "support", "--db", db,
     )  # fmt: skip
     run_id = queued.stdout.strip()
     still = toolwire("wait", run_id, "--db", db, "--timeout", "1")
@@ -146,13 +146,13 @@ async def test_a_run_held_by_a_live_driver_is_driven_once_it_lets_go(db: str, tm
     once), and then drives the run to its end."""
     queued = toolwire(
         "submit", "What does order A123 cost with GST?", "--model", "scripted:recovers", "--server",
-        server(tmp_path / "s.sqlite3"), "--max-steps", "6", "--db", db,
+        "support", "--max-steps", "6", "--db", db,
     )  # fmt: skip
     run_id, holder = queued.stdout.strip(), claim_owner()  # this test's process: alive, so its lease holds
     store = await open_store(db)
     try:
         await store.claim(run_id, holder)
-        w = start_worker(db, tmp_path / "worker.log", concurrency=2)
+        w = start_worker(db, tmp_path / "worker.log", concurrency=2, servers=[support_server(tmp_path)])
         try:
             tried = f"run {run_id}: run {run_id} is being driven by another process ({holder}"
             wait_until(lambda: tried in w.log.read_text(), "the leg to find the run held", timeout_s=60)
