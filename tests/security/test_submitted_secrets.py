@@ -15,7 +15,7 @@ from fleet.fleet_procs import Worker, start_worker, started, support_server
 from helpers.cli import clean_env, run_toolwire
 from helpers.loopback import LoopbackServer
 from helpers.polling import wait_until
-from toolwire_client.config import OAuthClientSpec, RunConfig, RunLimits, ServerSpec
+from toolwire_client.config import OAuthClientSpec, RunConfig, ServerSpec
 from toolwire_client.fleet.submit import FleetClient, submit
 from toolwire_client.store import open_store
 
