@@ -10,6 +10,8 @@ from typing import TextIO
 import platformdirs
 from rich.console import Console
 
+from toolwire_client.tools.server_stderr import NOTE
+
 LOG_DIR_ENV = "TOOLWIRE_LOG_DIR"
 
 
@@ -26,10 +28,12 @@ class ServerOutput:
         self.verbose = verbose
         self._console = Console(stderr=True, soft_wrap=True)
         self._file: TextIO | None = None
+        self._server_wrote = False
         self._lock = threading.Lock()
 
     def line(self, server: str, text: str) -> None:
         with self._lock:
+            self._server_wrote = self._server_wrote or not text.startswith(NOTE)
             if self.verbose:
                 self._console.print(f"{server} | {text}", style="dim", markup=False, highlight=False)
                 return
@@ -40,10 +44,10 @@ class ServerOutput:
             self._file.flush()
 
     def close(self) -> Path | None:
-        """Close the log; the path when something was written to it."""
+        """Close the log; the path when a server wrote to it (not only toolwire's notes of how it started them)."""
         with self._lock:
             if self._file is None:
                 return None
             self._file.close()
             self._file = None
-            return self.path
+            return self.path if self._server_wrote else None

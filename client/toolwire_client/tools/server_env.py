@@ -8,6 +8,8 @@ provider key: only what a process needs to start and to trace into the same plac
 import os
 from collections.abc import Mapping
 
+from toolwire_client.tools.server_stderr import NOTE
+
 BASE = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
 """What any program expects to find (the MCP SDK passes the first six itself)."""
 PYTHON = ("PYTHONPATH", "VIRTUAL_ENV")
@@ -40,7 +42,7 @@ def server_environment(
 
 def described(environment: Mapping[str, str], missing: list[str]) -> str:
     """One line for the server's log (and `-v`): the names it was given, never their values."""
-    line = "started with environment variables " + ", ".join(sorted(environment))
+    line = NOTE + "started with environment variables " + ", ".join(sorted(environment))
     if missing:
         line += "; not set here, so not passed: " + ", ".join(missing)
     return line

@@ -14,6 +14,8 @@ import anyio.to_thread
 
 LineSink = Callable[[str, str], None]
 """Called with (server name, one line of its stderr without the newline), from a reader thread."""
+NOTE = "toolwire: "
+"""The start of a line toolwire itself writes to a server's log (what it was started with), not the server's."""
 
 KEPT_LINES = 50
 """Lines of the latest start kept for an error message."""
