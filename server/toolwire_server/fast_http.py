@@ -57,10 +57,11 @@ class FastHttpCalls:
         if answer is None:
             log.info("call of %s cancelled (client went away)", call.name)
             return
+        # logged before the answer leaves: a client that reads the log once answered finds the line there
+        log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
-        log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
 
     def _candidate(self, scope: Scope) -> bool:
         """A POST to the MCP path that names tools/call at a modern version, each routing header exactly once."""
