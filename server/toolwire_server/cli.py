@@ -60,6 +60,32 @@ def _replica_name(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc)) from exc
 
 
+def _allowed(
+    check: Callable[[str], str],
+) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], tuple[str, ...]]:
+    """A click callback that checks each value of a repeatable option with `check` (host_origin.py)."""
+
+    def callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+        try:
+            return tuple(check(value) for value in values)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+
+    return callback
+
+
+def _check_host(value: str) -> str:
+    from toolwire_server.host_origin import check_allowed_host
+
+    return check_allowed_host(value)
+
+
+def _check_origin(value: str) -> str:
+    from toolwire_server.host_origin import check_allowed_origin
+
+    return check_allowed_origin(value)
+
+
 def limit_options(command: F) -> F:
     for flag, field, kind, text in reversed(LIMIT_OPTIONS):
         command = click.option(flag, field, type=kind, help=text)(command)
@@ -82,9 +108,25 @@ def limit_options(command: F) -> F:
 @click.option("--agent", help="stdio: serve only this agent's tools from the access config.")
 @limit_options
 @click.option(
-    "--allowed-host", "allowed_hosts", multiple=True, help="Host header to accept (repeatable; default loopback)."
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="HOST",
+    callback=_allowed(_check_host),
+    help="HTTP: also answer this Host header (NAME, NAME:PORT, or NAME:* for any port; repeatable) and browser "
+    "pages on it. Always answered, on any port: localhost, 127.0.0.1, [::1] and the bound address (bound to 0.0.0.0 "
+    "or ::, this machine's names and addresses); any other Host gets 421 (DNS-rebinding protection).",
 )
-@click.option("--allowed-origin", "allowed_origins", multiple=True, help="Origin header to accept (repeatable).")
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=_allowed(_check_origin),
+    help="HTTP: also serve browser pages from this Origin (SCHEME://NAME[:PORT], or ...:* for any port; "
+    "repeatable). Always served: requests with no Origin (not from a browser) and pages on an answered name at the "
+    "served port; any other Origin gets 403.",
+)
 @click.option(
     "--isolate",
     is_flag=True,

@@ -1,15 +1,16 @@
 """The lean path for tools/call over Streamable HTTP: a plain 2026-07-28 POST (fast_path.fast_call, and every rung of
-the SDK's modern-era ladder passes: transport security, Accept, routing headers) is answered here with the same JSON
+the SDK's modern-era ladder passes: Content-Type, Accept, routing headers) is answered here with the same JSON
 the SDK answers, without the session guard, the SDK's session manager, dispatcher and middleware chain. Anything
 else goes on to the SDK. The call is cancelled when the client goes away, as on the SDK path. Sits right inside
-`Gate`, which has already authenticated the caller and read the body."""
+`Gate`, which has already authenticated the caller and read the body, itself inside `HostOriginCheck`, which has
+already refused a foreign Host or Origin (DNS rebinding) for this path and the SDK's alike."""
 
 import logging
 
 import anyio
 import pydantic_core
 from mcp.server.streamable_http import check_accept_headers
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -25,11 +26,9 @@ _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 
 
 class FastHttpCalls:
-    def __init__(
-        self, app: ASGIApp, answerer: Answerer, mcp_path: str, security: TransportSecuritySettings | None
-    ) -> None:
+    def __init__(self, app: ASGIApp, answerer: Answerer, mcp_path: str) -> None:
         self.app, self.answerer, self.mcp_path = app, answerer, mcp_path
-        self.security = TransportSecurityMiddleware(security)
+        self.security = TransportSecurityMiddleware()  # Content-Type only: Host/Origin are host_origin.py's
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._candidate(scope):
@@ -57,10 +56,11 @@ class FastHttpCalls:
         if answer is None:
             log.info("call of %s cancelled (client went away)", call.name)
             return
+        # logged before the answer leaves: a client that reads the log once answered finds the line there
+        log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
-        log.debug("answered tools/call %s (id %r) on the fast path", call.name, call.request_id)
 
     def _candidate(self, scope: Scope) -> bool:
         """A POST to the MCP path that names tools/call at a modern version, each routing header exactly once."""

@@ -1,6 +1,6 @@
-"""Streamable HTTP at /mcp under uvicorn: bearer-token access (static tokens, and OAuth access tokens: see
-oauth.py), body-size limit and read deadlines (headers and body), Host/Origin checks, guarded sessions (bound to their
-agent, capped per agent and in all), /healthz.
+"""Streamable HTTP at /mcp under uvicorn: Host/Origin checks on every request (DNS rebinding: see host_origin.py),
+bearer-token access (static tokens, and OAuth access tokens: see oauth.py), body-size limit and read deadlines
+(headers and body), guarded sessions (bound to their agent, capped per agent and in all), /healthz.
 
 Only the SDK's default mode is offered (SSE responses, sessions for legacy clients): it is the one where a client
 that cancels or goes away really cancels the running tool in both protocol eras. Modern (2026-07-28) requests are
@@ -27,6 +27,7 @@ from toolwire_server.bodies import read_body, replay
 from toolwire_server.disconnect import CancelOnDisconnect
 from toolwire_server.fast_http import FastHttpCalls
 from toolwire_server.fast_path import Answerer
+from toolwire_server.host_origin import HostOriginCheck, HostOriginRule
 from toolwire_server.limits import ServerLimits
 from toolwire_server.oauth import OAuthVerifier, Refusal
 from toolwire_server.registry import Registry
@@ -39,7 +40,6 @@ from toolwire_shared import errors
 log = logging.getLogger("toolwire.server")
 
 MCP_PATH = "/mcp"
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class Gate:
@@ -174,16 +174,20 @@ def http_app(
     access: Access | None = None,
     limits: ServerLimits | None = None,
     host: str = "127.0.0.1",
+    port: int | None = None,
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
     replica: str | None = None,
     one_port_workers: int = 1,
 ) -> Starlette:
     """The Starlette app serving `registry` at /mcp (plus GET /healthz, and with an [oauth] access config the
-    protected-resource metadata, never behind auth). `replica`: this replica's name, at the start of the session
-    ids it issues; `one_port_workers` > 1: one of that many processes on one port, so no legacy sessions (see
-    replica_sessions.py)."""
+    protected-resource metadata, never behind auth). `host`, `port` (None: the port each connection arrived at)
+    and `allowed_hosts`/`allowed_origins` decide which Host and Origin headers are answered (host_origin.py).
+    `replica`: this replica's name, at the start of the session ids it issues; `one_port_workers` > 1: one of
+    that many processes on one port, so no legacy sessions (see replica_sessions.py). Raises ValueError for a
+    malformed allowed host or origin."""
     limits = limits or ServerLimits()
+    rule = HostOriginRule(host, port, allowed_hosts or (), allowed_origins or ())
     server = build_server(registry, limits=limits)
 
     async def healthz(request: Request) -> Response:
@@ -201,14 +205,9 @@ def http_app(
         paths = {oauth.METADATA_PATH, oauth.METADATA_PATH + MCP_PATH, urlsplit(verifier.metadata_url).path}
         routes += [Route(path, resource_metadata, methods=["GET"]) for path in sorted(paths)]
 
-    security = None
-    if allowed_hosts or allowed_origins or host not in _LOCAL_HOSTS:
-        # Bound beyond loopback: only the named hosts/origins pass (DNS-rebinding protection stays on).
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=allowed_hosts or [f"{host}:*"],
-            allowed_origins=allowed_origins or [f"http://{host}:*"],
-        )
+    # HostOriginCheck decides Host/Origin for every path; the SDK's own check (on by default on loopback) is off,
+    # so there is one rule, not two that can disagree. The SDK still checks a POST's Content-Type.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=limits.max_body_bytes,
@@ -233,14 +232,15 @@ def http_app(
     )
     if fast_path.enabled():  # inside Gate: the caller is known and the body read
         answerer = Answerer(registry, limits, server.server_info_stamp)
-        app.add_middleware(FastHttpCalls, answerer=answerer, mcp_path=MCP_PATH, security=security)
+        app.add_middleware(FastHttpCalls, answerer=answerer, mcp_path=MCP_PATH)
     app.add_middleware(
         Gate,
         access=access,
         max_body_bytes=limits.max_body_bytes,
         body_timeout_s=limits.body_timeout_s,
         oauth=verifier,
-    )  # outermost
+    )
+    app.add_middleware(HostOriginCheck, rule=rule)  # outermost: no path, route or method skips it
     return app
 
 

@@ -72,6 +72,7 @@ class ServeSpec:
             access=access,
             limits=self.limits,
             host=self.host,
+            port=self.port,
             allowed_hosts=list(self.allowed_hosts) or None,
             allowed_origins=list(self.allowed_origins) or None,
             replica=self.replica,
