@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolwire_server.uris import canonical
+
 TOKENS_ENV = "TOOLWIRE_TOKENS"
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """The JWT algorithms the server may accept: signatures checked with a public key only (never `none`, never HS*)."""
@@ -52,6 +54,12 @@ class Grant:
 
     def allows(self, tool: str) -> bool:
         return "*" in self.patterns or any(fnmatchcase(tool, pattern) for pattern in self.patterns)
+
+    def allows_uri(self, uri: str) -> bool:
+        """A resource URI, matched in canonical form (uris.py): `files://public/*` must not match a URI that a
+        template would decode to a path outside `public`. One that climbs out is never allowed."""
+        target = canonical(uri)
+        return target is not None and self.allows(target)
 
 
 ALL_TOOLS = Grant(agent="local", patterns=("*",))

@@ -17,6 +17,7 @@ from toolwire_server.access import Grant
 from toolwire_server.changes import Hub
 from toolwire_server.completion import complete
 from toolwire_server.registry import Registry
+from toolwire_server.uris import canonical
 from toolwire_shared import errors
 
 Context = ServerRequestContext[Any, Any]
@@ -58,23 +59,25 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[st
         shown = [t.mcp_template() for t in resources.templates if who.allows(str(t.template))]
         return types.ListResourceTemplatesResult(resource_templates=shown)
 
-    def check_uri(ctx: Context, uri: str) -> None:
+    def check_uri(ctx: Context, uri: str) -> str:
+        """The URI in canonical form (uris.py), if the caller may read it; refused, the same error as unknown."""
         who = grant_of(ctx)
-        if not (who.allows(uri) and resources.knows(uri)):
+        target = canonical(uri)
+        if target is None or not (who.allows(target) and resources.knows(target)):
             known = [*visible_resources(who), *visible_templates(who)]
             raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+        return target
 
     async def on_read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         check_uri(ctx, params.uri)
         return await resources.read(params.uri)
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        check_uri(ctx, params.uri)
-        hub.subscribe(ctx.session, params.uri)
+        hub.subscribe(ctx.session, check_uri(ctx, params.uri))
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        hub.unsubscribe(ctx.session, params.uri)
+        hub.unsubscribe(ctx.session, canonical(params.uri) or params.uri)
         return types.EmptyResult()
 
     async def on_completion(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
