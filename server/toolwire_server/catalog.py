@@ -10,12 +10,12 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
-from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import Grant
 from toolwire_server.changes import Hub
 from toolwire_server.completion import complete
+from toolwire_server.listen import AgentListens
 from toolwire_server.registry import Registry
 from toolwire_server.uris import canonical
 from toolwire_shared import errors
@@ -24,7 +24,7 @@ Context = ServerRequestContext[Any, Any]
 GrantOf = Callable[[Context], Grant]
 
 
-def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[str, Any]:
+def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_listens_per_agent: int) -> dict[str, Any]:
     """The `Server(...)` handler keyword arguments for prompts, resources, completion and subscriptions."""
     resources = registry.resources
 
@@ -73,7 +73,7 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[st
         return await resources.read(params.uri)
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        hub.subscribe(ctx.session, check_uri(ctx, params.uri))
+        hub.subscribe(ctx.session, grant_of(ctx), check_uri(ctx, params.uri))
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -104,5 +104,5 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[st
         "on_subscribe_resource": on_subscribe,
         "on_unsubscribe_resource": on_unsubscribe,
         "on_completion": on_completion,
-        "on_subscriptions_listen": ListenHandler(hub.bus),
+        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent),
     }
