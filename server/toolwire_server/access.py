@@ -16,6 +16,7 @@ agent whose `subject` it is, and that agent's `tools` apply: the same Grant as i
     required_scopes = ["mcp:tools"]               # every one must be in the token's `scope` (else 403); default none
     # jwks_url = "https://auth.example.com/.well-known/jwks.json"   # the default: <issuer>/.well-known/jwks.json
     # agent_claim = "sub"    algorithms = ["RS256", "ES256", ...]    leeway_s = 30    jwks_refetch_s = 60
+    # jwks_timeout_s = 5     (one deadline for a whole JWKS fetch; tokens with a cached key never wait for one)
 
     [agents.support]
     subject = "support-client"        # the agent_claim value of its tokens; `token` is then optional
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolwire_server.uris import canonical
+
 TOKENS_ENV = "TOOLWIRE_TOKENS"
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """The JWT algorithms the server may accept: signatures checked with a public key only (never `none`, never HS*)."""
@@ -52,6 +55,12 @@ class Grant:
 
     def allows(self, tool: str) -> bool:
         return "*" in self.patterns or any(fnmatchcase(tool, pattern) for pattern in self.patterns)
+
+    def allows_uri(self, uri: str) -> bool:
+        """A resource URI, matched in canonical form (uris.py): `files://public/*` must not match a URI that a
+        template would decode to a path outside `public`. One that climbs out is never allowed."""
+        target = canonical(uri)
+        return target is not None and self.allows(target)
 
 
 ALL_TOOLS = Grant(agent="local", patterns=("*",))
@@ -73,7 +82,9 @@ class OAuthSettings:
     jwks_refetch_s: float = 60.0
     """At most one JWKS fetch per this many seconds for an unknown `kid` (or after a failed fetch)."""
     jwks_max_age_s: float = 3600.0
-    """Keys older than this are fetched again when a token needs them (a failure keeps the old ones)."""
+    """Keys older than this are fetched again, in the background (a failure keeps the old ones)."""
+    jwks_timeout_s: float = 5.0
+    """One deadline for a whole JWKS fetch (connect, headers, every byte); only a token with no cached key waits."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,7 @@ _OAUTH_KEYS = {
     "leeway_s",
     "jwks_refetch_s",
     "jwks_max_age_s",
+    "jwks_timeout_s",
 }
 
 
@@ -189,10 +201,12 @@ def parse_oauth(table: Any, origin: str) -> OAuthSettings:
     if not isinstance(claim, str) or not claim:
         raise AccessConfigError(f'{where}.agent_claim must be a claim name such as "sub", "client_id" or "azp"')
     numbers = {key: _seconds(table, key, where, default) for key, default in _SECONDS.items()}
+    if numbers["jwks_timeout_s"] <= 0:
+        raise AccessConfigError(f"{where}.jwks_timeout_s must be a number of seconds above 0")
     return OAuthSettings(issuer, resource, jwks_url, scopes, claim, algorithms, **numbers)
 
 
-_SECONDS = {"leeway_s": 30.0, "jwks_refetch_s": 60.0, "jwks_max_age_s": 3600.0}
+_SECONDS = {"leeway_s": 30.0, "jwks_refetch_s": 60.0, "jwks_max_age_s": 3600.0, "jwks_timeout_s": 5.0}
 
 
 def _url(table: dict[str, Any], key: str, where: str) -> str:

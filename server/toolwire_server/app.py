@@ -109,7 +109,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
             tg.cancel_scope.cancel()
 
     async def note_connection(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        hub.seen(ctx.session)
+        hub.seen(ctx.session, caller_grant(ctx, grant))
         return await call_next(ctx)
 
     server: Server[Any] = _Server(
@@ -119,7 +119,12 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         get_tool_input_schema=input_schema,
-        **catalog_handlers(registry, lambda ctx: caller_grant(ctx, grant), hub),
+        **catalog_handlers(
+            registry,
+            lambda ctx: caller_grant(ctx, grant),
+            hub,
+            max_listens_per_agent=limits.max_listen_streams_per_agent,
+        ),
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)

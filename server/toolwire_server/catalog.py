@@ -10,20 +10,21 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
-from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.access import Grant
 from toolwire_server.changes import Hub
 from toolwire_server.completion import complete
+from toolwire_server.listen import AgentListens
 from toolwire_server.registry import Registry
+from toolwire_server.uris import canonical
 from toolwire_shared import errors
 
 Context = ServerRequestContext[Any, Any]
 GrantOf = Callable[[Context], Grant]
 
 
-def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[str, Any]:
+def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_listens_per_agent: int) -> dict[str, Any]:
     """The `Server(...)` handler keyword arguments for prompts, resources, completion and subscriptions."""
     resources = registry.resources
 
@@ -58,23 +59,25 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[st
         shown = [t.mcp_template() for t in resources.templates if who.allows(str(t.template))]
         return types.ListResourceTemplatesResult(resource_templates=shown)
 
-    def check_uri(ctx: Context, uri: str) -> None:
+    def check_uri(ctx: Context, uri: str) -> str:
+        """The URI in canonical form (uris.py), if the caller may read it; refused, the same error as unknown."""
         who = grant_of(ctx)
-        if not (who.allows(uri) and resources.knows(uri)):
+        target = canonical(uri)
+        if target is None or not (who.allows(target) and resources.knows(target)):
             known = [*visible_resources(who), *visible_templates(who)]
             raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+        return target
 
     async def on_read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         check_uri(ctx, params.uri)
         return await resources.read(params.uri)
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        check_uri(ctx, params.uri)
-        hub.subscribe(ctx.session, params.uri)
+        hub.subscribe(ctx.session, grant_of(ctx), check_uri(ctx, params.uri))
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
-        hub.unsubscribe(ctx.session, params.uri)
+        hub.unsubscribe(ctx.session, canonical(params.uri) or params.uri)
         return types.EmptyResult()
 
     async def on_completion(ctx: Context, params: types.CompleteRequestParams) -> types.CompleteResult:
@@ -101,5 +104,5 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub) -> dict[st
         "on_subscribe_resource": on_subscribe,
         "on_unsubscribe_resource": on_unsubscribe,
         "on_completion": on_completion,
-        "on_subscriptions_listen": ListenHandler(hub.bus),
+        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent),
     }

@@ -1,7 +1,11 @@
 """Change notifications: what a registry posts (a list changed, a resource updated) reaches every client of every
 server built from it and running now. 2026-07-28 clients get them on their `subscriptions/listen` streams (the
 SDK's ListenHandler reading the hub's bus); handshake-era clients with a standalone channel (stdio, stateful HTTP)
-get `notifications/...` on it, a resource update only where they sent `resources/subscribe` for that URI."""
+get `notifications/...` on it, a resource update only where they sent `resources/subscribe` for that URI.
+
+Either way an agent hears a resource update only for a URI its grant allows (`deliverable`): a connection keeps the
+grant of its requests, a listen stream the grant of the request that opened it (listen.py). A list change is
+delivered to everyone: it carries no name or URI, and the listing it prompts is filtered by the grant."""
 
 import logging
 import math
@@ -25,12 +29,32 @@ from mcp.server.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolwire_server.access import Grant
+
 log = logging.getLogger("toolwire.server")
 
-__all__ = ["Changes", "Hub", "PromptsListChanged", "ResourceUpdated", "ResourcesListChanged", "ToolsListChanged"]
+__all__ = [
+    "Changes",
+    "Hub",
+    "PromptsListChanged",
+    "ResourceUpdated",
+    "ResourcesListChanged",
+    "ToolsListChanged",
+    "deliverable",
+]
 
 _WATCHED = "toolwire.watched"
 """Where a connection keeps the URIs it subscribed to (its own `state`, so they end with it)."""
+_GRANT = "toolwire.grant"
+"""Where a connection keeps the grant of the agent whose requests came on it."""
+
+
+def deliverable(grant: Grant | None, event: ServerEvent) -> bool:
+    """Whether an agent with `grant` may hear `event`: a resource update only for a URI it may read (no grant
+    known: none); a list change always."""
+    if isinstance(event, ResourceUpdated):
+        return grant is not None and grant.allows_uri(event.uri)
+    return True
 
 
 class Hub:
@@ -42,21 +66,22 @@ class Hub:
         self._send: MemoryObjectSendStream[ServerEvent] | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
 
-    def seen(self, session: Any) -> None:
-        """Note the connection a request came on (called for every request): a handshake-era one with a channel
-        of its own gets the list-changed notifications from now on."""
+    def seen(self, session: Any, grant: Grant) -> None:
+        """Note the connection a request came on and its caller's grant (called for every request): a handshake-era
+        one with a channel of its own gets the list-changed notifications from now on."""
         connection = connection_of(session)
         if (
             connection is not None
             and connection.protocol_version not in MODERN_PROTOCOL_VERSIONS
             and connection.has_standalone_channel
         ):
+            connection.state[_GRANT] = grant  # a session is bound to one agent (sessions.py): the same grant
             self._connections.add(connection)
 
-    def subscribe(self, session: Any, uri: str) -> None:
+    def subscribe(self, session: Any, grant: Grant, uri: str) -> None:
         connection = connection_of(session)
         if connection is not None:
-            self.seen(session)
+            self.seen(session, grant)
             connection.state.setdefault(_WATCHED, set()).add(uri)
 
     def unsubscribe(self, session: Any, uri: str) -> None:
@@ -103,7 +128,8 @@ class Hub:
 
 async def _notify(connection: Connection, event: ServerEvent) -> None:
     if isinstance(event, ResourceUpdated):
-        if event.uri in connection.state.get(_WATCHED, ()):
+        grant = connection.state.get(_GRANT)
+        if event.uri in connection.state.get(_WATCHED, ()) and isinstance(grant, Grant) and deliverable(grant, event):
             await connection.send_resource_updated(event.uri)
     elif isinstance(event, ToolsListChanged):
         await connection.send_tool_list_changed()

@@ -30,6 +30,12 @@ LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
         "HTTP: sessions one agent (token) may hold; at the cap its oldest idle one is closed [default: 100].",
     ),
     (
+        "--max-listen-streams-per-agent",
+        "max_listen_streams_per_agent",
+        click.IntRange(min=1),
+        "subscriptions/listen streams one agent may hold open; one more is refused [default: 16].",
+    ),
+    (
         "--session-idle-timeout",
         "session_idle_timeout_s",
         click.FloatRange(min=1),

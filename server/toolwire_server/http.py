@@ -222,6 +222,8 @@ def http_app(
         app.add_middleware(ReplicaSessions, replica=replica, mcp_path=MCP_PATH)
     if one_port_workers > 1:
         app.add_middleware(NoSessions, workers=one_port_workers, mcp_path=MCP_PATH)
+    if verifier is not None:
+        oauth.refresh_in_lifespan(app, verifier.keys)
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
         SessionGuard,

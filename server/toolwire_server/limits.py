@@ -1,5 +1,6 @@
 """Server-wide limits: how much a result (or an error) may carry, how large a request may be, how many HTTP
-sessions may be open and for how long, and how long a client may take to send its request."""
+sessions may be open and for how long, how many listen streams an agent may hold, and how long a client may take to
+send its request."""
 
 from dataclasses import dataclass
 
@@ -8,6 +9,7 @@ DEFAULT_MAX_BODY_BYTES = 1_000_000
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_SESSIONS = 1000
 DEFAULT_MAX_SESSIONS_PER_AGENT = 100
+DEFAULT_MAX_LISTEN_STREAMS_PER_AGENT = 16
 DEFAULT_SESSION_IDLE_TIMEOUT_S = 600.0
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 30.0
@@ -28,6 +30,9 @@ class ServerLimits:
     max_sessions_per_agent: int = DEFAULT_MAX_SESSIONS_PER_AGENT
     """HTTP: the same, per agent (token): a client flooding sessions closes its own oldest idle ones, never
     another agent's, and gets 429 when all of its own are busy."""
+    max_listen_streams_per_agent: int = DEFAULT_MAX_LISTEN_STREAMS_PER_AGENT
+    """`subscriptions/listen` streams one agent may hold open (of the SDK's 1,024 per server); one more is refused
+    with an error naming this limit, never another agent's stream."""
     session_idle_timeout_s: float = DEFAULT_SESSION_IDLE_TIMEOUT_S
     """HTTP: a session with no request in flight (no open GET stream either) for this long is closed."""
     header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S

@@ -1,6 +1,11 @@
 """Resources: static ones (`@registry.resource(uri)`) and templates (`@registry.resource_template("orders://{id}")`,
 whose variables are the function's parameters). A function returns text, bytes (sent as a base64 blob) or anything
-JSON-serialisable (sent as JSON text); `resources/read` finds a static URI first, then the first template it fits."""
+JSON-serialisable (sent as JSON text); `resources/read` finds a static URI first, then the first template it fits.
+
+A URI is looked up in its canonical form (uris.py: dot segments removed, unreserved escapes decoded; one that climbs
+out of its root is unknown), and a template fits only if no variable would carry a path out of where the URI points:
+a `{var}` never holds `/`, `\\`, `.` or `..` (nor their encodings); a `{+var}` or `{#var}` (RFC 6570 reserved
+expansion: the template says the value is a path) may hold `/`, but no `.`/`..` segment and no leading `/`."""
 
 import base64
 import inspect
@@ -18,6 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from toolwire_server.completion import Completer
 from toolwire_server.schema import arguments_model, describe_problems
+from toolwire_server.uris import canonical, unsafe_value
 from toolwire_shared import errors
 
 
@@ -67,6 +73,10 @@ class Resources:
             raise ValueError(f"resource '{uri}' is already registered")
         if UriTemplate.is_template(uri):
             raise ValueError(f"resource '{uri}' has {{variables}}: register it with @registry.resource_template")
+        if canonical(uri) != uri:  # reads look URIs up in canonical form: this one could never be read
+            form = canonical(uri)
+            hint = f"register it as '{form}'" if form is not None else "its path climbs above its root"
+            raise ValueError(f"resource '{uri}' is not a canonical URI: {hint}")
         self.static[uri] = RegisteredResource(uri, name or fn.__name__, _described(fn, description), mime, fn)
 
     def add_template(
@@ -89,31 +99,54 @@ class Resources:
         self.templates.append(RegisteredTemplate(template, name or fn.__name__, described, mime, fn, model, complete))
 
     def knows(self, uri: str) -> bool:
-        return uri in self.static or any(t.template.match(uri) is not None for t in self.templates)
+        return self._resolve(uri) is not None
 
     def template(self, uri_template: str) -> RegisteredTemplate | None:
         return next((t for t in self.templates if str(t.template) == uri_template), None)
 
     async def read(self, uri: str) -> types.ReadResourceResult:
         """The resource's contents; an unknown URI or a bad variable is a JSON-RPC error saying what exists."""
-        static = self.static.get(uri)
+        resolved = self._resolve(uri)
+        if resolved is None:
+            raise self.unknown(uri)
+        target, entry, found = resolved
+        if isinstance(entry, RegisteredResource):
+            return _contents(target, entry.mime_type, await _call(uri, entry.fn, {}))
+        try:
+            variables = dict(entry.model.model_validate(found))
+        except ValidationError as exc:
+            problems = describe_problems(exc)
+            raise MCPError(code=types.INVALID_PARAMS, message=errors.bad_resource_uri(uri, problems)) from None
+        return _contents(target, entry.mime_type, await _call(uri, entry.fn, variables))
+
+    def _resolve(self, uri: str) -> tuple[str, RegisteredResource | RegisteredTemplate, dict[str, Any]] | None:
+        """The canonical URI and what serves it (a template's variables still unchecked by its model), or None."""
+        target = canonical(uri)
+        if target is None:
+            return None
+        static = self.static.get(target)
         if static is not None:
-            return _contents(uri, static.mime_type, await _call(uri, static.fn, {}))
+            return target, static, {}
         for template in self.templates:
-            found = template.template.match(uri)
-            if found is None:
-                continue
-            try:
-                variables = dict(template.model.model_validate(found))
-            except ValidationError as exc:
-                problems = describe_problems(exc)
-                raise MCPError(code=types.INVALID_PARAMS, message=errors.bad_resource_uri(uri, problems)) from None
-            return _contents(uri, template.mime_type, await _call(uri, template.fn, variables))
-        raise self.unknown(uri)
+            found = template.template.match(target)
+            if found is not None and _contained(template.template, found):
+                return target, template, found
+        return None
 
     def unknown(self, uri: str) -> MCPError:
         known = [*self.static, *(str(t.template) for t in self.templates)]
         return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+
+
+def _contained(template: UriTemplate, found: dict[str, str | list[str]]) -> bool:
+    """No variable climbs out (see the module docstring): only `{+var}`/`{#var}` may carry several segments."""
+    for variable in template.variables:
+        value = found.get(variable.name)
+        values = [] if value is None else [value] if isinstance(value, str) else value
+        multi_segment = variable.operator in ("+", "#")
+        if any(unsafe_value(v, multi_segment=multi_segment) for v in values):
+            return False
+    return True
 
 
 def _described(fn: Callable[..., Any], description: str | None) -> str | None:

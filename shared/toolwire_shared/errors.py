@@ -265,6 +265,13 @@ def too_many_sessions(agent: str, limit: int) -> str:
     )
 
 
+def too_many_listens(agent: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' has {limit} subscriptions/listen streams open; this server allows {limit} per agent "
+        "(toolwire serve --max-listen-streams-per-agent). Close one, or listen for several things on one stream."
+    )
+
+
 def server_full(limit: int) -> str:
     return f"this server has {limit} sessions open and none of them is idle; try again later."
 

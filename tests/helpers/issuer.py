@@ -1,6 +1,7 @@
 """A small OAuth authorization server for tests, on 127.0.0.1 in a thread of the test process: RSA keys made here,
 the JWKS at /.well-known/jwks.json, the client-credentials grant at /token, and `mint()` for tokens a test shapes
 itself. It counts the requests it serves, so a test can assert how often the tool server or client came back.
+With `drip_s` set it is a slow issuer: its JWKS comes one byte per `drip_s` seconds (at most DRIP_BYTES of it).
 
     with Issuer() as issuer:
         token = issuer.mint(sub="client-a", aud="http://127.0.0.1:8000/mcp", scope="mcp:tools")
@@ -10,19 +11,24 @@ import base64
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
+import anyio
 import jwt
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .polling import wait_until
 from .servers import free_port
+
+DRIP_BYTES = 25
+"""A dripping JWKS ends (truncated) after this many bytes: a test against old code ends too."""
 
 
 def new_key() -> rsa.RSAPrivateKey:
@@ -43,6 +49,8 @@ class Issuer:
         """expires_in of the next tokens /token mints, one per request (then 300); a negative one mints a token
         already expired while still saying expires_in 300, as if the client's clock were wrong"""
         self.jwks_requests = 0
+        self.drip_s: float | None = None
+        """Seconds between the bytes of the JWKS answer (headers at once); None: the whole answer at once."""
         self.token_requests: list[dict[str, str]] = []
         """the form of every /token request (the secret is in the Basic header, not here)"""
         app = Starlette(
@@ -86,7 +94,9 @@ class Issuer:
 
     async def _jwks(self, request: Request) -> Response:
         self.jwks_requests += 1
-        return JSONResponse(self.jwks())
+        if self.drip_s is None:
+            return JSONResponse(self.jwks())
+        return StreamingResponse(_drip(json.dumps(self.jwks()).encode(), self.drip_s), media_type="application/json")
 
     async def _token(self, request: Request) -> Response:
         form = {k: v[0] for k, v in parse_qs((await request.body()).decode()).items()}
@@ -104,3 +114,10 @@ class Issuer:
         return JSONResponse(
             {"access_token": token, "token_type": "Bearer", "expires_in": lifetime if lifetime >= 0 else 300}
         )
+
+
+async def _drip(body: bytes, interval_s: float) -> AsyncIterator[bytes]:
+    """The slow issuer's answer: a byte, a pause, ... (the pause is the behaviour under test, not a wait for it)."""
+    for byte in body[:DRIP_BYTES]:
+        yield bytes([byte])
+        await anyio.sleep(interval_s)

@@ -94,7 +94,7 @@ class RegistrySource:
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         resources = self.registry.resources
         try:
-            if not (self.grant.allows(uri) and resources.knows(uri)):
+            if not (self.grant.allows_uri(uri) and resources.knows(uri)):
                 known = [u for u in resources.static if self.grant.allows(u)]
                 known += [str(t.template) for t in resources.templates if self.grant.allows(str(t.template))]
                 raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
