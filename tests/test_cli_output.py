@@ -64,7 +64,11 @@ def test_empty_lists_say_so_and_json_is_there_for_scripts(tmp_path: Path) -> Non
     )
     assert run_toolwire("approvals", env=env).stdout == f"no calls wait for approval in {db}\n"
     assert json.loads(run_toolwire("runs", "--json", env=env).stdout) == []
-    assert json.loads(run_toolwire("approvals", "--json", env=env).stdout) == {"waiting": [], "tampered": []}
+    assert json.loads(run_toolwire("approvals", "--json", env=env).stdout) == {
+        "waiting": [],
+        "tampered": [],
+        "decided": [],
+    }
 
     done = run_toolwire(
         "run", "Refund A123", "--model", "scripted:support_demo", "--server", SUPPORT, "--json", env=env

@@ -65,6 +65,11 @@ class HarnessFailed(RunExit, code="harness_error", status="failed"):
     """The harness refused to go on (a malformed request it would have sent)."""
 
 
+class SaveFailed(RunExit, code="save_failed", status="failed"):
+    """The run store refused a save (not for its content, which text_codec.py makes storable): the run ends here
+    rather than going on unrecorded, or being left `running` by the exception."""
+
+
 def _steps(n: int) -> str:
     return f"{n} step" if n == 1 else f"{n} steps"
 

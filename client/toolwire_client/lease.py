@@ -5,6 +5,7 @@ the end. Before each model call the driver checks that its last renewal is recen
 unexpired lease); before each tool call the step save that marks the calls `sent` is refused unless this owner still
 holds the lease. So no model call or tool call of one run runs in two processes."""
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,6 +19,8 @@ from toolwire_client.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.claims import LEASE_S, claim_owner
 from toolwire_client.store.sql import RunNotFound
+
+log = logging.getLogger("toolwire.client.lease")
 
 
 class Lease:
@@ -48,7 +51,14 @@ class Lease:
         await self._group.__aexit__(None, None, None)
         if self.lost is None:
             with anyio.CancelScope(shield=True):
-                await self.store.release(self.state.run_id, self.owner)
+                try:
+                    await self.store.release(self.state.run_id, self.owner)
+                except Exception as exc:  # the run has ended: a store that refuses now must not hide how
+                    log.warning(
+                        "run %s: its lease was not released (%s); it is taken over once it runs out",
+                        self.state.run_id,
+                        exc,
+                    )
         return None
 
     async def _beat(self) -> None:

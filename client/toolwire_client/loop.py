@@ -4,6 +4,7 @@ The core is `_drive`, `_loop` and `_step`; each limit, the concurrent calls and 
 below. Every exit is an exception; `_close_turn` is the one place a step ends on an exit.
 """
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from toolwire_client.ordering import MessageOrderError
 from toolwire_client.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
 from toolwire_client.review import approved
 from toolwire_client.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
-from toolwire_client.store.base import LeaseLost, RunStore
+from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.tokens import estimate_prompt
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
@@ -39,6 +40,7 @@ from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, T
 from toolwire_shared.results import ToolResult, failed
 
 OnStep = Callable[[RunState, StepRecord], None]
+log = logging.getLogger("toolwire.client.loop")
 
 
 class Agent:
@@ -170,7 +172,30 @@ class Agent:
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
             if lease is None or lease.lost is None:  # a driver that lost the run saves nothing over it
-                await self._save(state)
+                await self._last_save(state, lease)
+
+    async def _last_save(self, state: RunState, lease: Lease | None) -> None:
+        """The run's end on record. When the store refuses it, the run ends `save_failed` and only that end is
+        written onto the state last saved; when even that fails, the log says so (the store still says `running`)."""
+        try:
+            await self._save(state)
+            return
+        except exits.SaveFailed as exc:
+            if state.stop_reason != exc.code:
+                exits.finish(state, exc)
+            refused = exc
+        assert self.store is not None
+        try:
+            await self.store.save_end(state, owner=lease.owner if lease else None)
+        except Exception as exc:
+            log.error(
+                "run %s: its end could not be saved either (%s); the store still shows it as last saved, `running`: %s",
+                state.run_id,
+                exc,
+                refused.why,
+            )
+            return
+        log.error("run %s: only its end was saved: %s", state.run_id, refused.why)
 
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
@@ -427,7 +452,11 @@ class Agent:
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
         state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
-        await self._save(state)
+        try:
+            await self._save(state)
+        except exits.SaveFailed:
+            state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
+            raise
 
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(state.run_id, call)
@@ -553,6 +582,8 @@ class Agent:
             await self.store.save(state, owner=lease.owner if lease else None)
         except LeaseLost as exc:
             raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
+        except SaveRefused as exc:
+            raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
 
 
 def _pause_if_waiting(state: RunState) -> None:

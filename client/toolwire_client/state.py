@@ -63,6 +63,8 @@ class PendingCall(BaseModel):
     args_hash: str
     since: datetime = Field(default_factory=now)
     decision_reason: str | None = None
+    decided_by: str | None = None
+    """Who approved or rejected it (a copy: the store's approval events are the record)."""
     idempotent: bool = False
     child_run_id: str | None = None
     """For a delegate call waiting on its sub-agent: the sub-agent's run, where the person decides."""

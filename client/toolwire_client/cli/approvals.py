@@ -13,8 +13,14 @@ from toolwire_client import approvals as decisions
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.base import DecisionRecord
 
 HASH_SHOWN = 12
+DECIDED_SHOWN = 20
+"""The latest decisions `toolwire approvals` shows under the waiting calls."""
+UNKNOWN = "(not recorded)"
+"""The approver of a decision recorded before approvers were kept."""
+AS_HELP = "Who decides, as recorded with the decision (default: the OS user)."
 
 
 @click.command("approvals")
@@ -23,17 +29,20 @@ HASH_SHOWN = 12
 def approvals(db: str | None, as_json: bool) -> None:
     """List waiting calls: run, call id, tool, arguments, args hash, since when."""
 
-    async def work(store: SqlRunStore) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]]]:
-        return await store.waiting(), await store.tampered()
+    async def work(
+        store: SqlRunStore,
+    ) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]], list[DecisionRecord]]:
+        return await store.waiting(), await store.tampered(), await store.decisions(limit=DECIDED_SHOWN)
 
-    states, tampered = with_store(db, work)
+    states, tampered, decided = with_store(db, work)
     waiting = [(state, p) for state in states for p in state.pending if p.state == "pending_approval"]
     if as_json:
         rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting]
         flagged = [
             {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
         ]
-        click.echo(json.dumps({"waiting": rows, "tampered": flagged}, indent=2))
+        decisions = [d.model_dump(mode="json") for d in decided]
+        click.echo(json.dumps({"waiting": rows, "tampered": flagged, "decided": decisions}, indent=2))
         return
     console = Console(width=220)
     if not waiting:
@@ -51,6 +60,14 @@ def approvals(db: str | None, as_json: bool) -> None:
         for run_id, call_id, tool, why, when in tampered:
             flagged_table.add_row(run_id, call_id, tool, why or "", str(when)[:19])
         console.print(flagged_table)
+    if decided:
+        decided_table = Table("run", "call id", "tool", "decision", "by", "reason", "when", title="decided")
+        for d in decided:
+            when = d.at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+            decided_table.add_row(
+                d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
+            )
+        console.print(decided_table)
 
 
 def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
@@ -60,7 +77,8 @@ def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
         if workflow
         else f"`toolwire resume {run_id}` to go on"
     )
-    return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}; {go_on}"
+    by = f", by {p.decided_by}" if p.decided_by else ""
+    return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}{by}; {go_on}"
 
 
 def _decided(db: str | None, run_id: str, decide: Callable[[SqlRunStore], Awaitable[PendingCall]]) -> None:
@@ -96,12 +114,13 @@ async def notified(db: str | None, run_id: str) -> str | None:
 @click.argument("run_id")
 @click.argument("call_id", required=False)
 @click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
+@click.option("--as", "approver", default=None, metavar="NAME", help=AS_HELP)
 @db_option
-def approve(run_id: str, call_id: str | None, shown_hash: str | None, db: str | None) -> None:
+def approve(run_id: str, call_id: str | None, shown_hash: str | None, approver: str | None, db: str | None) -> None:
     """Approve CALL_ID of RUN_ID (or its only waiting call). Used once, for exactly these arguments."""
 
     async def work(store: SqlRunStore) -> PendingCall:
-        return await decisions.approve(store, run_id, call_id, shown_hash=shown_hash)
+        return await decisions.approve(store, run_id, call_id, shown_hash=shown_hash, by=approver)
 
     _decided(db, run_id, work)
 
@@ -111,11 +130,14 @@ def approve(run_id: str, call_id: str | None, shown_hash: str | None, db: str | 
 @click.argument("call_id", required=False)
 @click.option("--reason", required=True, help="Why; the model reads it and picks another path.")
 @click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
+@click.option("--as", "approver", default=None, metavar="NAME", help=AS_HELP)
 @db_option
-def reject(run_id: str, call_id: str | None, reason: str, shown_hash: str | None, db: str | None) -> None:
+def reject(
+    run_id: str, call_id: str | None, reason: str, shown_hash: str | None, approver: str | None, db: str | None
+) -> None:
     """Reject CALL_ID of RUN_ID (or its only waiting call) with a reason."""
 
     async def work(store: SqlRunStore) -> PendingCall:
-        return await decisions.reject(store, run_id, call_id, reason, shown_hash=shown_hash)
+        return await decisions.reject(store, run_id, call_id, reason, shown_hash=shown_hash, by=approver)
 
     _decided(db, run_id, work)

@@ -1,5 +1,6 @@
 """`toolwire trace show RUN` prints the step table (step | call | observation | tokens so far) and how the run
-ended; `toolwire trace export RUN` writes the whole saved run as JSON."""
+ended; `toolwire trace export RUN` writes the whole saved run as JSON. Who approved or rejected a call is read from
+the store's approval events (the record), not from the run state, and shown beside the call."""
 
 import json
 from typing import TextIO
@@ -10,6 +11,10 @@ from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.plan import PlanError, parse_plan, step_failure
 from toolwire_client.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.base import DecisionRecord
+
+Decided = dict[tuple[str, str], DecisionRecord]
+"""The recorded decisions of a run (and its sub-agents), by (run id, call id)."""
 
 OBSERVATION_WIDTH = 200
 
@@ -19,8 +24,15 @@ def _cut(text: str, wide: bool) -> str:
     return flat if wide or len(flat) <= OBSERVATION_WIDTH else flat[: OBSERVATION_WIDTH - 3] + "..."
 
 
-def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[str]:
-    """One line per tool call of the step (or one for its final answer): step | call | observation | tokens so far."""
+def decided_by(record: DecisionRecord) -> str:
+    """'approved by alice', 'rejected by bob'; 'by (not recorded)' for a decision from before approvers were kept."""
+    verb = "approved" if record.decision == "approve" else "rejected"
+    return f"{verb} by {record.decided_by or '(not recorded)'}"
+
+
+def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: Decided | None = None) -> list[str]:
+    """One line per tool call of the step (or one for its final answer): step | call | observation | tokens so far;
+    a call a person decided on says who: `refund({...}) [approved by alice]`."""
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
     if step.kind == "review":
         return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
@@ -39,7 +51,9 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False) -> list[st
             observation = "not run: waiting for approval"
         else:
             observation = "not run"
-        lines.append(f"step {step.index} | {call.signature} | {observation} | {tokens}")
+        record = (decided or {}).get((state.run_id, call.id))
+        who = f" [{decided_by(record)}]" if record is not None else ""
+        lines.append(f"step {step.index} | {call.signature}{who} | {observation} | {tokens}")
     return lines
 
 
@@ -68,13 +82,15 @@ def _answer_label(state: RunState, step: StepRecord) -> str:
     return "final" if i == n else f"{where} done"
 
 
-def trace_lines(state: RunState, wide: bool = False, children: dict[str, RunState] | None = None) -> list[str]:
+def trace_lines(
+    state: RunState, wide: bool = False, children: dict[str, RunState] | None = None, decided: Decided | None = None
+) -> list[str]:
     """The step table of the whole run, then how the run ended; a sub-agent's table (from `children`, by run id) is
     indented under the delegate call that started it."""
     children = children or {}
     lines = []
     for step in state.steps:
-        rows = step_lines(state, step, wide)
+        rows = step_lines(state, step, wide, decided)
         if len(rows) != len(step.tool_calls):  # a final answer's line, or a plan's rows: no call to nest under
             lines += rows
             continue
@@ -84,7 +100,7 @@ def trace_lines(state: RunState, wide: bool = False, children: dict[str, RunStat
             if sub is not None and sub.run_id in children:
                 child = children[sub.run_id]
                 lines.append(f"  sub-agent {child.run_id}: {child.task}")
-                lines += ["  " + nested for nested in trace_lines(child, wide, children)]
+                lines += ["  " + nested for nested in trace_lines(child, wide, children, decided)]
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
@@ -92,8 +108,9 @@ def trace_lines(state: RunState, wide: bool = False, children: dict[str, RunStat
     return lines
 
 
-def _summary(state: RunState) -> dict[str, object]:
-    """What the table shows, as data: each step's calls and observations, the usage and the exit."""
+def _summary(state: RunState, decided: Decided) -> dict[str, object]:
+    """What the table shows, as data: each step's calls and observations (and who decided on them), the usage and
+    the exit."""
     steps = []
     for step in state.steps:
         results = {r.call_id: r for r in step.results}
@@ -104,6 +121,7 @@ def _summary(state: RunState) -> dict[str, object]:
                 "arguments": call.arguments,
                 "observation": results[call.id].content if call.id in results else None,
                 "is_error": results[call.id].is_error if call.id in results else None,
+                "decision": _decision(decided.get((state.run_id, call.id))),
             }
             for call in step.tool_calls
         ]
@@ -132,17 +150,25 @@ def _summary(state: RunState) -> dict[str, object]:
     }
 
 
-def _load(db: str | None, run_id: str) -> RunState:
-    async def work(store: SqlRunStore) -> RunState:
-        return await store.load(run_id)
+def _decision(record: DecisionRecord | None) -> dict[str, object] | None:
+    return None if record is None else record.model_dump(mode="json", exclude={"run_id", "call_id", "tool"})
+
+
+async def _decided(store: SqlRunStore, run_ids: list[str]) -> Decided:
+    return {(d.run_id, d.call_id): d for run_id in run_ids for d in await store.decisions(run_id)}
+
+
+def _load(db: str | None, run_id: str) -> tuple[RunState, Decided]:
+    async def work(store: SqlRunStore) -> tuple[RunState, Decided]:
+        return await store.load(run_id), await _decided(store, [run_id])
 
     return with_store(db, work)
 
 
-def _load_tree(db: str | None, run_id: str) -> tuple[RunState, dict[str, RunState]]:
-    """The run and every sub-agent run below it, by run id."""
+def _load_tree(db: str | None, run_id: str) -> tuple[RunState, dict[str, RunState], Decided]:
+    """The run and every sub-agent run below it, by run id, and their recorded decisions."""
 
-    async def work(store: SqlRunStore) -> tuple[RunState, dict[str, RunState]]:
+    async def work(store: SqlRunStore) -> tuple[RunState, dict[str, RunState], Decided]:
         root = await store.load(run_id)
         found: dict[str, RunState] = {}
         todo = [sub.run_id for sub in root.children.values()]
@@ -150,7 +176,7 @@ def _load_tree(db: str | None, run_id: str) -> tuple[RunState, dict[str, RunStat
             child = await store.load(todo.pop())
             found[child.run_id] = child
             todo += [sub.run_id for sub in child.children.values()]
-        return root, found
+        return root, found, await _decided(store, [run_id, *found])
 
     return with_store(db, work)
 
@@ -169,17 +195,17 @@ def trace() -> None:
 def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None) -> None:
     """The step table of RUN_ID: step | call | observation | tokens so far, then how the run ended."""
     if as_json:
-        click.echo(json.dumps(_summary(_load(db, run_id)), indent=2))
+        click.echo(json.dumps(_summary(*_load(db, run_id)), indent=2))
         return
     if waterfall:
         from rich.console import Console
 
         from toolwire_client.waterfall import waterfall as draw
 
-        Console().print(draw(_load(db, run_id)))
+        Console().print(draw(_load(db, run_id)[0]))
         return
-    root, children = _load_tree(db, run_id)
-    for line in trace_lines(root, wide, children):
+    root, children, decided = _load_tree(db, run_id)
+    for line in trace_lines(root, wide, children, decided):
         click.echo(line)
 
 
@@ -189,5 +215,11 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
 @click.option("-o", "--output", type=click.File("w"), default="-", help="File to write (default: stdout).")
 @db_option
 def export(run_id: str, as_json: bool, output: TextIO, db: str | None) -> None:
-    """The whole saved run (messages, steps with model replies, results, tokens, latency) as JSON."""
-    output.write(_load(db, run_id).model_dump_json(indent=2) + "\n")
+    """The whole saved run (messages, steps with model replies, results, tokens, latency) as JSON, with the
+    recorded decisions on its calls (who approved or rejected each, why, when) under "approvals"."""
+    state, decided = _load(db, run_id)
+    exported = {
+        **state.model_dump(mode="json"),
+        "approvals": [d.model_dump(mode="json") for d in sorted(decided.values(), key=lambda d: d.at)],
+    }
+    output.write(json.dumps(exported, indent=2, ensure_ascii=False) + "\n")

@@ -19,7 +19,7 @@ from toolwire_client.approval_rules import Verdict
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply, WrappedModel
 from toolwire_client.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
-from toolwire_client.store.base import Decision, RunSummary
+from toolwire_client.store.base import Decision, DecisionRecord, RunSummary
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall
@@ -111,6 +111,13 @@ class StepStore:
         self.leg.replayed_save = not ran
         self.leg.replayed_steps += not ran
 
+    async def save_end(self, state: RunState, owner: str | None = None) -> None:
+        async def write() -> tuple[int, datetime]:
+            await self.inner.save_end(state, owner)
+            return state.version, state.updated_at
+
+        state.version, state.updated_at = await DBOS.run_step_async({"name": "save-end"}, write)
+
     async def _committed_before(self, state: RunState) -> bool:
         """The store holds exactly this save already: an earlier execution committed it and died before DBOS
         recorded the step. Then the step's outcome is that save."""
@@ -134,9 +141,18 @@ class StepStore:
 
     # this execution's own, never replayed: reads, a person's decisions and the lease
     async def decide(
-        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None = None
+        self,
+        run_id: str,
+        call_id: str,
+        decision: Decision,
+        reason: str | None,
+        shown_hash: str | None = None,
+        decided_by: str | None = None,
     ) -> PendingCall:
-        return await self.inner.decide(run_id, call_id, decision, reason, shown_hash)
+        return await self.inner.decide(run_id, call_id, decision, reason, shown_hash, decided_by)
+
+    async def decisions(self, run_id: str | None = None, limit: int = 200) -> list[DecisionRecord]:
+        return await self.inner.decisions(run_id, limit)
 
     async def waiting(self, limit: int = 200) -> list[RunState]:
         return await self.inner.waiting(limit)

@@ -1,6 +1,6 @@
 """Run stores: where RunState lives between steps and between processes (SQLite by default, PostgreSQL to share)."""
 
-from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunStore, RunSummary, StaleRunState
+from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunStore, RunSummary, SaveRefused, StaleRunState
 from toolwire_client.store.claims import claim_owner
 from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore
 
@@ -11,6 +11,7 @@ __all__ = [
     "RunNotFound",
     "RunStore",
     "RunSummary",
+    "SaveRefused",
     "SqlRunStore",
     "StaleRunState",
     "claim_owner",

@@ -24,6 +24,30 @@ class LeaseLost(StaleRunState):
     """This process no longer holds the run's lease: another driver took it over."""
 
 
+class SaveRefused(Exception):
+    """The database did not take a save (read-only, gone, a constraint, ...): the run ends `save_failed`."""
+
+    @classmethod
+    def of(cls, run_id: str, cause: Exception) -> "SaveRefused":
+        """Its one line: the run and the database's first line (the message alone is its args: it pickles, as a
+        fleet step's recorded error must)."""
+        said = (str(cause).strip().splitlines() or [""])[0] or "no message"
+        return cls(f"the run store refused to save run {run_id} ({type(cause).__name__}: {said})")
+
+
+class DecisionRecord(BaseModel):
+    """One person's decision on one call, as the append-only record holds it (the authority, not the run state)."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    decision: Decision
+    decided_by: str | None
+    """Who decided (`--as NAME`, default the OS user); None for decisions recorded before it was kept."""
+    reason: str | None
+    at: datetime
+
+
 class RunSummary(BaseModel):
     run_id: str
     task: str
@@ -43,6 +67,11 @@ class RunStore(Protocol):
         With `owner`, the save is also refused (LeaseLost) unless that owner holds the run's lease."""
         ...
 
+    async def save_end(self, state: RunState, owner: str | None = None) -> None:
+        """Only the run's end (status, stop reason, report) onto the state last saved: what is left to write when
+        `save` itself fails, so a run is never left `running` by a save that could not be written."""
+        ...
+
     async def load(self, run_id: str) -> RunState: ...
 
     async def list_runs(self, limit: int = 50) -> list[RunSummary]: ...
@@ -54,9 +83,20 @@ class RunStore(Protocol):
     async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None: ...
 
     async def decide(
-        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None = None
+        self,
+        run_id: str,
+        call_id: str,
+        decision: Decision,
+        reason: str | None,
+        shown_hash: str | None = None,
+        decided_by: str | None = None,
     ) -> PendingCall:
-        """Record a person's decision on one waiting call (ApprovalRefused, recording nothing, when it is unclear)."""
+        """Record a person's decision on one waiting call, and who made it (ApprovalRefused, recording nothing, when
+        it is unclear)."""
+        ...
+
+    async def decisions(self, run_id: str | None = None, limit: int = 200) -> list[DecisionRecord]:
+        """The recorded decisions, of one run or of all, newest first."""
         ...
 
     async def waiting(self, limit: int = 200) -> list[RunState]:

@@ -4,6 +4,8 @@ Each migration is (version, statements); `{json}` and `{ts}` stand for the diale
 Append new migrations at the end; never edit one that has shipped.
 """
 
+from toolwire_client.store.text_codec import ESCAPE
+
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         1,
@@ -76,6 +78,36 @@ MIGRATIONS.append(
             "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
             "ALTER TABLE runs ADD COLUMN parent_call_id TEXT",
             "CREATE INDEX runs_parent ON runs (parent_run_id)",
+        ],
+    )
+)
+
+
+def _escaped(table: str, *columns: str) -> str:
+    """Escape the escape character in text written before text_codec.py, so every row reads back through it."""
+    sets = ", ".join(f"{c} = REPLACE({c}, '{ESCAPE}', '{ESCAPE}e')" for c in columns)
+    where = " OR ".join(f"REPLACE({c}, '{ESCAPE}', '') <> {c}" for c in columns)  # no `%`: psycopg's placeholder
+    return f"UPDATE {table} SET {sets} WHERE {where}"
+
+
+MIGRATIONS.append(
+    (
+        5,
+        [
+            # Text columns hold escaped text from here on (NUL cannot be stored in PostgreSQL's TEXT): the state
+            # document marks itself when escaped, these columns cannot, so their old rows are brought in line.
+            _escaped("runs", "agent_name", "task", "parent_call_id"),
+            _escaped("approval_events", "call_id", "tool", "reason"),
+        ],
+    )
+)
+
+MIGRATIONS.append(
+    (
+        6,
+        [
+            # Who decided: the approver of each approve / reject (`toolwire approve --as NAME`); NULL before.
+            "ALTER TABLE approval_events ADD COLUMN decided_by TEXT",
         ],
     )
 )

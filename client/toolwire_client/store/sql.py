@@ -19,9 +19,25 @@ import anyio.to_thread
 from toolwire_client.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
 from toolwire_client.approval_rules import decision as decision_of
 from toolwire_client.state import PendingCall, RunState, RunStatus, args_hash, now
-from toolwire_client.store.base import Decision, LeaseLost, RunAlreadyClaimed, RunSummary, StaleRunState
+from toolwire_client.store.base import (
+    Decision,
+    DecisionRecord,
+    LeaseLost,
+    RunAlreadyClaimed,
+    RunSummary,
+    SaveRefused,
+    StaleRunState,
+)
 from toolwire_client.store.claims import LEASE_S, claim_is_orphaned
 from toolwire_client.store.schema import LATEST, MIGRATIONS
+from toolwire_client.store.text_codec import (
+    escape,
+    escape_document,
+    escape_opt,
+    unescape,
+    unescape_document,
+    unescape_opt,
+)
 from toolwire_shared.messages import ToolCall
 
 T = TypeVar("T")
@@ -81,6 +97,14 @@ class SqlRunStore(ABC):
     def _json_value(self, value: Any) -> dict[str, Any]:
         loaded: dict[str, Any] = json.loads(value) if isinstance(value, str | bytes) else value
         return loaded
+
+    # -- text both back ends can hold (text_codec.py) -----------------------------------------------------------
+    def _document(self, state: RunState) -> Any:
+        """The state as the `state` column's value: its strings escaped where they hold what a store cannot."""
+        return self._json_param(escape_document(state.model_dump_json()))
+
+    def _state_of(self, value: Any) -> RunState:
+        return RunState.model_validate(unescape_document(self._json_value(value)))
 
     # -- tables beside the store's own ------------------------------------------------------------------------
     async def transaction(self, work: "Callable[[Tx], T]") -> T:
@@ -166,12 +190,21 @@ class SqlRunStore(ABC):
 
     # -- RunStore ------------------------------------------------------------------------------------------------
     async def save(self, state: RunState, owner: str | None = None) -> None:
-        await self._run(lambda: self._save(state, owner))
+        await self._refused_as_data(state.run_id, lambda: self._save(state, owner))
+
+    async def _refused_as_data(self, run_id: str, write: Callable[[], None]) -> None:
+        """A write the database refused is SaveRefused; the store's own refusals (stale, lease, unknown run) stay."""
+        try:
+            await self._run(write)
+        except (StaleRunState, RunNotFound):
+            raise
+        except Exception as exc:
+            raise SaveRefused.of(run_id, exc) from exc
 
     def _save(self, state: RunState, owner: str | None = None) -> None:
         stamp = now()
         new_version = state.version + 1
-        body = state.model_copy(update={"version": new_version, "updated_at": stamp}).model_dump_json()
+        body = self._document(state.model_copy(update={"version": new_version, "updated_at": stamp}))
         with self._transaction() as cur:
             row = self._execute(
                 cur, f"SELECT version, claimed_by FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
@@ -185,8 +218,8 @@ class SqlRunStore(ABC):
                     f"{state.version}); load it again before saving"
                 )
             columns = (
-                state.agent_name,
-                state.task,
+                escape(state.agent_name),
+                escape(state.task),
                 state.status,
                 len(state.steps),
                 state.usage.total_tokens,
@@ -195,8 +228,8 @@ class SqlRunStore(ABC):
                 self._ts_param(stamp),
                 new_version,
                 state.parent_run_id,
-                state.parent_call_id,
-                self._json_param(body),
+                escape_opt(state.parent_call_id),
+                body,
             )
             if stored is None:
                 self._execute(
@@ -217,6 +250,34 @@ class SqlRunStore(ABC):
         state.version = new_version
         state.updated_at = stamp
 
+    async def save_end(self, state: RunState, owner: str | None = None) -> None:
+        """The last resort when `save` of a run's end failed: the stored state (as last saved) with this one's status,
+        stop reason and report, so the run is not left `running`. Same fences as `save` (version and lease)."""
+        await self._refused_as_data(state.run_id, lambda: self._save_end(state, owner))
+
+    def _save_end(self, state: RunState, owner: str | None) -> None:
+        stamp = now()
+        with self._transaction() as cur:
+            row = self._execute(
+                cur, f"SELECT state, version, claimed_by FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(state.run_id)
+            if owner is not None and row[2] != owner:
+                raise LeaseLost(f"run {state.run_id} is now driven by {row[2] or 'no one'}, not this process")
+            if int(row[1]) != state.version:
+                raise StaleRunState(f"run {state.run_id} was saved by another process since this one's last save")
+            stored = self._state_of(row[0])
+            ended = {"status": state.status, "stop_reason": state.stop_reason, "report": state.report}
+            stored = stored.model_copy(update={**ended, "version": state.version + 1, "updated_at": stamp})
+            self._execute(
+                cur,
+                "UPDATE runs SET status = ?, updated_at = ?, version = ?, state = ? WHERE run_id = ?",
+                (state.status, self._ts_param(stamp), state.version + 1, self._document(stored), state.run_id),
+            )
+        state.version += 1
+        state.updated_at = stamp
+
     async def load(self, run_id: str) -> RunState:
         return await self._run(lambda: self._load(run_id))
 
@@ -225,7 +286,7 @@ class SqlRunStore(ABC):
             row = self._execute(cur, "SELECT state, version FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
-            state = RunState.model_validate(self._json_value(row[0]))
+            state = self._state_of(row[0])
             state.version = int(row[1])
         return state
 
@@ -233,17 +294,55 @@ class SqlRunStore(ABC):
         rows = self._execute(
             cur,
             "SELECT event, binding, reason FROM approval_events WHERE run_id = ? AND call_id = ?",
-            (run_id, call_id),
+            (run_id, escape(call_id)),
         ).fetchall()
-        return [ApprovalEvent(r[0], r[1], r[2]) for r in rows]
+        return [ApprovalEvent(r[0], r[1], unescape_opt(r[2])) for r in rows]
 
-    def _append_event(self, cur: Any, run_id: str, call: ToolCall, event: str, reason: str | None = None) -> None:
+    def _append_event(
+        self, cur: Any, run_id: str, call: ToolCall, event: str, reason: str | None = None, by: str | None = None
+    ) -> None:
         self._execute(
             cur,
-            "INSERT INTO approval_events (run_id, call_id, tool, binding, event, reason, at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run_id, call.id, call.name, binding(run_id, call), event, reason, self._ts_param(now())),
+            "INSERT INTO approval_events (run_id, call_id, tool, binding, event, reason, decided_by, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                escape(call.id),
+                escape(call.name),
+                binding(run_id, call),
+                event,
+                escape_opt(reason),
+                escape_opt(by),
+                self._ts_param(now()),
+            ),
         )
+
+    async def decisions(self, run_id: str | None = None, limit: int = 200) -> list[DecisionRecord]:
+        """The recorded decisions (who, what, why, when), of one run or of all, newest first."""
+
+        def read() -> list[DecisionRecord]:
+            where, params = (" AND run_id = ?", (run_id,)) if run_id else ("", ())
+            with self._transaction() as cur:
+                rows = self._execute(
+                    cur,
+                    "SELECT run_id, call_id, tool, event, decided_by, reason, at FROM approval_events"
+                    f" WHERE event IN ('approve', 'reject'){where} ORDER BY at DESC LIMIT ?",
+                    (*params, limit),
+                ).fetchall()
+            return [
+                DecisionRecord(
+                    run_id=r[0],
+                    call_id=unescape(r[1]),
+                    tool=unescape(r[2]),
+                    decision=r[3],
+                    decided_by=unescape_opt(r[4]),
+                    reason=unescape_opt(r[5]),
+                    at=r[6],
+                )
+                for r in rows
+            ]
+
+        return await self._run(read)
 
     async def list_runs(self, limit: int = 50, status: RunStatus | None = None) -> list[RunSummary]:
         def read() -> list[RunSummary]:
@@ -267,7 +366,10 @@ class SqlRunStore(ABC):
                 "updated_at",
                 "parent_run_id",
             )
-            return [RunSummary.model_validate(dict(zip(keys, r, strict=True))) for r in rows]
+            summaries = [RunSummary.model_validate(dict(zip(keys, r, strict=True))) for r in rows]
+            for summary in summaries:
+                summary.task = unescape(summary.task)
+            return summaries
 
         return await self._run(read)
 
@@ -330,13 +432,26 @@ class SqlRunStore(ABC):
 
     # -- approvals -----------------------------------------------------------------------------------------------
     async def decide(
-        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None = None
+        self,
+        run_id: str,
+        call_id: str,
+        decision: Decision,
+        reason: str | None,
+        shown_hash: str | None = None,
+        decided_by: str | None = None,
     ) -> PendingCall:
-        """Record a person's decision on one waiting call, on the decisions table and the saved state at once."""
-        return await self._run(lambda: self._decide(run_id, call_id, decision, reason, shown_hash))
+        """Record a person's decision on one waiting call, and who made it, on the approval events and the saved
+        state at once."""
+        return await self._run(lambda: self._decide(run_id, call_id, decision, reason, shown_hash, decided_by))
 
     def _decide(
-        self, run_id: str, call_id: str, decision: Decision, reason: str | None, shown_hash: str | None
+        self,
+        run_id: str,
+        call_id: str,
+        decision: Decision,
+        reason: str | None,
+        shown_hash: str | None,
+        decided_by: str | None,
     ) -> PendingCall:
         stamp = now()
         with self._transaction() as cur:
@@ -345,19 +460,19 @@ class SqlRunStore(ABC):
             ).fetchone()
             if row is None:
                 raise RunNotFound(run_id)
-            state = RunState.model_validate(self._json_value(row[0]))
+            state = self._state_of(row[0])
             version = int(row[1])
             pending = _check_decidable(state, call_id, decision_of(self._events(cur, run_id, call_id)), shown_hash)
             pending.state = "approved" if decision == "approve" else "rejected"
-            pending.decision_reason = reason
+            pending.decision_reason, pending.decided_by = reason, decided_by
             state.version = version + 1
             state.updated_at = stamp
             self._execute(
                 cur,
                 "UPDATE runs SET state = ?, version = ?, updated_at = ? WHERE run_id = ? AND version = ?",
-                (self._json_param(state.model_dump_json()), version + 1, self._ts_param(stamp), run_id, version),
+                (self._document(state), version + 1, self._ts_param(stamp), run_id, version),
             )
-            self._append_event(cur, run_id, pending.call, decision, reason)
+            self._append_event(cur, run_id, pending.call, decision, reason, decided_by)
         return pending
 
     async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
@@ -401,7 +516,7 @@ class SqlRunStore(ABC):
                     " ORDER BY at DESC LIMIT ?",
                     (limit,),
                 ).fetchall()
-            return [tuple(r) for r in rows]
+            return [(r[0], unescape(r[1]), unescape(r[2]), unescape_opt(r[3]), r[4]) for r in rows]
 
         return await self._run(read)
 

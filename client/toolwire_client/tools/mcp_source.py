@@ -3,7 +3,9 @@
 
 One owner task enters and exits each `mcp.Client` (anyio cancel scopes must be entered and left in the same task);
 calls from any task share the session concurrently. When the server dies mid-run, the calls in flight get a
-`ToolTransportError` and the owner reconnects once (a stdio server is spawned again). A server that cannot be started
+`ToolTransportError` and the owner reconnects once (a stdio server is spawned again); a shared connection
+(`restart_window`, set by shared_connections.py) reconnects within a sliding window with backoff, and refuses a run
+whose calls keep killing the server (restarts.py). A server that cannot be started
 or reached makes `start()` raise `ToolServerFailed`, quoting a stdio server's own error line from its stderr.
 """
 
@@ -12,6 +14,7 @@ import logging
 import math
 import shlex
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -28,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from toolwire_client.current_run import current_run
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
+from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
 from toolwire_client.tools.source import (
     ProgressFn,
@@ -89,6 +93,11 @@ class McpSource:
         self._http_error: str | None = None
         self._spawn_ok = False
         self.restarts = 0
+        self.restart_window: RestartWindow | None = None
+        """None: at most `max_restarts` in the source's life (a run's own server). Else the shared connection's."""
+        self._in_flight: Counter[str] = Counter()
+        """Run id -> its calls on the wire: who is blamed when the connection drops."""
+        self._paused: str | None = None
         self._client: Client | None = None
         self._generation = 0
         self._dead: str | None = None
@@ -141,12 +150,36 @@ class McpSource:
             if self._closing:
                 self._notify()
                 return
-            if self.restarts >= self.max_restarts:
-                self._dead = f"the tool server '{self.name}' stopped and was already restarted {self.restarts} time(s)"
+            if self.restart_window is None:
+                if self.restarts >= self.max_restarts:
+                    self._dead = (
+                        f"the tool server '{self.name}' stopped and was already restarted {self.restarts} time(s)"
+                    )
+                    self._notify()
+                    return
+            elif not await self._backed_off(self.restart_window):
                 self._notify()
                 return
             self.restarts += 1
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
+
+    async def _backed_off(self, window: RestartWindow) -> bool:
+        """Wait until the window allows a restart (callers wait through a backoff, and fail at once while the window
+        is full); False when the source is closed meanwhile."""
+        wait, full = window.delay(anyio.current_time())
+        if full:
+            self._paused = (
+                f"the tool server '{self.name}' stopped {window.in_window()} times in the last {window.window_s:g} s; "
+                f"it is started again in {wait:.0f} s"
+            )
+            log.warning("tool server %s: %s", self.name, self._paused)
+            self._notify()
+        self._wake = anyio.Event()
+        with anyio.move_on_after(wait):
+            await self._wake.wait()  # aclose() wakes it
+        self._paused = None
+        window.restarted(anyio.current_time())
+        return not self._closing
 
     @asynccontextmanager
     async def _opened(self) -> AsyncIterator[Client]:
@@ -240,8 +273,8 @@ class McpSource:
 
     async def _connected(self) -> tuple[Client, int]:
         while self._client is None:
-            if self._dead or self._closing or self._group is None:
-                raise ToolTransportError(self._dead or f"the tool server '{self.name}' is not started")
+            if self._dead or self._paused or self._closing or self._group is None:
+                raise ToolTransportError(self._dead or self._paused or f"the tool server '{self.name}' is not started")
             await self._changed.wait()
         return self._client, self._generation
 
@@ -249,6 +282,9 @@ class McpSource:
         """Called by a call that saw the connection drop; only the first caller per connection restarts it."""
         if generation == self._generation and self._client is not None:
             self._client = None
+            if self.restart_window is not None:
+                for run_id in self.restart_window.crashed(self._in_flight):
+                    log.warning("tool server %s: run %s gets no more restarts of it", self.name, run_id)
             self._wake.set()
 
     # ---- the ToolSource seam --------------------------------------------------------------------------------
@@ -283,10 +319,40 @@ class McpSource:
         idempotency_key: str | None,
         on_progress: ProgressFn | None = None,
     ) -> ToolResult:
-        client, generation = await self._connected()
         driving = current_run()  # the calling run's: a connection may be shared by many (shared_connections.py)
-        ours = {IDEMPOTENCY_KEY_META: idempotency_key, RUN_ID_META: driving.state.run_id if driving else None}
+        run_id = driving.state.run_id if driving else None
+        refused = self.restart_window.refusal(run_id, self.name) if self.restart_window else None
+        if refused is not None:
+            raise ToolTransportError(refused)
+        client, generation = await self._connected()
+        send = partial(self._call, client, generation, name, arguments, call_id, timeout_s, on_progress)
+        ours = {IDEMPOTENCY_KEY_META: idempotency_key, RUN_ID_META: run_id}
         meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v}) if any(ours.values()) else None
+        if run_id is None:
+            return await send(meta)
+        self._in_flight[run_id] += 1
+        try:
+            result = await send(meta)
+        finally:
+            self._in_flight[run_id] -= 1
+            if not self._in_flight[run_id]:
+                del self._in_flight[run_id]
+        if self.restart_window is not None:
+            self.restart_window.answered(run_id)
+        return result
+
+    async def _call(
+        self,
+        client: Client,
+        generation: int,
+        name: str,
+        arguments: dict[str, Any],
+        call_id: str,
+        timeout_s: float,
+        on_progress: ProgressFn | None,
+        meta: types.RequestParamsMeta | None,
+    ) -> ToolResult:
+        """One tools/call on `client`; a dropped connection is ToolTransportError (and a restart)."""
         started = time.perf_counter()
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and

@@ -7,10 +7,13 @@ event loop: the `toolwire worker`'s DBOS workflows, which DBOS starts from its q
 
 Each call still says whose it is: McpSource.call runs in the calling run's task and puts that run's id and the
 call's idempotency key in the request's `_meta`, and the SDK adds the task's trace context (`traceparent`). A
-dropped connection is made again by its McpSource, up to `max_restarts` times in the pool's life, and every run
-goes on on the new one. The drop is noticed by the call that meets it: that call (in flight then, or the first one
-sent after a server died while idle) gets a transport error, which the ToolBox sends again only for an idempotent
-tool; a run whose call comes after the new connection never sees the drop.
+dropped connection is made again by its McpSource, at most `max_restarts` times in any `restart_window_s` with an
+exponential backoff between (restarts.py: the window slides, so the connection recovers by itself), and every run
+goes on on the new one; a run that had a call in flight at `strikes` drops in a row is refused further calls on it,
+so one run whose calls kill the server cannot take it from the others. The drop is noticed by the call that
+meets it: that call (in flight then, or the first one sent after a server died while idle) gets a transport
+error, which the ToolBox sends again only for an idempotent tool; a run
+whose call comes after the new connection never sees the drop.
 
 A connection no run has leased for `idle_close_s` is closed (a long-lived worker whose runs each name their own
 stdio server, e.g. with a per-run env, would otherwise keep one server process per run ever seen); the next lease
@@ -28,12 +31,16 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
 DEFAULT_MAX_RESTARTS = 10
-"""Reconnections a shared connection may make in one pool's life (a run's own connection makes one)."""
+"""Reconnections a shared connection may make in any `restart_window_s` (a run's own connection makes one)."""
+DEFAULT_RESTART_WINDOW_S = 60.0
+DEFAULT_STRIKES = 3
+"""Drops in a row a run may have a call in flight at before it gets no more calls on the connection."""
 DEFAULT_MAX_IN_FLIGHT = 100
 """Requests one shared connection has on the wire at once (httpx's own pool opens at most 100 connections). A call
 past it waits in its run's task, which costs a suspended coroutine, not a request, a response stream and an SDK
@@ -77,8 +84,12 @@ class SharedConnections:
         idle_close_s: float = DEFAULT_IDLE_CLOSE_S,
         process_wide: bool = False,
         stdio: bool = True,
+        restart_window_s: float = DEFAULT_RESTART_WINDOW_S,
+        strikes: int = DEFAULT_STRIKES,
+        backoff_s: float = 0.1,
     ) -> None:
         self.max_restarts, self.max_in_flight, self.process_wide = max_restarts, max_in_flight, process_wide
+        self.restart_window_s, self.strikes, self.backoff_s = restart_window_s, strikes, backoff_s
         self.idle_close_s, self.stdio = idle_close_s, stdio
         """`stdio=False`: HTTP connections only, each run keeps its own stdio server (`toolwire eval`: an attempt's
         server state stays its own, where sharing an HTTP connection changes nothing the server keeps)."""
@@ -127,6 +138,9 @@ class SharedConnections:
         if connection is None:
             assert self._group is not None, "the pool is not entered"
             source.max_restarts = self.max_restarts
+            source.restart_window = RestartWindow(
+                self.max_restarts, self.restart_window_s, backoff_s=self.backoff_s, strikes=self.strikes
+            )
             connection = self._connections[key] = _Connection(source, self.max_in_flight)
             self._group.start_soon(self._own, key, connection)
         connection.leases += 1  # before any wait: an idle close never takes a connection a lease is waiting for
