@@ -26,8 +26,8 @@ from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.anthropic_cache import PromptCache
-from toolwire_client.pricing import default_prices
-from toolwire_client.state import RunState
+from toolwire_client.models.pricing import default_prices
+from toolwire_client.run.state import RunState
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 

@@ -41,8 +41,8 @@ import httpx2
 from tests.helpers.polling import await_until  # the repo's folders import as namespace packages
 
 from toolwire_client.config import RunLimits, ServerSpec, build_sources
+from toolwire_client.fleet.gc import tune_gc_for_many_runs
 from toolwire_client.loop import Agent
-from toolwire_client.many_runs import tune_gc_for_many_runs
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.tools.shared_connections import SharedConnections
 from toolwire_client.tools.toolbox import ToolBox

@@ -12,9 +12,9 @@ import anyio
 
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.delegation import Delegation
 from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
+from toolwire_client.strategies.delegation import Delegation
 
 HERE = Path(__file__).resolve().parent
 

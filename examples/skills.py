@@ -20,15 +20,15 @@ from pathlib import Path
 
 import anyio
 
-from toolwire_client import skills
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, key_envs
-from toolwire_client.skills import inlined, list_skills, skill_use
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
+from toolwire_client.run.tokens import estimate_prompt, estimate_text
 from toolwire_client.store import open_store
-from toolwire_client.tokens import estimate_prompt, estimate_text
+from toolwire_client.tools import skills
+from toolwire_client.tools.skills import inlined, list_skills, skill_use
 from toolwire_shared import errors
 from toolwire_shared.tools import ToolSpec
 

@@ -17,9 +17,9 @@ from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, key_envs
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
-from toolwire_client.workflow import Step, Workflow
+from toolwire_client.strategies.workflow import Step, Workflow
 
 HERE = Path(__file__).resolve().parent
 TICKET = "Ticket from cus_8123: the keyboard in order A123 arrived broken. What can you do?"

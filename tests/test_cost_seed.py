@@ -12,9 +12,9 @@ import pytest
 
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
+from toolwire_client.models.pricing import Price, PriceTable
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.pricing import Price, PriceTable
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors

@@ -283,7 +283,7 @@ def test_path_and_answer_checks() -> None:
     assert not right_order(["calculator", "get_order"], ["get_order", "calculator"])
     assert right_tools(["get_order", "calculator"], ["get_order", "get_order", "calculator"])
     assert not right_tools(["get_order"], ["get_order", "issue_refund"])
-    from toolwire_client.state import RunState
+    from toolwire_client.run.state import RunState
 
     state = RunState(run_id="r", agent_name="a", task="t", model="m")
     assert AnswerCheck(contains="GST", ignore_case=True).passes("with 18% gst", state)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from helpers.refusals import refusal
-from toolwire_client.pricing import PRICES_ENV, Price, PriceFileError, PriceTable, cost, load_prices
+from toolwire_client.models.pricing import PRICES_ENV, Price, PriceFileError, PriceTable, cost, load_prices
 from toolwire_shared.usage import Usage
 
 

@@ -2,8 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
-from toolwire_client.state import PendingCall, RunState, StepRecord, args_hash
-from toolwire_client.waterfall import ERROR_BAR, MODEL_BAR, TOOL_BAR, bars, waterfall_text
+from toolwire_client.cli.waterfall import ERROR_BAR, MODEL_BAR, TOOL_BAR, bars, waterfall_text
+from toolwire_client.run.state import PendingCall, RunState, StepRecord, args_hash
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.usage import Usage

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from toolwire_client.delegation import Delegation
 from toolwire_client.models.anthropic_cache import PromptCache
-from toolwire_client.plan import Planning
-from toolwire_client.review import Review
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.strategies.plan import Planning
+from toolwire_client.strategies.review import Review
+from toolwire_client.strategies.workflow import Workflow
 from toolwire_client.tools.source import ToolSource
-from toolwire_client.workflow import Workflow
 from toolwire_shared.tools import ToolSpec
 
 if TYPE_CHECKING:

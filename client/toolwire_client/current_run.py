@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 
 if TYPE_CHECKING:
     from toolwire_client.loop import Agent

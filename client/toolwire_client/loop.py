@@ -13,23 +13,24 @@ from typing import Any
 import anyio
 from opentelemetry.trace import Span
 
-from toolwire_client import budget, exits, seal
-from toolwire_client.approval_rules import NotApproved, answer_without_running
-from toolwire_client.budget import PriceFn
-from toolwire_client.call_ids import unique_call_ids
-from toolwire_client.client_tools import toolbox_for
+from toolwire_client.assembly.agents import toolbox_for
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.current_run import driving
-from toolwire_client.hooks import ToolHook, run_after, run_before
-from toolwire_client.lease import Lease, held
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.models.sse import OnText
-from toolwire_client.ordering import MessageOrderError
-from toolwire_client.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
-from toolwire_client.review import approved
-from toolwire_client.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
+from toolwire_client.run import budget, exits
+from toolwire_client.run.budget import PriceFn
+from toolwire_client.run.call_ids import unique_call_ids
+from toolwire_client.run.hooks import ToolHook, run_after, run_before
+from toolwire_client.run.ordering import MessageOrderError
+from toolwire_client.run.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
+from toolwire_client.run.tokens import estimate_prompt
+from toolwire_client.store import seal
+from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
-from toolwire_client.tokens import estimate_prompt
+from toolwire_client.store.lease import Lease, held
+from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
+from toolwire_client.strategies.review import approved
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan

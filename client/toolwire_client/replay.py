@@ -12,7 +12,7 @@ from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.current_run import current_run
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors

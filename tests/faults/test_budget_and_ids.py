@@ -5,11 +5,11 @@ or repeated call ids in one turn are made unique before the turn is saved."""
 from typing import Any
 
 from helpers.fake_providers import FakeProvider, openai_call, openai_completion
-from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
-from toolwire_client.ordering import check_order
+from toolwire_client.run.call_ids import unique_call_ids
+from toolwire_client.run.ordering import check_order
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry

@@ -10,12 +10,12 @@ import pytest
 
 from helpers.polling import await_until
 from store.procs import load, rows, run_cli, setup_dirs, spawn_run
-from toolwire_client.lease import Lease
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import LeaseLost, SqlRunStore
+from toolwire_client.store.lease import Lease
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry

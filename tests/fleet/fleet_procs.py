@@ -16,10 +16,10 @@ from typing import IO, Any
 
 from helpers.cli import TOOLWIRE
 from helpers.polling import await_until
-from toolwire_client import approvals as decisions
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.fleet.submit import FleetClient, notify, submit
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store import approvals as decisions
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_TAKEOVER = {"TOOLWIRE_FLEET_BEAT_S": "0.5", "TOOLWIRE_FLEET_DEAD_S": "3"}

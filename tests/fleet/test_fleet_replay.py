@@ -17,11 +17,11 @@ from helpers.polling import wait_until
 from store.procs import DRIVER, REPO, cli, kill_pid_in, load, rows
 from toolwire_client.cli.fleet import WAITING
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.delegate import child_run_id
-from toolwire_client.delegation import Delegation
 from toolwire_client.fleet.app import system_database_url
 from toolwire_client.fleet.submit import FleetClient, submit
 from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.tools.delegate import child_run_id
 
 pytestmark = pytest.mark.timeout(180)
 

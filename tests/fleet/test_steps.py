@@ -10,7 +10,7 @@ from dbos import DBOS
 
 from toolwire_client.fleet.app import dbos_config
 from toolwire_client.fleet.steps import Leg, StepStore
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import StaleRunState, open_store
 from toolwire_shared.messages import AssistantMessage, UserMessage
 

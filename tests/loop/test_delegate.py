@@ -8,15 +8,15 @@ import pytest
 
 from helpers.telemetry import install
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.delegate import DelegateSource, child_run_id
-from toolwire_client.delegation import Delegation
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import delegates, last_results, recovers
-from toolwire_client.ordering import check_order
 from toolwire_client.replay import replay
-from toolwire_client.state import RunState
+from toolwire_client.run.ordering import check_order
+from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.tools.delegate import DelegateSource, child_run_id
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors

@@ -8,13 +8,13 @@ from typing import Any
 import anyio
 import pytest
 
-from toolwire_client import approvals
 from toolwire_client.config import RunLimits
-from toolwire_client.hooks import Block
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.scripted import ScriptedModel, make_scripted
 from toolwire_client.models.seed_scripts import last_results
+from toolwire_client.run.hooks import Block
+from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.source import ProgressFn

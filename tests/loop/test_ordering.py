@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolwire_client.ordering import (
+from toolwire_client.run.ordering import (
     ANSWERED_ONCE,
     NO_ORPHANS,
     NOT_EMPTY,

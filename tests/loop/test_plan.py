@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 
 from helpers.telemetry import install
-from toolwire_client import exits
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import PLAN, asked_for_plan, planned, replans
-from toolwire_client.ordering import check_order
-from toolwire_client.plan import Planning, PlanStep, parse_plan
 from toolwire_client.replay import replay
-from toolwire_client.review import Review
-from toolwire_client.state import RunState
+from toolwire_client.run import exits
+from toolwire_client.run.ordering import check_order
+from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
+from toolwire_client.strategies.plan import Planning, PlanStep, parse_plan
+from toolwire_client.strategies.review import Review
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes

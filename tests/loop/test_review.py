@@ -6,10 +6,10 @@ from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import recovers
-from toolwire_client.ordering import check_order
 from toolwire_client.replay import replay
-from toolwire_client.review import Review
-from toolwire_client.state import RunState
+from toolwire_client.run.ordering import check_order
+from toolwire_client.run.state import RunState
+from toolwire_client.strategies.review import Review
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors

@@ -22,7 +22,7 @@ from loop.test_shared_connections import Paused
 from toolwire_client.config import ServerSpec, build_sources
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.tools.shared_connections import SharedConnections
 from toolwire_client.tools.toolbox import ToolBox, idempotency_key
 from toolwire_shared.messages import ToolResultMessage

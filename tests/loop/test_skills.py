@@ -17,17 +17,17 @@ from examples.support_tools import POLICIES, desk
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.servers import HttpServer
-from toolwire_client.client_tools import toolbox_for
+from toolwire_client.assembly.agents import toolbox_for
 from toolwire_client.config import RunConfig
-from toolwire_client.delegation import Delegation
 from toolwire_client.evals.runner import EvalRunner
 from toolwire_client.evals.spec import load_eval_file
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel, make_scripted
 from toolwire_client.replay import replay
-from toolwire_client.skills import SkillSource, list_skills, loaded_skills, skill_use
+from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
+from toolwire_client.tools.skills import SkillSource, list_skills, loaded_skills, skill_use
 from toolwire_client.tools.source import ServerRequestFailed, ToolSource
 from toolwire_server.access import Grant
 from toolwire_shared import errors

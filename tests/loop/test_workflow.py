@@ -15,14 +15,14 @@ from toolwire_client.config import RunConfig
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import support_workflow
-from toolwire_client.ordering import check_order
-from toolwire_client.plan import Planning
 from toolwire_client.replay import replay
-from toolwire_client.state import RunState
+from toolwire_client.run.ordering import check_order
+from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
+from toolwire_client.strategies.plan import Planning
+from toolwire_client.strategies.workflow import Step, Workflow
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_client.workflow import Step, Workflow
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 

@@ -8,7 +8,7 @@ import pytest
 from bench.prompt_cache import STEPS, cached_run
 
 from toolwire_client.models.anthropic_cache import place_breakpoints
-from toolwire_client.pricing import default_prices
+from toolwire_client.models.pricing import default_prices
 
 
 async def test_each_step_reads_the_whole_prompt_the_step_before_sent() -> None:

@@ -16,7 +16,7 @@ from helpers.servers import REPO, SUPPORT_TOOLS, free_port, serve_argv, stop_pro
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
-from toolwire_client.ordering import check_order
+from toolwire_client.run.ordering import check_order
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 

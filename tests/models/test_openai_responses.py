@@ -17,12 +17,12 @@ from helpers.fake_providers import (
     responses_reply,
 )
 from helpers.fixture_chat import fixture_tools, local_time_result, paris_question, weather_result
-from toolwire_client.call_ids import unique_call_ids
 from toolwire_client.models import make_model
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.openai_responses import ITEMS, OpenAIResponsesModel
+from toolwire_client.models.pricing import Price
 from toolwire_client.models.retry import RetryPolicy
-from toolwire_client.pricing import Price
+from toolwire_client.run.call_ids import unique_call_ids
 from toolwire_shared.messages import AssistantMessage, ToolCall, UserMessage
 from toolwire_shared.usage import Usage
 

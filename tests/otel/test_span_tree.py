@@ -16,7 +16,7 @@ from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.retry import RetryPolicy
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import content

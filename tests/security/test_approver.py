@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store.procs import run_cli, setup_dirs, waiting_run
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store import sql as store_sql
 from toolwire_client.store.schema import MIGRATIONS

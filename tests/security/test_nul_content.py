@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from toolwire_client.approvals import approve
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.replay import replay
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.approvals import approve
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry

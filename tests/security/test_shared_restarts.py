@@ -13,7 +13,7 @@ from toolwire_client.config import RunLimits, ServerSpec, build_sources
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.tools.shared_connections import DEFAULT_MAX_RESTARTS, SharedConnections
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage

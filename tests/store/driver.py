@@ -69,7 +69,7 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
         env={"DURABLE_TEST_DB": tools_db, "DURABLE_GATE_DIR": gate},
         cwd=str(REPO),
     )
-    from toolwire_client.delegation import Delegation
+    from toolwire_client.strategies.delegation import Delegation
 
     delegating = bool(os.environ.get("DURABLE_DELEGATE"))  # the run's work done by a sub-agent
     config = RunConfig(

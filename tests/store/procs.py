@@ -18,7 +18,7 @@ from helpers.cli import TOOLWIRE, run_toolwire
 
 if TYPE_CHECKING:
     from toolwire_client.config import ServerSpec
-    from toolwire_client.state import RunState
+    from toolwire_client.run.state import RunState
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -6,9 +6,8 @@ from pathlib import Path
 import pytest
 from procs import rows, run_cli, setup_dirs, tamper, waiting_run
 
-from toolwire_client import approvals
-from toolwire_client.state import args_hash
-from toolwire_client.store import ApprovalRefused, open_store
+from toolwire_client.run.state import args_hash
+from toolwire_client.store import ApprovalRefused, approvals, open_store
 
 REFUNDS = "SELECT COUNT(*) FROM refunds"
 

@@ -10,11 +10,11 @@ from test_support_flow import refunded_cents
 
 from helpers.polling import await_until
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.delegate import child_run_id
-from toolwire_client.delegation import Delegation
 from toolwire_client.loop import Agent
-from toolwire_client.ordering import check_order
+from toolwire_client.run.ordering import check_order
 from toolwire_client.store import open_store
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.tools.delegate import child_run_id
 from toolwire_shared.messages import ToolResultMessage
 
 

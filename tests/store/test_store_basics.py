@@ -3,7 +3,7 @@
 import anyio
 import pytest
 
-from toolwire_client.state import PendingCall, RunState, StepRecord, args_hash
+from toolwire_client.run.state import PendingCall, RunState, StepRecord, args_hash
 from toolwire_client.store import RunAlreadyClaimed, RunNotFound, SqlRunStore, StaleRunState, open_store
 from toolwire_client.store.schema import LATEST
 from toolwire_shared.messages import AssistantMessage, ToolCall, UserMessage

@@ -2,7 +2,7 @@
 
 import click
 
-from toolwire_client.cli.mistakes import ToolwireGroup, one_line_logs
+from toolwire_client.mistakes import ToolwireGroup, one_line_logs
 
 
 @click.group(cls=ToolwireGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,10 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from toolwire_client import approvals as decisions
 from toolwire_client.cli._store import db_option, store_name, with_store
-from toolwire_client.state import PendingCall, RunState
+from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store import approvals as decisions
 from toolwire_client.store.base import DecisionRecord
 
 HASH_SHOWN = 12

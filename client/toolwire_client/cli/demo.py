@@ -12,7 +12,7 @@ import anyio
 import click
 from rich.console import Console
 
-from toolwire_client.approvals import approve
+from toolwire_client.assembly.resume import resume_run
 from toolwire_client.cli._store import db_option, store_name
 from toolwire_client.cli.run import (
     note_server_log,
@@ -23,10 +23,10 @@ from toolwire_client.cli.run import (
 )
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.durable import resume_run
-from toolwire_client.pricing import default_prices
-from toolwire_client.state import RunState
+from toolwire_client.models.pricing import default_prices
+from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store.approvals import approve
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_shared.ids import new_run_id
 

@@ -59,7 +59,7 @@ def eval_command(
     from toolwire_client.evals.progress import LiveProgress
     from toolwire_client.evals.runner import Attempt, EvalRunner
     from toolwire_client.evals.spec import EvalFileError, load_eval_file
-    from toolwire_client.pricing import PriceFileError, load_prices
+    from toolwire_client.models.pricing import PriceFileError, load_prices
 
     try:
         evals = load_eval_file(file)

@@ -9,12 +9,12 @@ import anyio
 import anyio.to_thread
 import click
 
-from toolwire_client.approvals import decided
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.run import config_from, submitted_config_options
 from toolwire_client.cli.servers import servers_file_option
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store.approvals import decided
 
 if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient
@@ -59,8 +59,8 @@ def worker(
     servers_file: str | None,
 ) -> None:
     """Take submitted runs from the fleet's queue and drive them, until stopped (SIGTERM or Ctrl-C)."""
+    from toolwire_client.assembly.trusted_servers import worker_trust
     from toolwire_client.fleet.worker import WorkerOptions, serve
-    from toolwire_client.trusted_servers import worker_trust
 
     trust = worker_trust(servers_file)  # a mistake in the file: one line, before anything starts
     options = WorkerOptions(db, concurrency, queue_concurrency, per_minute, trust=trust)

@@ -9,26 +9,26 @@ import anyio
 import click
 from rich.console import Console
 
+from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
 from toolwire_client.cli.progress import LiveProgress
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.delegation import Delegation
-from toolwire_client.durable import AgentFactory
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
+from toolwire_client.models.pricing import default_prices
 from toolwire_client.models.providers import spec_help_wrapped
-from toolwire_client.plan import Planning
-from toolwire_client.pricing import default_prices
-from toolwire_client.review import Review
-from toolwire_client.skills import skill_use
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.strategies.plan import Planning
+from toolwire_client.strategies.review import Review
 from toolwire_client.tools.server_stderr import LineSink
+from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -6,17 +6,17 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from toolwire_client.assembly.resume import resume_run
+from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.run import note_server_log, print_server_log, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig, ServerSpec
-from toolwire_client.durable import resume_run
 from toolwire_client.loop import Agent
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
-from toolwire_client.trusted_servers import resume_trust
 
 
 def _when(summary: RunSummary, field: str) -> str:

@@ -8,10 +8,10 @@ from typing import TextIO
 import click
 
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.plan import PlanError, parse_plan, step_failure
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
 
 Decided = dict[tuple[str, str], DecisionRecord]
 """The recorded decisions of a run (and its sub-agents), by (run id, call id)."""
@@ -200,7 +200,7 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
     if waterfall:
         from rich.console import Console
 
-        from toolwire_client.waterfall import waterfall as draw
+        from toolwire_client.cli.waterfall import waterfall as draw
 
         Console().print(draw(_load(db, run_id)[0]))
         return

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 
 CHECK_EXAMPLE = 'check = { contains = "5900" }   # or exact = "...", regex = "...", callable = "mymodule:is_right"'
 

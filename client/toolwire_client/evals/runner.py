@@ -8,18 +8,18 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from toolwire_client.client_tools import toolbox_for
+from toolwire_client.assembly.agents import toolbox_for
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
 from toolwire_client.evals.checks import called_tools, resolve_callable, right_order, right_tools
 from toolwire_client.evals.spec import EvalFile, EvalTask
 from toolwire_client.loop import Agent
 from toolwire_client.models import make_model
 from toolwire_client.models.base import Model
-from toolwire_client.pricing import PriceTable, default_prices
-from toolwire_client.skills import loaded_skills
-from toolwire_client.state import RunState
+from toolwire_client.models.pricing import PriceTable, default_prices
+from toolwire_client.run.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.shared_connections import SharedConnections
+from toolwire_client.tools.skills import loaded_skills
 from toolwire_client.tools.source import ToolSource
 
 MAX_APPROVAL_ROUNDS = 5

@@ -2,7 +2,7 @@
 
 import json
 
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 
 
 def refund_went_through(answer: str, state: RunState) -> bool:

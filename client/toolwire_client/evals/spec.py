@@ -9,11 +9,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolwire_client.config import ServerSpec
-from toolwire_client.delegation import Delegation
 from toolwire_client.evals.checks import CHECK_EXAMPLE, AnswerCheck, PathExpectation
-from toolwire_client.plan import Planning
-from toolwire_client.review import Review
-from toolwire_client.workflow import Workflow
+from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.strategies.plan import Planning
+from toolwire_client.strategies.review import Review
+from toolwire_client.strategies.workflow import Workflow
 
 EXAMPLE = f"""[[servers]]
 command = ["python", "examples/support_tools.py"]

@@ -15,10 +15,10 @@ from typing import Any
 
 from dbos import DBOS
 
-from toolwire_client.approval_rules import Verdict
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply, WrappedModel
-from toolwire_client.state import PendingCall, RunState
+from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
+from toolwire_client.store.approval_rules import Verdict
 from toolwire_client.store.base import Decision, DecisionRecord, RunSummary
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors

@@ -8,7 +8,7 @@ import anyio.to_thread
 
 from toolwire_client.config import RunConfig
 from toolwire_client.fleet.app import APP_NAME, APP_VERSION, DECIDED, QUEUE, WORKFLOW, is_postgres, system_database_url
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store import RunNotFound, SqlRunStore
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, UserMessage

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.to_thread
 
+from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
 from toolwire_client.fleet import heartbeat
 from toolwire_client.fleet.app import LEGS, QUEUE, dbos_config
+from toolwire_client.fleet.gc import tune_gc_for_many_runs
 from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.fleet.workflow import SETTINGS
-from toolwire_client.many_runs import tune_gc_for_many_runs
 from toolwire_client.store import open_store
 from toolwire_client.tools.shared_connections import SharedConnections
-from toolwire_client.trusted_servers import ServerTrust, worker_trust
 
 DB_CONNECTIONS = 8
 """At most this many run-store connections per worker, shared by the runs it drives: a step holds one for a

@@ -11,16 +11,16 @@ import anyio
 from dbos import DBOS
 from dbos import error as dbos_error
 
-from toolwire_client.approvals import decided
+from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
 from toolwire_client.config import RunConfig, config_of
 from toolwire_client.fleet.app import APP_VERSION, DECIDED, LEG_ENDED, LEG_WORKFLOW, LEGS, WORKFLOW
 from toolwire_client.fleet.ratelimit import RateLimited
 from toolwire_client.fleet.steps import Leg, StepModel, StepStore, StepToolBox
 from toolwire_client.loop import Agent
-from toolwire_client.pricing import default_prices
-from toolwire_client.state import RunState, RunStatus
+from toolwire_client.models.pricing import default_prices
+from toolwire_client.run.state import RunState, RunStatus
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState
-from toolwire_client.trusted_servers import ServerTrust, worker_trust
+from toolwire_client.store.approvals import decided
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
 LEG_CHECK_S, DECISION_CHECK_S = 60.0, 3600.0
@@ -145,7 +145,7 @@ def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
 
 
 def _explained(exc: Exception) -> str:
-    from toolwire_client.cli.mistakes import explain
+    from toolwire_client.mistakes import explain
 
     return explain(exc).format_message()
 

@@ -5,8 +5,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from toolwire_client.approval_rules import Verdict
-from toolwire_client.state import PendingCall, RunState, RunStatus
+from toolwire_client.run.state import PendingCall, RunState, RunStatus
+from toolwire_client.store.approval_rules import Verdict
 from toolwire_shared.messages import ToolCall
 
 Decision = Literal["approve", "reject"]

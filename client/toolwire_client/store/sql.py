@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from toolwire_client.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
-from toolwire_client.approval_rules import decision as decision_of
-from toolwire_client.state import PendingCall, RunState, RunStatus, args_hash, now
+from toolwire_client.run.state import PendingCall, RunState, RunStatus, args_hash, now
+from toolwire_client.store.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
+from toolwire_client.store.approval_rules import decision as decision_of
 from toolwire_client.store.base import (
     Decision,
     DecisionRecord,

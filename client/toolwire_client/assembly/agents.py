@@ -3,8 +3,8 @@
 nothing of them."""
 
 from toolwire_client.config import RunConfig
-from toolwire_client.delegate import DelegateSource
-from toolwire_client.skills import SkillSource
+from toolwire_client.tools.delegate import DelegateSource
+from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
 

@@ -20,8 +20,8 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from toolwire_client import seal
 from toolwire_client.config import RunConfig, ServerSpec
+from toolwire_client.store import seal
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,199}$")
 """A run id that may be put into a servers file's {run_id} (a path, a command's argument): no separator, no `..`."""

@@ -5,11 +5,11 @@ tool servers started are only those this process trusts (trusted_servers.py)."""
 from collections.abc import Awaitable
 from typing import Protocol
 
+from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig, ServerSpec, config_of
 from toolwire_client.loop import Agent
-from toolwire_client.state import RunState
+from toolwire_client.run.state import RunState
 from toolwire_client.store.base import RunStore
-from toolwire_client.trusted_servers import ServerTrust, resume_trust
 
 
 class AgentFactory(Protocol):

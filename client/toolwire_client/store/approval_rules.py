@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from toolwire_client.state import PendingCall, args_hash
+from toolwire_client.run.state import PendingCall, args_hash
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed

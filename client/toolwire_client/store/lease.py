@@ -14,8 +14,8 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from toolwire_client import exits
-from toolwire_client.state import RunState
+from toolwire_client.run import exits
+from toolwire_client.run.state import RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.claims import LEASE_S, claim_owner
 from toolwire_client.store.sql import RunNotFound

@@ -4,9 +4,9 @@ ends the run as over budget with the overspend said, never a silent `done`."""
 
 from collections.abc import Callable
 
-from toolwire_client import exits
 from toolwire_client.config import RunLimits
-from toolwire_client.state import RunState
+from toolwire_client.run import exits
+from toolwire_client.run.state import RunState
 from toolwire_shared.usage import Usage
 
 PriceFn = Callable[[Usage], float | None]

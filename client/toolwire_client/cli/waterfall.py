@@ -12,7 +12,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from toolwire_client.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, StepRecord
 from toolwire_shared.results import ToolResult
 
 MODEL_BAR = "█"

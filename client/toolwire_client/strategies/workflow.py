@@ -12,7 +12,7 @@ import re
 from pydantic import Field
 from pydantic.dataclasses import dataclass
 
-from toolwire_client.plan import Plan, PlanStep
+from toolwire_client.strategies.plan import Plan, PlanStep
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")

@@ -138,8 +138,8 @@ def _parse_row(name: str, row: Any, source: str) -> Price:
 
 
 def shipped_prices() -> dict[str, Price]:
-    text = resources.files("toolwire_client").joinpath("prices.toml").read_text(encoding="utf-8")
-    return parse_prices(text, "toolwire_client/prices.toml")
+    text = resources.files("toolwire_client.models").joinpath("prices.toml").read_text(encoding="utf-8")
+    return parse_prices(text, "toolwire_client/models/prices.toml")
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:

@@ -9,7 +9,7 @@ ApprovalRefused saying why.
 import getpass
 import os
 
-from toolwire_client.state import PendingCall, RunState
+from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.sql import ApprovalRefused
 

@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from toolwire_client.state import RunState, RunStatus
+from toolwire_client.run.state import RunState, RunStatus
 
 
 class RunExit(Exception):

@@ -1,0 +1,1 @@
+"""Ways to drive the same loop: plan-and-execute, workflows, reflection (review) and sub-agent options."""
