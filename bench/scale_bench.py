@@ -40,7 +40,8 @@ import anyio
 import httpx2
 from tests.helpers.polling import await_until  # the repo's folders import as namespace packages
 
-from toolwire_client.config import RunLimits, ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import RunLimits, ServerSpec
 from toolwire_client.fleet.gc import tune_gc_for_many_runs
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
 from toolwire_client.strategies.delegation import Delegation
 
@@ -30,7 +30,7 @@ async def main(model: str) -> None:
     config = RunConfig(model=model, servers=[server], limits=RunLimits(max_steps=10), delegate=Delegation(max_steps=6))
     store = await open_store(str(folder / "runs.db"))
     try:
-        parent = await Agent.from_config(config, store=store).run("What does order A123 cost in total with 18% GST?")
+        parent = await build_agent(config, store=store).run("What does order A123 cost in total with 18% GST?")
         children = {sub.run_id: await store.load(sub.run_id) for sub in parent.children.values()}
     finally:
         await store.aclose()

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client.assembly.agents import build_agent
+from toolwire_client.assembly.sources import build_sources
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, key_envs
 from toolwire_client.run.state import RunState, StepRecord
@@ -68,7 +70,7 @@ def show(state: RunState, step: StepRecord) -> None:
 async def main(ticket: str, db: str | None) -> RunState:
     store = await open_store(db)
     try:
-        agent = Agent.from_config(config(model_spec(), desk()), store=store, on_step=show)
+        agent = build_agent(config(model_spec(), desk()), store=store, on_step=show)
         try:
             return await agent.run(ticket)
         finally:
@@ -114,7 +116,7 @@ async def approved(agent: Agent, state: RunState) -> RunState:
 
 
 async def run_once(run: RunConfig, ticket: str) -> RunState:
-    agent = Agent.from_config(run)
+    agent = build_agent(run)
     try:
         async with agent.toolbox:
             return await approved(agent, await agent.run(ticket))

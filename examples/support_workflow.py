@@ -13,9 +13,9 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, key_envs
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
@@ -69,7 +69,7 @@ def show(state: RunState, step: StepRecord) -> None:
 async def main(ticket: str, db: str | None) -> RunState:
     store = await open_store(db)
     try:
-        agent = Agent.from_config(config(model_spec()), store=store, on_step=show)
+        agent = build_agent(config(model_spec()), store=store, on_step=show)
         try:
             return await agent.run(ticket)
         finally:

@@ -15,8 +15,8 @@ from bench.proc_cpu import cpu_s, machine_busy_s, tree_cpu_s
 
 from helpers.polling import wait_until
 from helpers.servers import SUPPORT_TOOLS, serve_argv
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.loop import Agent
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ async def test_the_loopback_model_drives_a_run_on_the_support_tools_to_its_answe
             servers=[support],
             limits=RunLimits(max_steps=8),
         )
-        state = await Agent.from_config(config).run("What does order A123 cost with GST?")
+        state = await build_agent(config).run("What does order A123 cost with GST?")
     finally:
         server.shutdown()
         server.server_close()

@@ -9,7 +9,8 @@ import pytest
 
 from helpers.issuer import Issuer
 from helpers.servers import TEST_TOOLS, HttpServer
-from toolwire_client.config import OAuthClientSpec, ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import OAuthClientSpec, ServerSpec
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.oauth_auth import ClientCredentials
 from toolwire_client.tools.source import ToolServerFailed

@@ -1,42 +1,16 @@
-"""One configuration for every run: the limits, the tool servers and the model, saved with the run so any entry
-point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same agent, and the one function that turns
-server specs into tool sources."""
-
-import os
-from typing import TYPE_CHECKING, Literal
+"""One configuration for every run, as data: the limits, the tool servers and the model, saved with the run so any
+entry point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same agent (assembly/ builds it)."""
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
+from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.review import Review
 from toolwire_client.strategies.workflow import Workflow
-from toolwire_client.tools.source import ToolSource
 from toolwire_shared.tools import ToolSpec
-
-if TYPE_CHECKING:
-    from toolwire_client.tools.oauth_auth import ClientCredentials
-    from toolwire_client.tools.server_stderr import LineSink
-
-
-class RunLimits(BaseModel):
-    """The harness's limits for one run; None switches a limit off."""
-
-    max_steps: int = 12
-    max_tokens: int | None = None
-    """Token budget (input + output over the run), checked before each model call."""
-    output_reserve_tokens: int = 256
-    """Output tokens kept back for the next reply when checking the budget, so the run never overspends."""
-    max_wall_s: float | None = None
-    max_cost_usd: float | None = None
-    """Needs the Agent's price_fn."""
-    on_repeat: Literal["stop", "warn"] = "stop"
-    repeat_limit: int = Field(default=3, ge=2)
-    """The same tool with the same arguments this many times is a loop (2 or more: a first call is no repeat)."""
-    tool_timeout_s: float | None = None
-    """Overrides every tool's own timeout when set."""
 
 
 class OAuthClientSpec(BaseModel):
@@ -169,50 +143,4 @@ def config_of(state: RunState) -> RunConfig:
     return RunConfig.model_validate(state.config)
 
 
-def build_sources(servers: list[ServerSpec], stderr_sink: "LineSink | None" = None) -> list[ToolSource]:
-    """One MCP client source per server. A stdio server starts with a minimal environment (tools/server_env.py:
-    never toolwire's secrets nor provider keys) plus what its spec passes, and says which variables it got (names
-    only) to `stderr_sink`; an HTTP server gets the bearer token from its token_env variable, or from
-    its OAuth client credentials. A stdio server's stderr goes to `stderr_sink` (default: this process's stderr)."""
-    from toolwire_client.tools.mcp_source import McpSource
-    from toolwire_client.tools.server_env import described, server_environment
-    from toolwire_client.tools.server_stderr import ServerStderr
-    from toolwire_client.tools.shared_connections import active_pool
-
-    sources: list[ToolSource] = []
-    for i, server in enumerate(servers):
-        if server.is_reference:
-            raise ValueError(
-                f"tool server '{server.name}' is only a name: a server of a servers file (`toolwire worker --servers "
-                "FILE`, `toolwire resume RUN --servers FILE`) starts it"
-            )
-        token = os.environ.get(server.token_env) if server.token_env else None
-        name = server.name or f"server{i + 1}"
-        stderr = ServerStderr(name, stderr_sink) if stderr_sink else None
-        env = None
-        if server.command:
-            env, missing = server_environment(server.env, server.pass_env)
-            if stderr_sink is not None:
-                stderr_sink(name, described(env, missing))
-        auth = _client_credentials(server.oauth, server.url) if server.oauth else None
-        source = McpSource(
-            name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
-        )
-        pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
-        sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)
-    return sources
-
-
-def _client_credentials(spec: OAuthClientSpec, url: str | None) -> "ClientCredentials":
-    """An unset secret is reported when the token is first needed: the run's start fails with that one line."""
-    from toolwire_client.tools.oauth_auth import ClientCredentials
-
-    return ClientCredentials(
-        spec.token_url,
-        spec.client_id,
-        os.environ.get(spec.client_secret_env),
-        scope=spec.scope,
-        resource=spec.resource or url,
-        audience=spec.audience,
-        secret_name=f"env var {spec.client_secret_env} (the OAuth client secret)",
-    )
+__all__ = ["OAuthClientSpec", "RunConfig", "RunLimits", "ServerSpec", "config_of"]

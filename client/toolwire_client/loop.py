@@ -13,11 +13,9 @@ from typing import Any
 import anyio
 from opentelemetry.trace import Span
 
-from toolwire_client.assembly.agents import toolbox_for
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.current_run import driving
 from toolwire_client.models.base import Model, ModelCallFailed
-from toolwire_client.models.sse import OnText
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.call_ids import unique_call_ids
@@ -31,8 +29,7 @@ from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
 from toolwire_client.strategies.review import approved
-from toolwire_client.tools.server_stderr import LineSink
-from toolwire_client.tools.toolbox import OnProgress, ToolBox
+from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared import errors
@@ -78,38 +75,6 @@ class Agent:
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
         self.risky_tools = set(config.risky_tools)
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
-
-    @classmethod
-    def from_config(
-        cls,
-        config: RunConfig,
-        *,
-        store: RunStore | None = None,
-        hooks: tuple[ToolHook, ...] = (),
-        on_step: OnStep | None = None,
-        price_fn: PriceFn | None = None,
-        stderr_sink: LineSink | None = None,
-        on_text: OnText | None = None,
-        on_progress: OnProgress | None = None,
-        servers: list[ServerSpec] | None = None,
-    ) -> "Agent":
-        """The agent a config describes: its model from the provider table, its tool servers as MCP sources (their
-        stderr to `stderr_sink`, default this process's stderr); `on_text` gets a streamed model's text deltas,
-        `on_progress` the progress reports of running tool calls. `servers`: the specs to start instead of the
-        config's own, for a saved run (what trusted_servers.py resolved them to; the config keeps its own)."""
-        from toolwire_client.models import make_model
-
-        model = make_model(
-            config.model,
-            base_url=config.base_url,
-            tool_choice=config.tool_choice,
-            prompt_cache=config.prompt_cache,
-            stream=config.stream,
-            on_text=on_text,
-        )
-        sources = build_sources(config.servers if servers is None else servers, stderr_sink)
-        toolbox = toolbox_for(config, sources, on_progress)
-        return cls(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
 
     @property
     def limits(self) -> RunLimits:

@@ -14,7 +14,8 @@ import anyio
 from helpers import telemetry
 from helpers.polling import await_until
 from helpers.replicas import asks_whoami
-from toolwire_client.config import ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.scripted import ScriptedModel

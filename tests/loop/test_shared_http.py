@@ -19,7 +19,8 @@ from helpers.polling import await_until
 from helpers.replicas import asks_whoami
 from helpers.servers import free_port, stop_process
 from loop.test_shared_connections import Paused
-from toolwire_client.config import ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.run.state import RunState

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import REPO, clean_env, run_toolwire
-from toolwire_client.config import ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import ServerSpec
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import ToolCall
 

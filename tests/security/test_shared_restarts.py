@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from toolwire_client.config import RunLimits, ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.scripted import ScriptedModel

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall
@@ -60,7 +61,6 @@ SCRIPTS["durable_delegates"] = durable_delegates
 
 async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) -> None:
     from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-    from toolwire_client.loop import Agent
     from toolwire_client.store import open_store
 
     server = ServerSpec(
@@ -80,7 +80,7 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
         delegate=Delegation() if delegating else None,
     )
     store = await open_store(db)
-    state = await Agent.from_config(config, store=store).run("Refund 5 USD on order A123 and leave a note", run_id)
+    state = await build_agent(config, store=store).run("Refund 5 USD on order A123 and leave a note", run_id)
     print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)
     await store.aclose()
 

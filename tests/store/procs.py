@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from helpers.cli import TOOLWIRE, run_toolwire
+from toolwire_client.assembly.agents import build_agent
 
 if TYPE_CHECKING:
     from toolwire_client.config import ServerSpec
@@ -138,7 +139,6 @@ async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunS
     import driver  # registers the test's scripted model
 
     from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-    from toolwire_client.loop import Agent
     from toolwire_client.store import open_store
 
     server = ServerSpec(
@@ -152,7 +152,7 @@ async def waiting_run(db: str, run_id: str, tools_db: Path, gate: Path) -> "RunS
     )
     store = await open_store(db)
     try:
-        state = await Agent.from_config(config, store=store).run("Refund 5 USD on A123, leave a note", run_id)
+        state = await build_agent(config, store=store).run("Refund 5 USD on A123, leave a note", run_id)
     finally:
         await store.aclose()
     assert state.status == "waiting_for_approval", state.report

@@ -9,8 +9,8 @@ from procs import kill9, load, rows, run_cli, setup_dirs, spawn_run, support_ser
 from test_support_flow import refunded_cents
 
 from helpers.polling import await_until
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.loop import Agent
 from toolwire_client.run.ordering import check_order
 from toolwire_client.store import open_store
 from toolwire_client.strategies.delegation import Delegation
@@ -28,7 +28,7 @@ async def test_an_approval_in_a_sub_agent_pauses_the_parent_and_one_resume_finis
     )
     store = await open_store(db)
     try:
-        parent = await Agent.from_config(config, store=store).run("Refund one item of order A123")
+        parent = await build_agent(config, store=store).run("Refund one item of order A123")
     finally:
         await store.aclose()
     assert parent.status == "waiting_for_approval", parent.report

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from procs import load, run_cli, support_server
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
 
 
@@ -30,7 +30,7 @@ async def test_support_refund_waits_for_a_person_then_resumes_elsewhere(db: str,
     config = RunConfig(model="scripted:support_demo", servers=[server], limits=RunLimits(max_steps=8))
     store = await open_store(db)
     try:
-        state = await Agent.from_config(config, store=store).run("Refund one item of order A123")
+        state = await build_agent(config, store=store).run("Refund one item of order A123")
     finally:
         await store.aclose()
     run_id = state.run_id

@@ -1,16 +1,54 @@
-"""The run's ToolBox: its servers' tools, plus the tools the client itself offers when the config turns them on
-(`delegate` for sub-agents, `load_skill` for skills). Each is a ToolSource like a server, so the loop knows
-nothing of them."""
+"""From a RunConfig to an Agent: its model from the provider table, its servers as tool sources, and its ToolBox
+with the tools the client itself offers when the config turns them on (`delegate` for sub-agents, `load_skill`
+for skills). Each of those is a ToolSource like a server, so the loop knows nothing of them."""
 
-from toolwire_client.config import RunConfig
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import RunConfig, ServerSpec
+from toolwire_client.loop import Agent, OnStep
+from toolwire_client.models import make_model
+from toolwire_client.models.sse import OnText
+from toolwire_client.run.budget import PriceFn
+from toolwire_client.run.hooks import ToolHook
+from toolwire_client.store.base import RunStore
 from toolwire_client.tools.delegate import DelegateSource
+from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
 
 
+def build_agent(
+    config: RunConfig,
+    *,
+    store: RunStore | None = None,
+    hooks: tuple[ToolHook, ...] = (),
+    on_step: OnStep | None = None,
+    price_fn: PriceFn | None = None,
+    stderr_sink: LineSink | None = None,
+    on_text: OnText | None = None,
+    on_progress: OnProgress | None = None,
+    servers: list[ServerSpec] | None = None,
+) -> Agent:
+    """The agent `config` describes; its tool servers' stderr goes to `stderr_sink` (default this process's stderr),
+    `on_text` gets a streamed model's text deltas, `on_progress` the progress reports of running tool calls.
+    `servers`: the specs to start instead of the config's own, for a saved run (what trusted_servers.py resolved
+    them to; the config keeps its own)."""
+    model = make_model(
+        config.model,
+        base_url=config.base_url,
+        tool_choice=config.tool_choice,
+        prompt_cache=config.prompt_cache,
+        stream=config.stream,
+        on_text=on_text,
+    )
+    sources = build_sources(config.servers if servers is None else servers, stderr_sink)
+    toolbox = toolbox_for(config, sources, on_progress)
+    return Agent(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
+
+
 def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnProgress | None = None) -> ToolBox:
-    """`on_progress` gets the progress reports of running calls (`toolwire run` shows them live)."""
+    """The run's ToolBox: `sources` and the client's own tools; `on_progress` gets the progress reports of running
+    calls (`toolwire run` shows them live)."""
     own: list[ToolSource] = []
     if config.delegate is not None:
         own.append(DelegateSource())

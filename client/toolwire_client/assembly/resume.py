@@ -5,6 +5,7 @@ tool servers started are only those this process trusts (trusted_servers.py)."""
 from collections.abc import Awaitable
 from typing import Protocol
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig, ServerSpec, config_of
 from toolwire_client.loop import Agent
@@ -20,13 +21,13 @@ class AgentFactory(Protocol):
     ) -> Awaitable[Agent]: ...
 
 
-async def build_agent(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
+async def rebuilt(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
     """The agent of a saved run, rebuilt from its config."""
-    return Agent.from_config(config, store=store, servers=servers)
+    return build_agent(config, store=store, servers=servers)
 
 
 async def resume_run(
-    store: RunStore, run_id: str, build: AgentFactory = build_agent, trust: ServerTrust | None = None
+    store: RunStore, run_id: str, build: AgentFactory = rebuilt, trust: ServerTrust | None = None
 ) -> RunState:
     """Go on with `run_id`; `trust`: this user's seal and no servers file, unless given."""
     state = await store.load(run_id)

@@ -9,6 +9,7 @@ import anyio
 import click
 from rich.console import Console
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
@@ -77,7 +78,7 @@ def with_prices_and_printing(
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
         price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
         on_step = print_step(console, live)
-        return Agent.from_config(
+        return build_agent(
             config,
             store=store,
             price_fn=price_fn,

@@ -6,6 +6,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import resume_run
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.cli._store import db_option, store_name, with_store
@@ -84,7 +85,7 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
     trust = resume_trust(servers_file)
 
     async def build(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
-        return Agent.from_config(config, store=store, stderr_sink=output.line, servers=servers)
+        return build_agent(config, store=store, stderr_sink=output.line, servers=servers)
 
     async def work(store: SqlRunStore) -> RunState:
         return await resume_run(store, run_id, build, trust)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import anyio
 
 from toolwire_client.assembly.agents import toolbox_for
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec, build_sources
+from toolwire_client.assembly.sources import build_sources
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.evals.checks import called_tools, resolve_callable, right_order, right_tools
 from toolwire_client.evals.spec import EvalFile, EvalTask
 from toolwire_client.loop import Agent

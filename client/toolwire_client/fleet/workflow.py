@@ -11,6 +11,7 @@ import anyio
 from dbos import DBOS
 from dbos import error as dbos_error
 
+from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
 from toolwire_client.config import RunConfig, config_of
 from toolwire_client.fleet.app import APP_VERSION, DECIDED, LEG_ENDED, LEG_WORKFLOW, LEGS, WORKFLOW
@@ -133,7 +134,7 @@ def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
     servers = SETTINGS.trust.specs_for(state.run_id, state.config, config)  # Untrusted: the run fails, readably
     prices, model = default_prices(), config.model.partition(":")[2] or config.model
     price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
-    agent = Agent.from_config(config, store=StepStore(store, leg), price_fn=price_fn, servers=servers)
+    agent = build_agent(config, store=StepStore(store, leg), price_fn=price_fn, servers=servers)
     limit = SETTINGS.per_minute.get(agent.model.provider)
     if limit is not None:
         agent.model = RateLimited(agent.model, store, limit)

@@ -4,8 +4,8 @@ ends the run as over budget with the overspend said, never a silent `done`."""
 
 from collections.abc import Callable
 
-from toolwire_client.config import RunLimits
 from toolwire_client.run import exits
+from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_shared.usage import Usage
 

@@ -1,0 +1,23 @@
+"""The harness's limits for one run (steps, tokens, cost, wall clock, repeats, tool timeouts)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RunLimits(BaseModel):
+    """The harness's limits for one run; None switches a limit off."""
+
+    max_steps: int = 12
+    max_tokens: int | None = None
+    """Token budget (input + output over the run), checked before each model call."""
+    output_reserve_tokens: int = 256
+    """Output tokens kept back for the next reply when checking the budget, so the run never overspends."""
+    max_wall_s: float | None = None
+    max_cost_usd: float | None = None
+    """Needs the Agent's price_fn."""
+    on_repeat: Literal["stop", "warn"] = "stop"
+    repeat_limit: int = Field(default=3, ge=2)
+    """The same tool with the same arguments this many times is a loop (2 or more: a first call is no repeat)."""
+    tool_timeout_s: float | None = None
+    """Overrides every tool's own timeout when set."""
