@@ -1,0 +1,28 @@
+"""The public face: every name `toolwire_client` lists loads, is the object its module defines, and importing the
+package alone loads none of them (a CLI start pays only for what it uses)."""
+
+import subprocess
+import sys
+
+import toolwire_client
+
+
+def test_every_public_name_loads() -> None:
+    for name in toolwire_client.__all__:
+        value = getattr(toolwire_client, name)
+        assert getattr(value, "__name__", name) == name, name
+
+
+def test_importing_the_package_loads_nothing_behind_it() -> None:
+    probe = "import sys, toolwire_client; print(sorted(m for m in sys.modules if m.startswith('toolwire_client.')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    try:
+        toolwire_client.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchThing" in str(exc)
+    else:
+        raise AssertionError("an unknown name loaded")
