@@ -46,9 +46,7 @@ from bench.proc_cpu import cpu_s, machine_busy_s, tree_cpu_s
 from helpers.cli import TOOLWIRE
 from helpers.polling import WaitFailed, await_until, wait_until
 from helpers.postgres import fresh_database, start_postgres, stop_postgres
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.fleet.submit import FleetClient, submit
-from toolwire_client.store import open_store
+from toolwire_client import FleetClient, RunConfig, RunLimits, ServerSpec, open_store, submit
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 2000

@@ -12,13 +12,7 @@ from typing import Any
 
 import anyio
 
-from toolwire_client.config import RunLimits
-from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.tools.mcp_source import McpSource
-from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import ToolSource
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client import Agent, McpSource, RegistrySource, RunLimits, ScriptedModel, ToolBox, ToolSource
 from toolwire_server import Registry
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.usage import Usage

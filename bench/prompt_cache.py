@@ -22,14 +22,7 @@ from typing import Any
 
 import anyio
 
-from toolwire_client.config import RunLimits
-from toolwire_client.loop import Agent
-from toolwire_client.models.anthropic import AnthropicModel
-from toolwire_client.models.anthropic_cache import PromptCache
-from toolwire_client.models.pricing import default_prices
-from toolwire_client.run.state import RunState
-from toolwire_client.tools.mcp_source import McpSource
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client import Agent, AnthropicModel, McpSource, PromptCache, RunLimits, RunState, ToolBox, default_prices
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "claude-sonnet-4-5"

@@ -40,13 +40,16 @@ import anyio
 import httpx2
 from tests.helpers.polling import await_until  # the repo's folders import as namespace packages
 
-from toolwire_client.assembly.sources import build_sources
-from toolwire_client.config import RunLimits, ServerSpec
-from toolwire_client.fleet.gc import tune_gc_for_many_runs
-from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.tools.shared_connections import SharedConnections
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client import (
+    Agent,
+    RunLimits,
+    ScriptedModel,
+    ServerSpec,
+    SharedConnections,
+    ToolBox,
+    build_sources,
+    tune_gc_for_many_runs,
+)
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.usage import Usage
 

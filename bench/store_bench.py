@@ -16,12 +16,7 @@ from typing import Any
 import anyio
 from bench.loop_bench import echo_forever, local
 
-from toolwire_client.config import RunLimits
-from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.run.state import RunState
-from toolwire_client.store import open_store
-from toolwire_client.tools.toolbox import ToolBox
+from toolwire_client import Agent, RunLimits, RunState, ScriptedModel, ToolBox, open_store
 from toolwire_shared.usage import Usage
 
 STEPS = 10

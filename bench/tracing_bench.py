@@ -30,11 +30,7 @@ the agent's tracing is compared with."""
 def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
     import anyio
 
-    from toolwire_client.loop import Agent
-    from toolwire_client.models.scripted import ScriptedModel
-    from toolwire_client.tools.mcp_source import McpSource
-    from toolwire_client.tools.registry_source import RegistrySource
-    from toolwire_client.tools.toolbox import ToolBox
+    from toolwire_client import Agent, McpSource, RegistrySource, ScriptedModel, ToolBox
     from toolwire_otel.setup import child_process_env, configure_tracing
     from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 
@@ -79,7 +75,7 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
     def make_agent_model() -> Any:
         if transport != "provider":
             return ScriptedModel(script, name="bench-model")
-        from toolwire_client.models import make_model
+        from toolwire_client import make_model
 
         return make_model("openai:gpt-4.1-mini", base_url=os.environ["BENCH_PROVIDER_URL"], api_key="sk-bench")
 

@@ -10,11 +10,7 @@ from pathlib import Path
 
 import anyio
 
-from toolwire_client.assembly.agents import build_agent
-from toolwire_client.cli.trace import trace_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.store import open_store
-from toolwire_client.strategies.delegation import Delegation
+from toolwire_client import Delegation, RunConfig, RunLimits, ServerSpec, build_agent, open_store, trace_lines
 
 HERE = Path(__file__).resolve().parent
 

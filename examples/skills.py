@@ -20,17 +20,26 @@ from pathlib import Path
 
 import anyio
 
-from toolwire_client.assembly.agents import build_agent
-from toolwire_client.assembly.sources import build_sources
-from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.loop import Agent
-from toolwire_client.models import default_spec, key_envs
-from toolwire_client.run.state import RunState, StepRecord
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
-from toolwire_client.store import open_store
-from toolwire_client.tools import skills
-from toolwire_client.tools.skills import inlined, list_skills, skill_use
+from toolwire_client import (
+    Agent,
+    RunConfig,
+    RunLimits,
+    RunState,
+    ServerSpec,
+    StepRecord,
+    build_agent,
+    build_sources,
+    default_spec,
+    estimate_prompt,
+    estimate_text,
+    inlined,
+    key_envs,
+    list_skills,
+    open_store,
+    skill_use,
+    step_lines,
+)
+from toolwire_client.tools import skills  # TODO(issue 22): its load_skill spec through the public API
 from toolwire_shared import errors
 from toolwire_shared.tools import ToolSpec
 

@@ -13,13 +13,20 @@ from pathlib import Path
 
 import anyio
 
-from toolwire_client.assembly.agents import build_agent
-from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.models import default_spec, key_envs
-from toolwire_client.run.state import RunState, StepRecord
-from toolwire_client.store import open_store
-from toolwire_client.strategies.workflow import Step, Workflow
+from toolwire_client import (
+    RunConfig,
+    RunLimits,
+    RunState,
+    ServerSpec,
+    Step,
+    StepRecord,
+    Workflow,
+    build_agent,
+    default_spec,
+    key_envs,
+    open_store,
+    step_lines,
+)
 
 HERE = Path(__file__).resolve().parent
 TICKET = "Ticket from cus_8123: the keyboard in order A123 arrived broken. What can you do?"

@@ -16,15 +16,20 @@ if TYPE_CHECKING:
     from toolwire_client.assembly.agents import build_agent, toolbox_for
     from toolwire_client.assembly.resume import resume_run
     from toolwire_client.assembly.sources import build_sources
+    from toolwire_client.cli.trace import step_lines, trace_lines
     from toolwire_client.config import OAuthClientSpec, RunConfig, ServerSpec, config_of
+    from toolwire_client.fleet.gc import tune_gc_for_many_runs
     from toolwire_client.fleet.submit import FleetClient, submit
     from toolwire_client.loop import Agent
     from toolwire_client.models import default_spec, key_envs, make_model
+    from toolwire_client.models.anthropic import AnthropicModel
+    from toolwire_client.models.anthropic_cache import PromptCache
     from toolwire_client.models.base import Model, ModelReply
     from toolwire_client.models.pricing import default_prices
     from toolwire_client.models.scripted import ScriptedModel
     from toolwire_client.run.limits import RunLimits
     from toolwire_client.run.state import RunState, StepRecord
+    from toolwire_client.run.tokens import estimate_prompt, estimate_text
     from toolwire_client.store import RunStore, SqlRunStore, open_store
     from toolwire_client.strategies.delegation import Delegation
     from toolwire_client.strategies.plan import Planning
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from toolwire_client.tools.mcp_source import McpSource
     from toolwire_client.tools.registry_source import RegistrySource
     from toolwire_client.tools.shared_connections import SharedConnections
+    from toolwire_client.tools.skills import inlined, list_skills, skill_use
     from toolwire_client.tools.source import ToolSource
     from toolwire_client.tools.toolbox import ToolBox
 
@@ -71,10 +77,21 @@ _WHERE = {
     "SharedConnections": "tools.shared_connections",
     "FleetClient": "fleet.submit",
     "submit": "fleet.submit",
+    "trace_lines": "cli.trace",
+    "step_lines": "cli.trace",
+    "estimate_prompt": "run.tokens",
+    "estimate_text": "run.tokens",
+    "list_skills": "tools.skills",
+    "skill_use": "tools.skills",
+    "inlined": "tools.skills",
+    "tune_gc_for_many_runs": "fleet.gc",
+    "AnthropicModel": "models.anthropic",
+    "PromptCache": "models.anthropic_cache",
 }
 
 __all__ = [
     "Agent",
+    "AnthropicModel",
     "Delegation",
     "FleetClient",
     "McpSource",
@@ -82,6 +99,7 @@ __all__ = [
     "ModelReply",
     "OAuthClientSpec",
     "Planning",
+    "PromptCache",
     "RegistrySource",
     "Review",
     "RunConfig",
@@ -102,12 +120,20 @@ __all__ = [
     "config_of",
     "default_prices",
     "default_spec",
+    "estimate_prompt",
+    "estimate_text",
+    "inlined",
     "key_envs",
+    "list_skills",
     "make_model",
     "open_store",
     "resume_run",
+    "skill_use",
+    "step_lines",
     "submit",
     "toolbox_for",
+    "trace_lines",
+    "tune_gc_for_many_runs",
 ]
 
 
