@@ -3,14 +3,16 @@ package alone loads none of them (a CLI start pays only for what it uses)."""
 
 import subprocess
 import sys
+from importlib import import_module
 
 import toolwire_client
 
 
 def test_every_public_name_loads() -> None:
-    for name in toolwire_client.__all__:
-        value = getattr(toolwire_client, name)
-        assert getattr(value, "__name__", name) == name, name
+    where = toolwire_client._WHERE
+    assert sorted(where) == toolwire_client.__all__
+    for name, module in where.items():
+        assert getattr(toolwire_client, name) is getattr(import_module(f"toolwire_client.{module}"), name), name
 
 
 def test_importing_the_package_loads_nothing_behind_it() -> None:
