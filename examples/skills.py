@@ -12,7 +12,6 @@ index and once with every skill's text inlined in the system prompt instead, in 
 approved as a person would), and prints the input tokens of each (the project's estimate, tokens.py)."""
 
 import itertools
-import os
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -29,14 +28,13 @@ from toolwire_client import (
     StepRecord,
     build_agent,
     build_sources,
-    default_spec,
     estimate_prompt,
     estimate_text,
     inlined,
-    key_envs,
     list_skills,
     open_store,
     skill_use,
+    spec_or_script,
     step_lines,
 )
 from toolwire_client.tools import skills  # TODO(issue 22): its load_skill spec through the public API
@@ -51,15 +49,6 @@ TICKETS = [
     "Ticket from cus_4410: the headphones in order B200 arrived broken. What can you do?",
 ]
 SYSTEM = "You are a support agent for an online store. State only facts you read from a tool."
-
-
-def model_spec() -> str:
-    """$TOOLWIRE_MODEL, else a provider whose key is set, else the scripted model (no key, no network)."""
-    if os.environ.get("TOOLWIRE_MODEL"):
-        return os.environ["TOOLWIRE_MODEL"]
-    if any(os.environ.get(key) for key in key_envs()):
-        return default_spec()
-    return "scripted:skills"
 
 
 def desk(env: dict[str, str] | None = None) -> ServerSpec:
@@ -79,7 +68,7 @@ def show(state: RunState, step: StepRecord) -> None:
 async def main(ticket: str, db: str | None) -> RunState:
     store = await open_store(db)
     try:
-        agent = build_agent(config(model_spec(), desk()), store=store, on_step=show)
+        agent = build_agent(config(spec_or_script("skills"), desk()), store=store, on_step=show)
         try:
             return await agent.run(ticket)
         finally:

@@ -7,7 +7,6 @@ With no API key it runs on the scripted model (`scripted:support_workflow`); wit
 OPENAI_API_KEY set it runs on that provider's default model ($TOOLWIRE_MODEL names another). One run, one trace,
 one saved message list: `toolwire trace show RUN_ID` shows the steps afterwards."""
 
-import os
 import sys
 from pathlib import Path
 
@@ -22,9 +21,8 @@ from toolwire_client import (
     StepRecord,
     Workflow,
     build_agent,
-    default_spec,
-    key_envs,
     open_store,
+    spec_or_script,
     step_lines,
 )
 
@@ -51,15 +49,6 @@ SUPPORT_DESK = Workflow(
 SYSTEM = "You are a support agent for an online store. State only facts you read from a tool."
 
 
-def model_spec() -> str:
-    """$TOOLWIRE_MODEL, else a provider whose key is set, else the scripted model (no key, no network)."""
-    if os.environ.get("TOOLWIRE_MODEL"):
-        return os.environ["TOOLWIRE_MODEL"]
-    if any(os.environ.get(key) for key in key_envs()):
-        return default_spec()
-    return "scripted:support_workflow"
-
-
 def config(spec: str) -> RunConfig:
     server = ServerSpec(
         name="support",
@@ -76,7 +65,7 @@ def show(state: RunState, step: StepRecord) -> None:
 async def main(ticket: str, db: str | None) -> RunState:
     store = await open_store(db)
     try:
-        agent = build_agent(config(model_spec()), store=store, on_step=show)
+        agent = build_agent(config(spec_or_script("support_workflow")), store=store, on_step=show)
         try:
             return await agent.run(ticket)
         finally:

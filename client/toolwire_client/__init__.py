@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from toolwire_client.fleet.gc import tune_gc_for_many_runs
     from toolwire_client.fleet.submit import FleetClient, submit
     from toolwire_client.loop import Agent
-    from toolwire_client.models import default_spec, key_envs, make_model
+    from toolwire_client.models import default_spec, key_envs, make_model, spec_or_script
     from toolwire_client.models.anthropic import AnthropicModel
     from toolwire_client.models.anthropic_cache import PromptCache
     from toolwire_client.models.base import Model, ModelReply
@@ -58,6 +58,7 @@ _WHERE = {
     "make_model": "models",
     "default_spec": "models",
     "key_envs": "models",
+    "spec_or_script": "models",
     "Model": "models.base",
     "ModelReply": "models.base",
     "ScriptedModel": "models.scripted",
@@ -129,6 +130,7 @@ __all__ = [
     "open_store",
     "resume_run",
     "skill_use",
+    "spec_or_script",
     "step_lines",
     "submit",
     "toolbox_for",

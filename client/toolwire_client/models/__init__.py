@@ -33,6 +33,16 @@ def default_spec() -> str:
     raise MissingApiKey(f"no model named and neither {keys} is set; use --model {spec_help()}")
 
 
+def spec_or_script(script: str) -> str:
+    """$TOOLWIRE_MODEL, else a provider whose key is set, else `scripted:SCRIPT` (no key, no network): how an
+    example picks its model."""
+    if os.environ.get("TOOLWIRE_MODEL"):
+        return os.environ["TOOLWIRE_MODEL"]
+    if any(os.environ.get(key) for key in key_envs()):
+        return default_spec()
+    return f"scripted:{script}"
+
+
 def make_model(
     spec: str | None = None,
     *,
