@@ -4,7 +4,7 @@ and one worker killed -9 midway: every run ends, every approved refund ran exact
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -27,7 +27,7 @@ from fleet_procs import (
 from helpers.polling import await_until, wait_until
 from helpers.postgres import fresh_database
 from toolwire_client.fleet.submit import FleetClient
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300)]
 
@@ -51,15 +51,6 @@ def workers(db: str, tmp_path: Path) -> Iterator[list[Worker]]:
     finally:
         for w in started_workers:
             w.stop()
-
-
-@pytest.fixture
-async def store(db: str) -> AsyncIterator[SqlRunStore]:
-    opened = await open_store(db)
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
 
 
 def approval_events(db: str, event: str) -> dict[str, int]:

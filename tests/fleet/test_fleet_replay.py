@@ -11,7 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from fleet_procs import FAST_TAKEOVER, start_worker, started
+from fleet_procs import FAST_TAKEOVER, Worker, start_worker, started
 
 from helpers.polling import wait_until
 from store.procs import DRIVER, REPO, cli, kill_pid_in, load, rows
@@ -56,14 +56,12 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
     (gate / "hold_send_note").touch()  # the note is written, then holds before it answers
     driver = (sys.executable, DRIVER, "cli")  # `toolwire` with the test's scripted model registered
     env = {"DURABLE_GATE_DIR": str(gate)}
-    first = start_worker(
-        db,
-        tmp_path / "first.log",
-        concurrency=1,
-        command=driver,
-        env_extra=env,
-        servers=[durable_server(tools_db, gate)],
-    )
+
+    def worker(log: str) -> Worker:
+        servers = [durable_server(tools_db, gate)]
+        return start_worker(db, tmp_path / log, concurrency=1, command=driver, env_extra=env, servers=servers)
+
+    first = worker("first.log")
     try:
         wait_until(lambda: started(first), "the first worker to take runs", timeout_s=60, interval_s=0.1)
         store = await open_store(db)
@@ -77,14 +75,7 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
     (gate / "hold_send_note").unlink()
     assert (gate / "model_calls").read_text().split() == ["1"]
 
-    second = start_worker(
-        db,
-        tmp_path / "second.log",
-        concurrency=1,
-        command=driver,
-        env_extra=env,
-        servers=[durable_server(tools_db, gate)],
-    )
+    second = worker("second.log")
     log = tmp_path / "second.log"
     try:  # the worker says so once the taken-over leg has ended
         wait_until(lambda: f"run {run_id}: replayed" in log.read_text(), "the leg's replay", timeout_s=90)

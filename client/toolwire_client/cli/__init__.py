@@ -1,5 +1,7 @@
 """The one `toolwire` command. Each sub-command lives in its own module and registers itself here."""
 
+from importlib import import_module
+
 import click
 
 from toolwire_client.mistakes import ToolwireGroup, one_line_logs
@@ -12,35 +14,29 @@ def main() -> None:
     one_line_logs()
 
 
+COMMANDS = [
+    ("toolwire_server.cli", "serve"),
+    ("toolwire_client.cli.eval", "eval_command"),
+    ("toolwire_client.cli.runs", "runs"),
+    ("toolwire_client.cli.runs", "resume"),
+    ("toolwire_client.cli.approvals", "approvals"),
+    ("toolwire_client.cli.approvals", "approve"),
+    ("toolwire_client.cli.approvals", "reject"),
+    ("toolwire_client.cli.trace", "trace"),
+    ("toolwire_client.cli.replay", "replay_command"),
+    ("toolwire_client.cli.run", "run"),
+    ("toolwire_client.cli.demo", "demo"),
+    ("toolwire_client.cli.fleet", "worker"),
+    ("toolwire_client.cli.fleet", "submit"),
+    ("toolwire_client.cli.fleet", "wait"),
+]
+"""(module, click command) of every sub-command, in the order `toolwire --help` lists them."""
+
+
 def _register() -> None:
-    # Imported here so `toolwire --help` stays fast and one broken sub-command cannot hide the others.
-    from toolwire_server.cli import serve
-
-    main.add_command(serve)
-    from toolwire_client.cli import eval as eval_cli
-
-    main.add_command(eval_cli.eval_command)
-
-    from toolwire_client.cli import approvals, replay, runs, trace
-
-    main.add_command(runs.runs)
-    main.add_command(runs.resume)
-    main.add_command(approvals.approvals)
-    main.add_command(approvals.approve)
-    main.add_command(approvals.reject)
-    main.add_command(trace.trace)
-    main.add_command(replay.replay_command)
-
-    from toolwire_client.cli import demo, run
-
-    main.add_command(run.run)
-    main.add_command(demo.demo)
-
-    from toolwire_client.cli import fleet
-
-    main.add_command(fleet.worker)
-    main.add_command(fleet.submit)
-    main.add_command(fleet.wait)
+    """Sub-commands are imported here, not at the top, so the group itself loads nothing else."""
+    for module, name in COMMANDS:
+        main.add_command(getattr(import_module(module), name))
 
 
 _register()

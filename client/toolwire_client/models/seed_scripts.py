@@ -6,14 +6,7 @@ import re
 from typing import Any
 
 from toolwire_shared import errors
-from toolwire_shared.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 
 ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
 
