@@ -19,7 +19,7 @@ from toolwire_client.models.base import Model, ModelCallFailed, ModelReply, Wrap
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
 from toolwire_client.store.approval_rules import Verdict
-from toolwire_client.store.base import Decision, DecisionRecord, RunSummary
+from toolwire_client.store.base import DecisionRecord, Ruling, RunSummary
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall
@@ -140,16 +140,8 @@ class StepStore:
         await DBOS.run_step_async({"name": f"flag-tampered {call.id}"}, flag)
 
     # this execution's own, never replayed: reads, a person's decisions and the lease
-    async def decide(
-        self,
-        run_id: str,
-        call_id: str,
-        decision: Decision,
-        reason: str | None,
-        shown_hash: str | None = None,
-        decided_by: str | None = None,
-    ) -> PendingCall:
-        return await self.inner.decide(run_id, call_id, decision, reason, shown_hash, decided_by)
+    async def decide(self, run_id: str, call_id: str, ruling: Ruling) -> PendingCall:
+        return await self.inner.decide(run_id, call_id, ruling)
 
     async def decisions(self, run_id: str | None = None, limit: int = 200) -> list[DecisionRecord]:
         return await self.inner.decisions(run_id, limit)

@@ -10,7 +10,7 @@ import getpass
 import os
 
 from toolwire_client.run.state import PendingCall, RunState
-from toolwire_client.store.base import RunStore
+from toolwire_client.store.base import Ruling, RunStore
 from toolwire_client.store.sql import ApprovalRefused
 
 __all__ = ["ApprovalRefused", "approve", "decided", "default_approver", "reject", "root_run", "waiting_calls"]
@@ -55,7 +55,7 @@ async def approve(
     """Approve one waiting call (the only one, when call_id is None) as `by` (default: the OS user)."""
     approver = _approver(by)
     target = await _target(store, run_id, call_id)
-    return await store.decide(run_id, target, "approve", None, shown_hash, approver)
+    return await store.decide(run_id, target, Ruling("approve", shown_hash=shown_hash, by=approver))
 
 
 async def reject(
@@ -75,7 +75,7 @@ async def reject(
             "a rejection needs a reason the model can act on, e.g. --reason 'refunds over 50 need a manager'"
         )
     target = await _target(store, run_id, call_id)
-    return await store.decide(run_id, target, "reject", reason.strip(), shown_hash, approver)
+    return await store.decide(run_id, target, Ruling("reject", reason.strip(), shown_hash, approver))
 
 
 async def root_run(store: RunStore, run_id: str) -> str:

@@ -1,5 +1,6 @@
 """The RunStore contract: atomic saves of RunState after every step, shared by SQLite and PostgreSQL."""
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -10,6 +11,18 @@ from toolwire_client.store.approval_rules import Verdict
 from toolwire_shared.messages import ToolCall
 
 Decision = Literal["approve", "reject"]
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """A person's decision on one waiting call, as `approve` / `reject` record it."""
+
+    decision: Decision
+    reason: str | None = None
+    shown_hash: str | None = None
+    """The arguments hash the person was shown: a call that changed since is refused."""
+    by: str | None = None
+    """Who decided (an audit field: what the person says)."""
 
 
 class StaleRunState(Exception):
@@ -82,15 +95,7 @@ class RunStore(Protocol):
 
     async def flag_tampered(self, run_id: str, call: ToolCall, why: str) -> None: ...
 
-    async def decide(
-        self,
-        run_id: str,
-        call_id: str,
-        decision: Decision,
-        reason: str | None,
-        shown_hash: str | None = None,
-        decided_by: str | None = None,
-    ) -> PendingCall:
+    async def decide(self, run_id: str, call_id: str, ruling: Ruling) -> PendingCall:
         """Record a person's decision on one waiting call, and who made it (ApprovalRefused, recording nothing, when
         it is unclear)."""
         ...

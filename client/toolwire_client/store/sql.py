@@ -20,9 +20,9 @@ from toolwire_client.run.state import PendingCall, RunState, RunStatus, args_has
 from toolwire_client.store.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
 from toolwire_client.store.approval_rules import decision as decision_of
 from toolwire_client.store.base import (
-    Decision,
     DecisionRecord,
     LeaseLost,
+    Ruling,
     RunAlreadyClaimed,
     RunSummary,
     SaveRefused,
@@ -431,28 +431,13 @@ class SqlRunStore(ABC):
         await self._run(release)
 
     # -- approvals -----------------------------------------------------------------------------------------------
-    async def decide(
-        self,
-        run_id: str,
-        call_id: str,
-        decision: Decision,
-        reason: str | None,
-        shown_hash: str | None = None,
-        decided_by: str | None = None,
-    ) -> PendingCall:
+    async def decide(self, run_id: str, call_id: str, ruling: Ruling) -> PendingCall:
         """Record a person's decision on one waiting call, and who made it, on the approval events and the saved
         state at once."""
-        return await self._run(lambda: self._decide(run_id, call_id, decision, reason, shown_hash, decided_by))
+        return await self._run(lambda: self._decide(run_id, call_id, ruling))
 
-    def _decide(
-        self,
-        run_id: str,
-        call_id: str,
-        decision: Decision,
-        reason: str | None,
-        shown_hash: str | None,
-        decided_by: str | None,
-    ) -> PendingCall:
+    def _decide(self, run_id: str, call_id: str, ruling: Ruling) -> PendingCall:
+        decision, reason, decided_by = ruling.decision, ruling.reason, ruling.by
         stamp = now()
         with self._transaction() as cur:
             row = self._execute(
@@ -462,7 +447,9 @@ class SqlRunStore(ABC):
                 raise RunNotFound(run_id)
             state = self._state_of(row[0])
             version = int(row[1])
-            pending = _check_decidable(state, call_id, decision_of(self._events(cur, run_id, call_id)), shown_hash)
+            pending = _check_decidable(
+                state, call_id, decision_of(self._events(cur, run_id, call_id)), ruling.shown_hash
+            )
             pending.state = "approved" if decision == "approve" else "rejected"
             pending.decision_reason, pending.decided_by = reason, decided_by
             state.version = version + 1
