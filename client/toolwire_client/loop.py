@@ -548,7 +548,7 @@ class Agent:
         try:
             await self.store.save(state, owner=lease.owner if lease else None)
         except LeaseLost as exc:
-            raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
+            raise (lease.lose(str(exc)) if lease else exits.NoLongerDriving(f"stopped: {exc}")) from exc
         except SaveRefused as exc:
             raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
 
