@@ -27,7 +27,7 @@ from toolwire_client.store.approval_rules import NotApproved, answer_without_run
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
-from toolwire_client.strategies.review import approved
+from toolwire_client.strategies.review import draft_passes
 from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
@@ -346,7 +346,7 @@ class Agent:
         """Reflection: True when the review of this draft found problems and the model gets another try. The draft
         stands unreviewed when no review is configured, its retries are spent, or no budget is left for one."""
         review = self.config.review
-        rejected = sum(1 for s in state.steps if s.kind == "review" and not approved(s.model_text))
+        rejected = sum(1 for s in state.steps if s.kind == "review" and not draft_passes(s.model_text))
         if review is None or rejected >= review.max_retries:
             return False
         self._end_step(state, draft)
@@ -361,7 +361,7 @@ class Agent:
         if verdict.tool_calls:  # answered, never run, so the list stays a valid request
             verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
             self._append_results(state, verdict)
-        elif approved(verdict.model_text):
+        elif draft_passes(verdict.model_text):
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
         state.messages.append(UserMessage(content=errors.REVIEW_RETRY))
