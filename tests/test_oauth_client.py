@@ -13,7 +13,8 @@ from toolwire_client.assembly.sources import build_sources
 from toolwire_client.config import OAuthClientSpec, ServerSpec
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.oauth_auth import ClientCredentials
-from toolwire_client.tools.source import ToolServerFailed
+from toolwire_client.tools.source import RunContext, ToolRequest, ToolServerFailed
+from toolwire_shared.messages import ToolCall
 
 CLIENT, SECRET = "client-cc", "s3cret-cc-9d1f"
 SCOPE = "mcp:tools"
@@ -65,7 +66,8 @@ async def test_a_server_spec_with_client_credentials_connects(
     await mcp.start()
     try:
         assert {t.name for t in await mcp.list_tools()} == {"echo", "add"}
-        result = await mcp.call("echo", {"text": "cc"}, call_id="c1", timeout_s=10, idempotency_key=None)
+        echo = ToolCall(id="c1", name="echo", arguments={"text": "cc"})
+        result = await mcp.call(ToolRequest(echo, RunContext("r"), timeout_s=10))
         assert result.content == "cc"
     finally:
         await mcp.aclose()

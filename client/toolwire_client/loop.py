@@ -14,7 +14,6 @@ import anyio
 from opentelemetry.trace import Span
 
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.current_run import driving
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
@@ -28,7 +27,8 @@ from toolwire_client.store.approval_rules import NotApproved, answer_without_run
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
-from toolwire_client.strategies.review import approved
+from toolwire_client.strategies.review import draft_passes
+from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
@@ -36,6 +36,7 @@ from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.tools import ToolSpec
 
 OnStep = Callable[[RunState, StepRecord], None]
 log = logging.getLogger("toolwire.client.loop")
@@ -122,8 +123,7 @@ class Agent:
             state.status = "running"
             async with self.toolbox.opened():
                 state.config = state.config or self._recorded_config(state.run_id)  # the tools offered, listed
-                with driving(self, state):  # the run a delegate call is made in
-                    await self._drive_held(state, resuming, span)
+                await self._drive_held(state, resuming, span)
         return state
 
     async def _drive_held(self, state: RunState, resuming: bool, span: Span) -> None:
@@ -346,7 +346,7 @@ class Agent:
         """Reflection: True when the review of this draft found problems and the model gets another try. The draft
         stands unreviewed when no review is configured, its retries are spent, or no budget is left for one."""
         review = self.config.review
-        rejected = sum(1 for s in state.steps if s.kind == "review" and not approved(s.model_text))
+        rejected = sum(1 for s in state.steps if s.kind == "review" and not draft_passes(s.model_text))
         if review is None or rejected >= review.max_retries:
             return False
         self._end_step(state, draft)
@@ -361,7 +361,7 @@ class Agent:
         if verdict.tool_calls:  # answered, never run, so the list stays a valid request
             verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
             self._append_results(state, verdict)
-        elif approved(verdict.model_text):
+        elif draft_passes(verdict.model_text):
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
         state.messages.append(UserMessage(content=errors.REVIEW_RETRY))
@@ -425,7 +425,7 @@ class Agent:
             raise
 
         async def one(call: ToolCall) -> None:
-            result = await self._call_with_hooks(state.run_id, call)
+            result = await self._call_with_hooks(state, call)
             state.pending = [p for p in state.pending if p.call.id != call.id]
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 child = {"child_run_id": result.sub_run.run_id}
@@ -464,11 +464,12 @@ class Agent:
                 allowed.append(call)
         return allowed
 
-    async def _call_with_hooks(self, run_id: str, call: ToolCall) -> ToolResult:
+    async def _call_with_hooks(self, state: RunState, call: ToolCall) -> ToolResult:
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        result = await self.toolbox.call(checked, run_id=run_id, timeout_s=self.limits.tool_timeout_s)
+        run = RunContext(state.run_id, state, SubAgents(self))  # what a source may need of this run
+        result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 
     def _append_results(self, state: RunState, step: StepRecord) -> None:
@@ -547,9 +548,42 @@ class Agent:
         try:
             await self.store.save(state, owner=lease.owner if lease else None)
         except LeaseLost as exc:
-            raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
+            raise (lease.lose(str(exc)) if lease else exits.NoLongerDriving(f"stopped: {exc}")) from exc
         except SaveRefused as exc:
             raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
+
+
+class SubAgents:
+    """Implements ChildRuns for the runs of one Agent: a sub-agent is a second Agent on the parent's model, store,
+    hooks and prices, over a view of the parent's started ToolBox offering only the tools named."""
+
+    def __init__(self, parent: Agent) -> None:
+        self.parent = parent
+
+    @property
+    def config(self) -> RunConfig:
+        return self.parent.config
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return self.parent.toolbox.specs
+
+    @property
+    def store(self) -> RunStore | None:
+        return self.parent.store
+
+    async def start(
+        self, config: RunConfig, tools: list[str], task: str, run_id: str, parent: tuple[str, str]
+    ) -> RunState:
+        return await self._agent(config, tools).run(task, run_id, parent=parent)
+
+    async def resume(self, config: RunConfig, tools: list[str], state: RunState) -> RunState:
+        return await self._agent(config, tools).resume(state)
+
+    def _agent(self, config: RunConfig, tools: list[str]) -> Agent:
+        p = self.parent
+        view = p.toolbox.narrowed(tools)
+        return Agent(p.model, view, config=config, store=p.store, hooks=p.hooks, price_fn=p.price_fn)
 
 
 def _pause_if_waiting(state: RunState) -> None:

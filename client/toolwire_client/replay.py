@@ -6,14 +6,12 @@ Otherwise the report names the first step that differs, what was recorded there 
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from toolwire_client.config import RunConfig, RunLimits, config_of
-from toolwire_client.current_run import current_run
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.run.state import RunState, StepRecord
-from toolwire_client.tools.source import ProgressFn, TransportInfo
+from toolwire_client.tools.source import ToolRequest, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall, UserMessage
@@ -72,23 +70,14 @@ class ReplaySource:
     async def list_tools(self) -> list[ToolSpec]:
         return self._specs
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
-        self.sent.append(ToolCall(id=call_id, name=name, arguments=arguments))
-        recorded = self._results.get(call_id)
-        if recorded is None or recorded.name != name:
-            return failed(call_id, name, "tool_failed", errors.not_recorded(name, call_id))
-        driver = current_run()
-        if recorded.sub_run is not None and driver is not None:  # a delegate call: its sub-agent counts as it did
-            driver.state.count_child(call_id, recorded.sub_run)
+    async def call(self, request: ToolRequest) -> ToolResult:
+        call, state = request.call, request.run.state
+        self.sent.append(call)
+        recorded = self._results.get(call.id)
+        if recorded is None or recorded.name != call.name:
+            return failed(call.id, call.name, "tool_failed", errors.not_recorded(call.name, call.id))
+        if recorded.sub_run is not None and state is not None:  # a delegate call: its sub-agent counts as it did
+            state.count_child(call.id, recorded.sub_run)
         return recorded
 
     def transport_info(self) -> TransportInfo:

@@ -17,7 +17,7 @@ from toolwire_client.run.hooks import Block
 from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import ProgressFn
+from toolwire_client.tools.source import RunContext, ToolRequest, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox, idempotency_key
 from toolwire_server import Registry
 from toolwire_shared import errors
@@ -61,25 +61,9 @@ class CountingSource(RegistrySource):
         super().__init__(registry)
         self.received: list[tuple[str, dict[str, Any], str | None]] = []
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
-        self.received.append((name, arguments, idempotency_key))
-        return await super().call(
-            name,
-            arguments,
-            call_id=call_id,
-            timeout_s=timeout_s,
-            idempotency_key=idempotency_key,
-            on_progress=on_progress,
-        )
+    async def call(self, request: ToolRequest) -> ToolResult:
+        self.received.append((request.call.name, request.call.arguments, request.idempotency_key))
+        return await super().call(request)
 
 
 def source() -> CountingSource:
@@ -305,3 +289,48 @@ async def test_a_run_is_on_record_before_its_first_model_call(tmp_path: Path) ->
     assert seen == ["running"] and state.status == "done"
     assert (await store.load("run_early")).status == "done"
     await store.aclose()
+
+
+class RunSeeingSource:
+    """Implements ToolSource: the one tool `whoami`, which keeps what each request said of the run that called it."""
+
+    name = "seeing"
+    times_out_itself = True
+    checks_output = False
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[RunContext, int | None]] = []
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [ToolSpec(name="whoami", description="Says which run called it.", source=self.name)]
+
+    def transport_info(self) -> TransportInfo:
+        return TransportInfo(transport="inproc")
+
+    async def call(self, request: ToolRequest) -> ToolResult:
+        state = request.run.state
+        self.seen.append((request.run, len(state.messages) if state is not None else None))
+        return ToolResult(call_id=request.call.id, name=request.call.name, content=request.run.run_id)
+
+
+async def test_a_source_gets_the_run_it_is_called_for_in_the_request() -> None:
+    """The run's id and state come with the call (RunContext), not from a context variable: the loop hands over its
+    own, and a ToolBox called outside any run hands over exactly the one it is given."""
+    seeing = RunSeeingSource()
+    agent = Agent(turns([call("w", "whoami")], "done"), ToolBox([seeing]))
+    state = await agent.run("who called?", run_id="run_seen")
+    [(run, messages_then)] = seeing.seen
+    assert run.run_id == "run_seen" and run.state is state  # the run's own state, read while the call ran
+    assert messages_then == 2 and state.steps[0].results[0].content == "run_seen"  # task and the model's turn
+    assert run.children is not None and run.children.config is agent.config  # how a sub-agent of it would start
+
+    async with ToolBox([seeing]) as box:
+        other = RunContext("run_elsewhere")
+        result = await box.call(call("x", "whoami"), other)
+    assert seeing.seen[-1] == (other, None) and result.content == "run_elsewhere"

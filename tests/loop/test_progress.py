@@ -14,7 +14,7 @@ from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.servers import HttpServer
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import ToolSource
+from toolwire_client.tools.source import RunContext, ToolSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import ToolCall
 
@@ -35,7 +35,7 @@ async def audit_with_progress(source: ToolSource) -> list[tuple[str, float, floa
     seen: list[tuple[str, float, float | None, str | None]] = []
     box = ToolBox([source], on_progress=lambda call, p, total, message: seen.append((call.id, p, total, message)))
     async with box:
-        result = await box.call(AUDIT, run_id="run-progress")
+        result = await box.call(AUDIT, RunContext("run-progress"))
     assert not result.is_error, result.content
     assert [f["order_id"] for f in result.structured["result"]] == ["A125", "A124", "A123"]  # type: ignore[index]
     return seen
@@ -69,7 +69,7 @@ async def test_progress_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 async def test_no_listener_no_progress_asked(tmp_path: Path) -> None:
     """Without on_progress the call asks for no progress (no token) and the tool's reports are no-ops."""
     async with ToolBox([stdio_source(DESK, "desk", desk_env(tmp_path))]) as box:
-        result = await box.call(AUDIT, run_id="run-quiet")
+        result = await box.call(AUDIT, RunContext("run-quiet"))
     assert not result.is_error and "A123" in result.content
 
 

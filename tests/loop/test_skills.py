@@ -28,7 +28,7 @@ from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.skills import SkillSource, list_skills, loaded_skills, skill_use
-from toolwire_client.tools.source import ServerRequestFailed, ToolSource
+from toolwire_client.tools.source import RunContext, ServerRequestFailed, ToolSource
 from toolwire_server.access import Grant
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
@@ -150,7 +150,7 @@ async def test_index_lists_names_and_descriptions_only(tmp_path: Path) -> None:
 
 async def call_load(box: Any, name: Any, call_id: str = "c1", **extra: Any) -> Any:
     call = ToolCall(id=call_id, name=errors.SKILL_TOOL, arguments={"name": name, **extra})
-    return await box.call(call, run_id="run-skills")
+    return await box.call(call, RunContext("run-skills"))
 
 
 async def test_load_skill_returns_the_text_and_repairs_a_wrong_name(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import anyio
 
 from helpers.servers import wait_for_file
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import ToolCall
 
@@ -27,7 +28,7 @@ async def test_sixteen_calls_are_in_flight_at_the_server_at_once(loop_source: Mc
     async with ToolBox([loop_source]) as box, anyio.create_task_group() as group:
 
         async def one(call: ToolCall) -> None:
-            results[call.id] = (await box.call(call, run_id="r1")).content
+            results[call.id] = (await box.call(call, RunContext("r1"))).content
             if not results[call.id].startswith("met "):
                 group.cancel_scope.cancel()  # one call gave up: the others would only wait out their bound too
 
@@ -41,11 +42,11 @@ async def test_a_hanging_tool_is_cut_at_its_timeout_and_cancelled_on_the_server(
 ) -> None:
     marker = tmp_path / "cancelled"
     async with ToolBox([loop_source], timeouts={"hang": 0.5}) as box:
-        result = await box.call(ToolCall(id="h", name="hang", arguments={"marker": str(marker)}), run_id="r")
+        result = await box.call(ToolCall(id="h", name="hang", arguments={"marker": str(marker)}), RunContext("r"))
         assert result.is_error and result.error_kind == "timeout"
         assert result.content.startswith("ERROR: hang timed out after 0.5 s and was cancelled")
         assert await written(marker) == "cancelled"  # the server-side handler really was cancelled
-        after = await box.call(ToolCall(id="e", name="echo", arguments={"text": "still here"}), run_id="r")
+        after = await box.call(ToolCall(id="e", name="echo", arguments={"text": "still here"}), RunContext("r"))
         assert after.content == "still here"
 
 
@@ -54,12 +55,12 @@ async def test_a_killed_server_is_restarted_once_and_the_call_in_flight_gets_a_r
 ) -> None:
     started = tmp_path / "started"
     async with ToolBox([loop_source]) as box:
-        first_pid = int((await box.call(ToolCall(id="p1", name="pid"), run_id="r")).content)
+        first_pid = int((await box.call(ToolCall(id="p1", name="pid"), RunContext("r"))).content)
         outcome: dict[str, object] = {}
 
         async def in_flight() -> None:
             call = ToolCall(id="f", name="in_flight", arguments={"started": str(started)})
-            outcome["result"] = await box.call(call, run_id="r")
+            outcome["result"] = await box.call(call, RunContext("r"))
 
         async with anyio.create_task_group() as group:
             group.start_soon(in_flight)
@@ -69,7 +70,7 @@ async def test_a_killed_server_is_restarted_once_and_the_call_in_flight_gets_a_r
         assert getattr(result, "error_kind", None) == "transport"
         assert "the tool server connection failed" in getattr(result, "content", "")
         assert "not sent again because it is not idempotent" in getattr(result, "content", "")
-        second_pid = int((await box.call(ToolCall(id="p2", name="pid"), run_id="r")).content)
+        second_pid = int((await box.call(ToolCall(id="p2", name="pid"), RunContext("r"))).content)
         assert second_pid != first_pid and loop_source.restarts == 1
 
 
@@ -77,6 +78,6 @@ async def test_tools_are_listed_with_policy_and_allow_list_narrows_them(loop_sou
     async with ToolBox([loop_source], allow=["sl*", "echo"]) as box:
         assert sorted(spec.name for spec in box.specs) == ["echo", "sleepy"]
         assert box.spec("sleepy") is not None and box.spec("sleepy").policy.idempotent  # type: ignore[union-attr]
-        refused = await box.call(ToolCall(id="x", name="pid"), run_id="r")
+        refused = await box.call(ToolCall(id="x", name="pid"), RunContext("r"))
         assert refused.error_kind == "unknown_tool"
         assert refused.content == "ERROR: unknown tool 'pid'. Tools you may call: echo, sleepy."

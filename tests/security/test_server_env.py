@@ -10,6 +10,7 @@ import pytest
 from helpers.cli import REPO, clean_env, run_toolwire
 from toolwire_client.assembly.sources import build_sources
 from toolwire_client.config import ServerSpec
+from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import ToolCall
 
@@ -35,8 +36,10 @@ async def test_a_server_gets_the_base_and_what_its_spec_names_and_no_secret(monk
     )
     sources = build_sources([spec], stderr_sink=lambda server, line: lines.append(f"{server}: {line}"))
     async with ToolBox(sources) as box:
-        names = set((await box.call(ToolCall(id="n", name="env_names"), run_id="r")).content.split(","))
-        passed = await box.call(ToolCall(id="v", name="env_value", arguments={"name": "USERS_OWN_KEY"}), run_id="r")
+        names = set((await box.call(ToolCall(id="n", name="env_names"), RunContext("r"))).content.split(","))
+        passed = await box.call(
+            ToolCall(id="v", name="env_value", arguments={"name": "USERS_OWN_KEY"}), RunContext("r")
+        )
     for secret in set(SECRETS) - {"USERS_OWN_KEY"}:
         assert secret not in names, f"{secret} reached the tool server"
     assert {"PATH", "HOME", "SET_BY_SPEC", "USERS_OWN_KEY", "OTEL_EXPORTER_OTLP_ENDPOINT"} <= names

@@ -10,9 +10,10 @@ import pytest
 from helpers.servers import REPO, TEST_TOOLS
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import ToolSource
+from toolwire_client.tools.source import RunContext, ToolRequest, ToolSource
 from toolwire_server import Grant, load_registry
 from toolwire_shared import errors
+from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 
 REWORD = (
@@ -40,9 +41,8 @@ def reworded(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 async def _call(source: ToolSource, name: str, arguments: dict[str, Any]) -> ToolResult:
-    return await source.call(
-        name, arguments, call_id="c", timeout_s=5, idempotency_key=None
-    )  # the tool's own 0.5 s fires
+    call = ToolCall(id="c", name=name, arguments=arguments)
+    return await source.call(ToolRequest(call, RunContext("r"), timeout_s=5))  # the tool's own 0.5 s fires
 
 
 @pytest.mark.parametrize(("tool", "arguments", "kind", "cut"), CASES)

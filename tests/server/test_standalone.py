@@ -7,6 +7,8 @@ import sys
 
 from helpers.servers import REPO, TEST_TOOLS
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.source import RunContext, ToolRequest
+from toolwire_shared.messages import ToolCall
 
 BLOCK_CLIENT = "import sys; sys.modules['toolwire_client'] = None; import runpy; "
 
@@ -40,7 +42,8 @@ async def test_it_serves_calls_with_the_client_package_absent() -> None:
     await source.start()
     try:
         names = [spec.name for spec in await source.list_tools()]
-        echoed = await source.call("echo", {"text": "alone"}, call_id="c", timeout_s=10, idempotency_key=None)
+        echo = ToolCall(id="c", name="echo", arguments={"text": "alone"})
+        echoed = await source.call(ToolRequest(echo, RunContext("r"), timeout_s=10))
     finally:
         await source.aclose()
     assert "echo" in names and echoed.content == "alone"

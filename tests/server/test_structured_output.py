@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 from helpers.servers import REPO, TEST_TOOLS, serve_argv, stdio_params, text_of
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import ToolSource
+from toolwire_client.tools.source import RunContext, ToolSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry, load_registry
 from toolwire_shared.messages import ToolCall
@@ -83,7 +83,7 @@ SOURCES = [
 
 
 async def _call(box: ToolBox, name: str, arguments: dict[str, Any]) -> Any:
-    return await box.call(ToolCall(id="c1", name=name, arguments=arguments), run_id="r")
+    return await box.call(ToolCall(id="c1", name=name, arguments=arguments), RunContext("r"))
 
 
 @pytest.mark.parametrize("make", SOURCES)

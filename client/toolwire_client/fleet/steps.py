@@ -20,6 +20,7 @@ from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
 from toolwire_client.store.approval_rules import Verdict
 from toolwire_client.store.base import DecisionRecord, Ruling, RunSummary
+from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall
@@ -71,7 +72,7 @@ class StepToolBox(ToolBox):
         self.__dict__.update(box.__dict__)
         self.leg = leg
 
-    async def call(self, call: ToolCall, *, run_id: str, timeout_s: float | None = None) -> ToolResult:
+    async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
         ran = False
 
         async def send() -> ToolResult:
@@ -80,7 +81,7 @@ class StepToolBox(ToolBox):
             spec = self.spec(call.name)
             if self.leg.replayed_save and not (spec is not None and spec.policy.idempotent):
                 return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
-            return await ToolBox.call(self, call, run_id=run_id, timeout_s=timeout_s)
+            return await ToolBox.call(self, call, run, timeout_s=timeout_s)
 
         result = await DBOS.run_step_async({"name": f"tool-call {call.id}"}, send)
         self.leg.replayed_steps += not ran

@@ -57,8 +57,9 @@ class Tampered(RunExit, code="tampered", status="failed"):
     """A risky call was about to run with no approval of exactly it on record: the saved state was changed."""
 
 
-class LeaseLost(RunExit, code="lease_lost"):
-    """Another process drives the run now; this one stops before its next model or tool call and saves nothing."""
+class NoLongerDriving(RunExit, code="lease_lost"):
+    """This process lost the run's lease (the store raised LeaseLost, or it went unrenewed): another process may drive
+    the run now, so this one stops before its next model or tool call and saves nothing."""
 
 
 class HarnessFailed(RunExit, code="harness_error", status="failed"):

@@ -74,11 +74,11 @@ class Lease:
         if self.lost is None and time.monotonic() - self.renewed > self.ttl_s / 2:
             self.lost = f"its lease was not renewed for {time.monotonic() - self.renewed:.0f} s"
         if self.lost is not None:
-            raise exits.LeaseLost(f"stopped: this process no longer drives the run ({self.lost})")
+            raise exits.NoLongerDriving(f"stopped: this process no longer drives the run ({self.lost})")
 
-    def lose(self, why: str) -> exits.LeaseLost:
+    def lose(self, why: str) -> exits.NoLongerDriving:
         self.lost = why
-        return exits.LeaseLost(f"stopped: this process no longer drives the run ({why})")
+        return exits.NoLongerDriving(f"stopped: this process no longer drives the run ({why})")
 
 
 @asynccontextmanager

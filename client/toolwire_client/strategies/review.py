@@ -16,7 +16,8 @@ class Review(BaseModel):
     """How many drafts may be sent back; the draft after the last retry is final unreviewed."""
 
 
-def approved(verdict: str) -> bool:
-    """The review's reply approves only when its first word is APPROVED (nothing else counts as a yes)."""
+def draft_passes(verdict: str) -> bool:
+    """The review passed the draft: its reply approves only when its first word is APPROVED (nothing else counts as
+    a yes)."""
     words = verdict.strip().split(maxsplit=1)
     return bool(words) and words[0].strip(".:!").upper() == errors.REVIEW_APPROVED

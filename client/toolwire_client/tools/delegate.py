@@ -8,22 +8,18 @@ import fnmatch
 import hashlib
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.current_run import current_run
 from toolwire_client.run.state import RunState
 from toolwire_client.run.tokens import estimate_prompt
 from toolwire_client.strategies.delegation import Delegation
-from toolwire_client.tools.source import ProgressFn, TransportInfo
+from toolwire_client.tools.source import ChildRuns, ToolRequest, TransportInfo
 from toolwire_shared import errors
 from toolwire_shared.results import SubRun, ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
-
-if TYPE_CHECKING:
-    from toolwire_client.loop import Agent
 
 TOOL = errors.DELEGATE_TOOL
 WALL_MARGIN_S = 1.0
@@ -96,7 +92,7 @@ def carve(
 
 
 class DelegateSource:
-    """Implements ToolSource: the one tool `delegate`, run inside the calling run's loop (current_run)."""
+    """Implements ToolSource: the one tool `delegate`, a sub-agent of the run the request hands over."""
 
     name = TOOL
     times_out_itself = True  # a sub-agent ends on its own wall-clock limit, carved from the parent's
@@ -118,21 +114,13 @@ class DelegateSource:
     def transport_info(self) -> TransportInfo:
         return TransportInfo(transport="inproc")
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
+    async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()
-        driver = current_run()
-        if driver is None or driver.agent.config.delegate is None:
+        call_id, name, arguments = request.call.id, request.call.name, request.call.arguments
+        parent, state = request.run.children, request.run.state
+        if parent is None or state is None or parent.config.delegate is None:
             return failed(call_id, name, "refused", errors.refused(name, None), since=started)
-        parent, state, options = driver.agent, driver.state, driver.agent.config.delegate
+        options = parent.config.delegate
         recorded = await self._recorded(parent, child_run_id(state.run_id, call_id))
         if recorded is not None and recorded.status not in ("running", "waiting_for_approval"):
             return _answer(state, call_id, recorded, options)  # it ended before: its answer, nothing runs again
@@ -144,15 +132,15 @@ class DelegateSource:
             if isinstance(made, ToolResult):
                 return made
             config = made
-        child = _child_agent(parent, config)
+        tools = _child_tools(config)
         running = self._running.setdefault(state.run_id, {})
         running[call_id] = config.limits
         try:
             if recorded is not None:
-                ended = await child.resume(recorded)
+                ended = await parent.resume(config, tools, recorded)
             else:
-                ended = await child.run(
-                    str(arguments["task"]), child_run_id(state.run_id, call_id), parent=(state.run_id, call_id)
+                ended = await parent.start(
+                    config, tools, str(arguments["task"]), child_run_id(state.run_id, call_id), (state.run_id, call_id)
                 )
         finally:
             running.pop(call_id, None)
@@ -160,7 +148,7 @@ class DelegateSource:
             self._unsaved[ended.run_id] = ended
         return _answer(state, call_id, ended, options)
 
-    async def _recorded(self, parent: "Agent", run_id: str) -> RunState | None:
+    async def _recorded(self, parent: ChildRuns, run_id: str) -> RunState | None:
         """The child a call started before, from the store (or this source's memory, for a run with no store)."""
         from toolwire_client.store.sql import RunNotFound
 
@@ -172,7 +160,7 @@ class DelegateSource:
             return None
 
     def _child_config(
-        self, parent: "Agent", state: RunState, call_id: str, arguments: dict[str, Any], options: Delegation
+        self, parent: ChildRuns, state: RunState, call_id: str, arguments: dict[str, Any], options: Delegation
     ) -> RunConfig | ToolResult:
         task, asked = arguments.get("task"), arguments.get("tools")
         problems = []
@@ -186,7 +174,7 @@ class DelegateSource:
         deeper = options.deeper()
         available = [
             s.name
-            for s in parent.toolbox.specs
+            for s in parent.specs
             if (s.name != TOOL or deeper is not None)
             and (options.tools is None or s.name == TOOL or any(fnmatch.fnmatchcase(s.name, p) for p in options.tools))
         ]
@@ -195,9 +183,9 @@ class DelegateSource:
         if unknown:
             return failed(call_id, TOOL, "bad_arguments", errors.delegate_unknown_tools(unknown, available))
         held = list(self._running.get(state.run_id, {}).values())
-        next_prompt = estimate_prompt(state.messages, parent.toolbox.specs) + options.summary_chars // 4
+        next_prompt = estimate_prompt(state.messages, parent.specs) + options.summary_chars // 4
         left_s = anyio.current_effective_deadline() - anyio.current_time()
-        limits = carve(parent.limits, state, options, held=held, next_prompt=next_prompt, left_s=left_s)
+        limits = carve(parent.config.limits, state, options, held=held, next_prompt=next_prompt, left_s=left_s)
         if isinstance(limits, str):
             return failed(call_id, TOOL, "blocked", errors.delegate_no_budget(limits))
         return parent.config.model_copy(
@@ -226,19 +214,9 @@ def _wall_now(limits: RunLimits, options: Delegation) -> RunLimits:
     )
 
 
-def _child_agent(parent: "Agent", config: RunConfig) -> "Agent":
-    """The sub-agent: the parent's model, store, hooks and prices, a view of the parent's tools (already started)."""
-    from toolwire_client.loop import Agent
-
-    names = [*(config.allow or []), *([TOOL] if config.delegate is not None else [])]
-    return Agent(
-        parent.model,
-        parent.toolbox.narrowed(names),
-        config=config,
-        store=parent.store,
-        hooks=parent.hooks,
-        price_fn=parent.price_fn,
-    )
+def _child_tools(config: RunConfig) -> list[str]:
+    """The parent's tools a sub-agent is offered: those its config allows, and delegate while it may go deeper."""
+    return [*(config.allow or []), *([TOOL] if config.delegate is not None else [])]
 
 
 def _answer(state: RunState, call_id: str, child: RunState, options: Delegation) -> ToolResult:

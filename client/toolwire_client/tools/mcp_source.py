@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Any, Literal, TextIO, TypeVar, cast
+from typing import Literal, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
@@ -29,14 +29,13 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolwire_client.current_run import current_run
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
 from toolwire_client.tools.source import (
-    ProgressFn,
     ServerRequestFailed,
     StartFailure,
+    ToolRequest,
     ToolServerFailed,
     ToolTransportError,
     TransportInfo,
@@ -309,27 +308,15 @@ class McpSource:
             if not cursor:
                 return specs
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
-        driving = current_run()  # the calling run's: a connection may be shared by many (shared_connections.py)
-        run_id = driving.state.run_id if driving else None
+    async def call(self, request: ToolRequest) -> ToolResult:
+        run_id = request.run.run_id  # the calling run's: a connection may be shared by many (shared_connections.py)
         refused = self.restart_window.refusal(run_id, self.name) if self.restart_window else None
         if refused is not None:
             raise ToolTransportError(refused)
         client, generation = await self._connected()
-        send = partial(self._call, client, generation, name, arguments, call_id, timeout_s, on_progress)
-        ours = {IDEMPOTENCY_KEY_META: idempotency_key, RUN_ID_META: run_id}
-        meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v}) if any(ours.values()) else None
-        if run_id is None:
-            return await send(meta)
+        send = partial(self._call, client, generation, request)
+        ours = {IDEMPOTENCY_KEY_META: request.idempotency_key, RUN_ID_META: run_id}
+        meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v})
         self._in_flight[run_id] += 1
         try:
             result = await send(meta)
@@ -342,38 +329,32 @@ class McpSource:
         return result
 
     async def _call(
-        self,
-        client: Client,
-        generation: int,
-        name: str,
-        arguments: dict[str, Any],
-        call_id: str,
-        timeout_s: float,
-        on_progress: ProgressFn | None,
-        meta: types.RequestParamsMeta | None,
+        self, client: Client, generation: int, sent: ToolRequest, meta: types.RequestParamsMeta
     ) -> ToolResult:
         """One tools/call on `client`; a dropped connection is ToolTransportError (and a restart)."""
         started = time.perf_counter()
+        call, timeout_s, on_progress = sent.call, sent.timeout_s, sent.on_progress
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
             # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
             request = types.CallToolRequest(
-                params=types.CallToolRequestParams(name=name, arguments=arguments, _meta=meta)
+                params=types.CallToolRequestParams(name=call.name, arguments=call.arguments, _meta=meta)
             )
             result = await client.session.send_request(
                 request, types.CallToolResult, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
             )
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
-                return failed(call_id, name, "timeout", errors.timed_out(name, timeout_s), since=started)
+                return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
-            return failed(call_id, name, "tool_failed", errors.tool_failed(name, exc.error.message), since=started)
+            text = errors.tool_failed(call.name, exc.error.message)
+            return failed(call.id, call.name, "tool_failed", text, since=started)
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
-        return from_call_result(call_id, name, result, since=started)
+        return from_call_result(call.id, call.name, result, since=started)
 
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
     async def list_prompts(self) -> list[types.Prompt]:

@@ -3,12 +3,11 @@
 callers get, with no transport in between."""
 
 import time
-from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from toolwire_client.tools.source import ProgressFn, ServerRequestFailed, TransportInfo
+from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, TransportInfo
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
@@ -49,28 +48,20 @@ class RegistrySource:
     def transport_info(self) -> TransportInfo:
         return self._info
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
+    async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()
+        call = request.call
         result = await call_tool(
             self.registry,
             self.grant,
-            name,
-            arguments,
+            call.name,
+            call.arguments,
             max_result_chars=self.limits.max_result_chars,
-            idempotency_key=idempotency_key,
-            timeout_s=timeout_s,
-            progress=on_progress,
+            idempotency_key=request.idempotency_key,
+            timeout_s=request.timeout_s,
+            progress=request.on_progress,
         )
-        return from_call_result(call_id, name, result, since=started)
+        return from_call_result(call.id, call.name, result, since=started)
 
     # ---- prompts and resources: the registry's own, within the grant, refused as McpSource refuses them ----
     # (the server's rules, catalog.py: the grant's patterns match prompt names and resource URIs; refused or

@@ -32,7 +32,7 @@ from anyio.abc import TaskGroup
 
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.restarts import RestartWindow
-from toolwire_client.tools.source import ProgressFn, TransportInfo
+from toolwire_client.tools.source import ToolRequest, TransportInfo
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
@@ -214,27 +214,11 @@ class SharedLease:
         specs = self._connection.interned(await source.list_tools())
         return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
+    async def call(self, request: ToolRequest) -> ToolResult:
         source = self.shared
         assert self._connection is not None
         async with self._connection.in_flight:  # the wait counts against the call's timeout, as any queue would
-            return await source.call(
-                name,
-                arguments,
-                call_id=call_id,
-                timeout_s=timeout_s,
-                idempotency_key=idempotency_key,
-                on_progress=on_progress,
-            )
+            return await source.call(request)
 
     def transport_info(self) -> TransportInfo:
         return self.shared.transport_info()

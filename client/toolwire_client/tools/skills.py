@@ -13,16 +13,9 @@ from typing import Any
 
 import mcp_types as types
 
-from toolwire_client.current_run import current_run
 from toolwire_client.run.state import RunState
 from toolwire_client.run.tokens import estimate_prompt, estimate_text
-from toolwire_client.tools.source import (
-    ProgressFn,
-    PromptSource,
-    ServerRequestFailed,
-    ToolSource,
-    TransportInfo,
-)
+from toolwire_client.tools.source import PromptSource, ServerRequestFailed, ToolRequest, ToolSource, TransportInfo
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import SKILL_PREFIX, ToolPolicy, ToolSpec
@@ -175,17 +168,9 @@ class SkillSource:
     def transport_info(self) -> TransportInfo:
         return TransportInfo(transport="inproc")
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: ProgressFn | None = None,
-    ) -> ToolResult:
+    async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()
+        call_id, name, arguments = request.call.id, request.call.name, request.call.arguments
         asked = arguments.get("name")
         problems = [f"{key}: not an argument of {TOOL}" for key in arguments if key != "name"]
         if not isinstance(asked, str):
@@ -195,8 +180,8 @@ class SkillSource:
         skill = self.skills.get(skill_name(asked))
         if skill is None:
             return failed(call_id, name, "bad_arguments", errors.unknown_skill(asked, self.skills), since=started)
-        driver = current_run()
-        if driver is not None and skill.name in loaded_skills(driver.state):
+        state = request.run.state
+        if state is not None and skill.name in loaded_skills(state):
             text = errors.skill_loaded_before(skill.name)
         else:
             try:

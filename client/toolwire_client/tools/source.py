@@ -1,12 +1,19 @@
-"""A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry."""
+"""A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry. It gets each
+call as one ToolRequest, which hands it the run that makes the call (RunContext)."""
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import mcp_types as types
 
+from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
+
+if TYPE_CHECKING:
+    from toolwire_client.config import RunConfig
+    from toolwire_client.run.state import RunState
+    from toolwire_client.store.base import RunStore
 
 
 @dataclass
@@ -36,18 +43,8 @@ class ToolSource(Protocol):
 
     async def list_tools(self) -> list[ToolSpec]: ...
 
-    async def call(
-        self,
-        name: str,
-        arguments: dict[str, Any],
-        *,
-        call_id: str,
-        timeout_s: float,
-        idempotency_key: str | None,
-        on_progress: "ProgressFn | None" = None,
-    ) -> ToolResult:
-        """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError.
-        `on_progress` gets the tool's progress reports (MCP notifications/progress) while the call runs."""
+    async def call(self, request: "ToolRequest") -> ToolResult:
+        """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError."""
         ...
 
     def transport_info(self) -> TransportInfo: ...
@@ -57,6 +54,66 @@ class ProgressFn(Protocol):
     """Gets one `notifications/progress` of a running call: progress, total (None: unknown), message."""
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+class ChildRuns(Protocol):
+    """Sub-agents of the calling run, for the delegate tool: what it reads of the parent Agent, and a second Agent
+    on the parent's model, store, hooks and prices over a view of the parent's started tools. The loop implements it
+    (`loop.SubAgents`), so nothing here imports the loop."""
+
+    @property
+    def config(self) -> "RunConfig":
+        """The parent's config: its delegate options, limits and name."""
+        ...
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """The tools offered to the parent."""
+        ...
+
+    @property
+    def store(self) -> "RunStore | None":
+        """The parent's store, where its children are saved too."""
+        ...
+
+    async def start(
+        self, config: "RunConfig", tools: list[str], task: str, run_id: str, parent: tuple[str, str]
+    ) -> "RunState":
+        """A new child run of `task` under `config`, offered only the parent's `tools`; `parent` is the parent's run
+        id and the delegate call's id. Returns at its end or its first pause."""
+        ...
+
+    async def resume(self, config: "RunConfig", tools: list[str], state: "RunState") -> "RunState":
+        """The child run `state` (saved before) driven on under `config`, offered only the parent's `tools`."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a tool source may need of the run that makes a call, handed over with the call (as Pydantic AI hands
+    its RunContext to toolsets), never looked up: a connection shared by many runs tags each call with its run's id,
+    load_skill reads what the run loaded, delegate starts a sub-agent of exactly this run."""
+
+    run_id: str
+    state: "RunState | None" = None
+    """The calling run's state, to read (a delegate call also counts its child in it). None for a call made outside
+    the loop (a test's own)."""
+    children: ChildRuns | None = None
+    """How to start or resume a sub-agent of this run; None where the caller can start none."""
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """One call as a source gets it."""
+
+    call: ToolCall
+    """The tool's name on this source (the ToolBox takes off a duplicate-name prefix), its arguments and call id."""
+    run: RunContext
+    timeout_s: float
+    idempotency_key: str | None = None
+    """The same for every send of one call of one run (idempotent tools only), so a retried write is answered once."""
+    on_progress: ProgressFn | None = None
+    """Gets the tool's progress reports (MCP notifications/progress) while the call runs; None: nobody listens."""
 
 
 @runtime_checkable

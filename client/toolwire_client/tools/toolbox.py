@@ -9,12 +9,11 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import anyio
 
 from toolwire_client.tools.output_check import checked
-from toolwire_client.tools.source import ProgressFn, ToolSource, ToolTransportError
+from toolwire_client.tools.source import ProgressFn, RunContext, ToolRequest, ToolSource, ToolTransportError
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
@@ -122,9 +121,9 @@ class ToolBox:
         route = self._routes.get(name)
         return route.spec if route else None
 
-    async def call(self, call: ToolCall, *, run_id: str, timeout_s: float | None = None) -> ToolResult:
-        """Run one call; every failure comes back as an error result."""
-        with tool_span(call.name, call.id, run_id) as span:
+    async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
+        """Run one call of the run `run`; every failure comes back as an error result."""
+        with tool_span(call.name, call.id, run.run_id) as span:
             route = self._routes.get(call.name)
             if route is not None:
                 info = route.source.transport_info()
@@ -136,20 +135,20 @@ class ToolBox:
                     server_address=info.server_address,
                     server_port=info.server_port,
                 )
-            result = await self._call(call, route, run_id, timeout_s)
+            result = await self._call(call, route, run, timeout_s)
             record_tool_result(span, result)
             record_tool_content(span, call, result)
             return result
 
-    async def _call(self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None) -> ToolResult:
+    async def _call(self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None) -> ToolResult:
         started = time.perf_counter()
         sent_at = datetime.now(UTC)
-        result, attempts = await self._attempts(call, route, run_id, timeout_s, started)
+        result, attempts = await self._attempts(call, route, run, timeout_s, started)
         update = {"name": call.name, "call_id": call.id, "started_at": sent_at, "attempts": attempts}
         return result.model_copy(update=update)  # one copy per call: the source's result is never changed
 
     async def _attempts(
-        self, call: ToolCall, route: Route | None, run_id: str, timeout_s: float | None, started: float
+        self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None, started: float
     ) -> tuple[ToolResult, int]:
         """The result and how many attempts it took."""
         if route is None:
@@ -161,11 +160,13 @@ class ToolBox:
             return failed(call.id, call.name, "bad_arguments", text, since=started), 1
         policy = route.spec.policy
         timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
-        key = idempotency_key(run_id, call.id) if policy.idempotent else None
+        key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
+        sent = call.model_copy(update={"name": route.remote_name, "arguments": dict(call.arguments)})
+        request = ToolRequest(sent, run, timeout, key, self._progress_of(call))
         for attempt in range(1, tries + 1):
             try:
-                result = await self._send(call, route, timeout, key, started)
+                result = await self._send(request, route, started)
                 return (result if route.source.checks_output else checked(result, route.spec)), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
@@ -173,29 +174,13 @@ class ToolBox:
                     return failed(call.id, call.name, "transport", text, since=started), attempt
         raise AssertionError("unreachable")
 
-    async def _send(self, call: ToolCall, route: Route, limit_s: float, key: str | None, started: float) -> ToolResult:
-        arguments: dict[str, Any] = dict(call.arguments)
-        progress = self._progress_of(call)
+    async def _send(self, request: ToolRequest, route: Route, started: float) -> ToolResult:
         if route.source.times_out_itself:
-            return await route.source.call(
-                route.remote_name,
-                arguments,
-                call_id=call.id,
-                timeout_s=limit_s,
-                idempotency_key=key,
-                on_progress=progress,
-            )
-        with anyio.move_on_after(limit_s + TIMEOUT_GRACE_S):
-            result = await route.source.call(
-                route.remote_name,
-                arguments,
-                call_id=call.id,
-                timeout_s=limit_s,
-                idempotency_key=key,
-                on_progress=progress,
-            )
-            return result
-        return failed(call.id, call.name, "timeout", errors.timed_out(call.name, limit_s), since=started)
+            return await route.source.call(request)
+        with anyio.move_on_after(request.timeout_s + TIMEOUT_GRACE_S):
+            return await route.source.call(request)
+        name = route.spec.name  # the name the model called it by
+        return failed(request.call.id, name, "timeout", errors.timed_out(name, request.timeout_s), since=started)
 
     def _progress_of(self, call: ToolCall) -> ProgressFn | None:
         """The source's progress callback for one call: reports reach `on_progress` with the call they are of. None
