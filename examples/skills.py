@@ -32,7 +32,7 @@ from toolwire_client import (
     estimate_text,
     inlined,
     list_skills,
-    open_store,
+    run_task,
     skill_use,
     spec_or_script,
     step_lines,
@@ -66,15 +66,7 @@ def show(state: RunState, step: StepRecord) -> None:
 
 
 async def main(ticket: str, db: str | None) -> RunState:
-    store = await open_store(db)
-    try:
-        agent = build_agent(config(spec_or_script("skills"), desk()), store=store, on_step=show)
-        try:
-            return await agent.run(ticket)
-        finally:
-            await agent.model.aclose()
-    finally:
-        await store.aclose()
+    return await run_task(config(spec_or_script("skills"), desk()), ticket, db=db, on_step=show)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,7 @@ from toolwire_client import (
     Step,
     StepRecord,
     Workflow,
-    build_agent,
-    open_store,
+    run_task,
     spec_or_script,
     step_lines,
 )
@@ -63,15 +62,7 @@ def show(state: RunState, step: StepRecord) -> None:
 
 
 async def main(ticket: str, db: str | None) -> RunState:
-    store = await open_store(db)
-    try:
-        agent = build_agent(config(spec_or_script("support_workflow")), store=store, on_step=show)
-        try:
-            return await agent.run(ticket)
-        finally:
-            await agent.model.aclose()
-    finally:
-        await store.aclose()
+    return await run_task(config(spec_or_script("support_workflow")), ticket, db=db, on_step=show)
 
 
 if __name__ == "__main__":

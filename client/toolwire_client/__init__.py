@@ -13,7 +13,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolwire_client.assembly.agents import build_agent, toolbox_for
+    from toolwire_client.assembly.agents import build_agent, run_task, toolbox_for
     from toolwire_client.assembly.resume import resume_run
     from toolwire_client.assembly.sources import build_sources
     from toolwire_client.cli.trace import step_lines, trace_lines
@@ -46,6 +46,7 @@ _WHERE = {
     "Agent": "loop",
     "build_agent": "assembly.agents",
     "toolbox_for": "assembly.agents",
+    "run_task": "assembly.agents",
     "resume_run": "assembly.resume",
     "build_sources": "assembly.sources",
     "RunConfig": "config",
@@ -129,6 +130,7 @@ __all__ = [
     "make_model",
     "open_store",
     "resume_run",
+    "run_task",
     "skill_use",
     "spec_or_script",
     "step_lines",

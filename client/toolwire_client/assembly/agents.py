@@ -9,6 +9,8 @@ from toolwire_client.models import make_model
 from toolwire_client.models.sse import OnText
 from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.hooks import ToolHook
+from toolwire_client.run.state import RunState
+from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.delegate import DelegateSource
 from toolwire_client.tools.server_stderr import LineSink
@@ -58,3 +60,17 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
     if allow is not None:
         allow = [*allow, *(source.name for source in own)]
     return ToolBox([*sources, *own], allow=allow, on_progress=on_progress)
+
+
+async def run_task(config: RunConfig, task: str, *, db: str | None = None, on_step: OnStep | None = None) -> RunState:
+    """One run of `task` on the agent `config` describes, saved in the run store at `db` (default: the user's
+    SQLite file): what a script around toolwire otherwise writes out (open the store, build, run, close both)."""
+    store = await open_store(db)
+    try:
+        agent = build_agent(config, store=store, on_step=on_step)
+        try:
+            return await agent.run(task)
+        finally:
+            await agent.model.aclose()
+    finally:
+        await store.aclose()
