@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client import texts
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.sources import build_sources
 from toolwire_client.cli.trace import step_lines
@@ -31,7 +32,6 @@ from toolwire_client.run.tokens import estimate_prompt, estimate_text
 from toolwire_client.store import open_store
 from toolwire_client.tools import skills
 from toolwire_client.tools.skills import inlined, list_skills, skill_use
-from toolwire_shared import errors
 from toolwire_shared.tools import ToolSpec
 
 HERE = Path(__file__).resolve().parent
@@ -153,7 +153,7 @@ async def measure() -> tuple[int, int, int, list[Measured]]:
 
 def per_skill(index_tokens: int, inline_tokens: int, count: int) -> tuple[float, float]:
     """What one more skill like these adds to each request: its index line, and its text inlined."""
-    empty = ToolSpec(name="load_skill", description=errors.skills_description([]), input_schema=skills.SCHEMA)
+    empty = ToolSpec(name="load_skill", description=texts.skills_description([]), input_schema=skills.SCHEMA)
     return (index_tokens - estimate_prompt([], [empty])) / count, inline_tokens / count
 
 

@@ -8,6 +8,7 @@ Otherwise the report names the first step that differs, what was recorded there 
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.current_run import current_run
 from toolwire_client.loop import Agent
@@ -15,7 +16,6 @@ from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.source import ProgressFn, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall, UserMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
@@ -85,7 +85,7 @@ class ReplaySource:
         self.sent.append(ToolCall(id=call_id, name=name, arguments=arguments))
         recorded = self._results.get(call_id)
         if recorded is None or recorded.name != name:
-            return failed(call_id, name, "tool_failed", errors.not_recorded(name, call_id))
+            return failed(call_id, name, "tool_failed", texts.not_recorded(name, call_id))
         driver = current_run()
         if recorded.sub_run is not None and driver is not None:  # a delegate call: its sub-agent counts as it did
             driver.state.count_child(call_id, recorded.sub_run)
