@@ -36,9 +36,9 @@ from toolwire_client import (
     skill_use,
     spec_or_script,
     step_lines,
+    texts,
 )
 from toolwire_client.tools import skills  # TODO(issue 22): its load_skill spec through the public API
-from toolwire_shared import errors
 from toolwire_shared.tools import ToolSpec
 
 HERE = Path(__file__).resolve().parent
@@ -143,7 +143,7 @@ async def measure() -> tuple[int, int, int, list[Measured]]:
 
 def per_skill(index_tokens: int, inline_tokens: int, count: int) -> tuple[float, float]:
     """What one more skill like these adds to each request: its index line, and its text inlined."""
-    empty = ToolSpec(name="load_skill", description=errors.skills_description([]), input_schema=skills.SCHEMA)
+    empty = ToolSpec(name="load_skill", description=texts.skills_description([]), input_schema=skills.SCHEMA)
     return (index_tokens - estimate_prompt([], [empty])) / count, inline_tokens / count
 
 

@@ -17,7 +17,7 @@ from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.run.state import RunState
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
+from toolwire_server import texts
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from toolwire_shared.usage import Usage
 
@@ -65,7 +65,7 @@ async def run_seed(steps: int, max_result_chars: int | None = None) -> RunState:
 def cap_for(tokens: int, total_chars: int = 2400) -> int:
     """The server cap whose cut result, with the note the model reads, is exactly `tokens` tokens long."""
     for cap in range(100, total_chars):
-        if cap + 1 + len(errors.truncated_note(cap, total_chars)) == tokens * 4:
+        if cap + 1 + len(texts.truncated_note(cap, total_chars)) == tokens * 4:
             return cap
     raise AssertionError("no cap gives that size")
 
@@ -90,7 +90,7 @@ async def test_twenty_steps_cost_174500_input_tokens_three_and_a_half_times_as_m
 async def test_server_result_cap_cuts_ten_steps_to_31750() -> None:
     cap = cap_for(200)
     state = await run_seed(10, max_result_chars=cap)
-    note = "\n" + errors.truncated_note(cap, 2400)  # the server's cut: `cap` characters, then the note as a block
+    note = "\n" + texts.truncated_note(cap, 2400)  # the server's cut: `cap` characters, then the note as a block
     assert all(r.content.endswith(note) and len(r.content) == cap + len(note) for s in state.steps for r in s.results)
     assert {len(r.content) // 4 for s in state.steps for r in s.results} == {200}
     assert state.usage.input_tokens == 31_750

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from opentelemetry.trace import Span
 
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.run import budget, exits
@@ -32,7 +33,6 @@ from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
-from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult, failed
@@ -210,11 +210,9 @@ class Agent:
             answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
             for call in (c for c in step.tool_calls if c.id not in answered):
                 if call.id in sent:
-                    step.results.append(
-                        failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
-                    )
+                    step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
                 else:
-                    step.results.append(failed(call.id, call.name, "blocked", errors.not_run(exit_.why)))
+                    step.results.append(failed(call.id, call.name, "blocked", texts.not_run(exit_.why)))
             state.pending = []
             self._append_results(state, step)
         if step.finished_at is None:
@@ -300,7 +298,7 @@ class Agent:
             spent = "a workflow is not replanned" if planning is None or plan.workflow else "no replan left"
             raise exits.PlanFailed(f"stopped: step {i} of {n} ({plan.running.text}) failed ({why}) and {spent}")
         self._end_step(state, answer)
-        await self._make_plan(state, errors.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
+        await self._make_plan(state, texts.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
         return True
 
     async def _start_plan(self, state: RunState) -> None:
@@ -309,7 +307,7 @@ class Agent:
             state.plan = self.config.workflow.plan()
             state.messages.append(UserMessage(content=state.plan.step_message()))
         elif self.config.plan is not None:
-            await self._make_plan(state, errors.plan_request(self.config.plan.max_plan_steps))
+            await self._make_plan(state, texts.plan_request(self.config.plan.max_plan_steps))
 
     async def _make_plan(self, state: RunState, request: str) -> None:
         """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first
@@ -324,7 +322,7 @@ class Agent:
                 raise
             reply = await self._ask_model(state, cap, kind="plan")
             budget.check_spent(self.limits, state)
-            reply.results = [failed(c.id, c.name, "blocked", errors.PLAN_NO_TOOLS) for c in reply.tool_calls]
+            reply.results = [failed(c.id, c.name, "blocked", texts.PLAN_NO_TOOLS) for c in reply.tool_calls]
             self._append_results(state, reply)
             try:
                 steps = parse_plan(reply.model_text, self.config.plan.max_plan_steps)
@@ -332,7 +330,7 @@ class Agent:
                 if attempt == 2:
                     raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({exc})") from exc
                 self._end_step(state, reply)
-                request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(exc))
+                request = texts.plan_retry(texts.PLAN_CALLED_TOOLS if reply.tool_calls else str(exc))
                 continue
             replans = 0 if state.plan is None else state.plan.replans + 1
             state.plan = Plan(steps=[PlanStep(text=text) for text in steps], replans=replans)
@@ -350,7 +348,7 @@ class Agent:
         if review is None or rejected >= review.max_retries:
             return False
         self._end_step(state, draft)
-        state.messages.append(UserMessage(content=errors.review_request(review.criteria)))
+        state.messages.append(UserMessage(content=texts.review_request(review.criteria)))
         try:
             cap = self._check_limits(state)
         except exits.RunExit:
@@ -359,12 +357,12 @@ class Agent:
         verdict = await self._ask_model(state, cap, kind="review")
         budget.check_spent(self.limits, state)
         if verdict.tool_calls:  # answered, never run, so the list stays a valid request
-            verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
+            verdict.results = [failed(c.id, c.name, "blocked", texts.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
             self._append_results(state, verdict)
         elif draft_passes(verdict.model_text):
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
-        state.messages.append(UserMessage(content=errors.REVIEW_RETRY))
+        state.messages.append(UserMessage(content=texts.REVIEW_RETRY))
         self._end_step(state, verdict)
         await self._save(state)
         return True
@@ -377,7 +375,7 @@ class Agent:
             call, times = repeats[0]
             raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
         for call, times in repeats:
-            step.results.append(failed(call.id, call.name, "blocked", errors.repeated(call.signature, times)))
+            step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
         repeated = {c.id for c, _ in repeats}
         step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
         answered = {r.call_id for r in step.results}
@@ -459,7 +457,7 @@ class Agent:
                     f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
                 ) from exc
             if found == "sent_before":
-                step.results.append(failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name)))
+                step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
             else:
                 allowed.append(call)
         return allowed

@@ -7,13 +7,13 @@ Otherwise the report names the first step that differs, what was recorded there 
 
 from dataclasses import dataclass
 
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.source import ToolRequest, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall, UserMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
@@ -75,7 +75,7 @@ class ReplaySource:
         self.sent.append(call)
         recorded = self._results.get(call.id)
         if recorded is None or recorded.name != call.name:
-            return failed(call.id, call.name, "tool_failed", errors.not_recorded(call.name, call.id))
+            return failed(call.id, call.name, "tool_failed", texts.not_recorded(call.name, call.id))
         if recorded.sub_run is not None and state is not None:  # a delegate call: its sub-agent counts as it did
             state.count_child(call.id, recorded.sub_run)
         return recorded

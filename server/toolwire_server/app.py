@@ -13,6 +13,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
+from toolwire_server import texts
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.catalog import catalog_handlers
 from toolwire_server.changes import Hub
@@ -20,7 +21,6 @@ from toolwire_server.execution import call_tool
 from toolwire_server.limits import ServerLimits
 from toolwire_server.registry import Registry
 from toolwire_server.watchdog import watch
-from toolwire_shared import errors
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -159,7 +159,7 @@ async def explain_uninitialized(ctx: ServerRequestContext[Any, Any], call_next: 
     except MCPError as exc:
         pre_init = exc.error.code == types.INVALID_PARAMS and exc.error.message == _SDK_PRE_INIT
         if pre_init and ctx.method != "initialize" and ctx.session.client_params is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=errors.not_initialized(ctx.method)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=texts.not_initialized(ctx.method)) from None
         raise
 
 

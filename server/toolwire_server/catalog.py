@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from toolwire_server import texts
 from toolwire_server.access import Grant
 from toolwire_server.changes import Hub
 from toolwire_server.completion import complete
@@ -86,12 +87,12 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         if isinstance(ref, types.PromptReference):
             prompt = registry.prompts.get(ref.name)
             if prompt is None or not who.allows(prompt.name):
-                message = errors.unknown_completion("prompt", ref.name, visible_prompts(who))
+                message = texts.unknown_completion("prompt", ref.name, visible_prompts(who))
                 raise MCPError(code=types.INVALID_PARAMS, message=message)
             return await complete(prompt.complete, argument.name, argument.value)
         template = resources.template(ref.uri)
         if template is None or not who.allows(ref.uri):
-            message = errors.unknown_completion("resource template", ref.uri, visible_templates(who))
+            message = texts.unknown_completion("resource template", ref.uri, visible_templates(who))
             raise MCPError(code=types.INVALID_PARAMS, message=message)
         return await complete(template.complete, argument.name, argument.value)
 

@@ -9,6 +9,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolwire_server import texts
 from toolwire_shared import errors
 
 Completer = Callable[[str, str], Iterable[str] | Awaitable[Iterable[str]]]
@@ -30,6 +31,6 @@ async def complete(completer: Completer | None, argument: str, value: str) -> ty
         values = [str(item) for item in found]
     except Exception as exc:
         message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
-        raise MCPError(code=types.INTERNAL_ERROR, message=errors.completion_failed(argument, message)) from exc
+        raise MCPError(code=types.INTERNAL_ERROR, message=texts.completion_failed(argument, message)) from exc
     completion = types.Completion(values=values[:MAX_VALUES], total=len(values), has_more=len(values) > MAX_VALUES)
     return types.CompleteResult(completion=completion)

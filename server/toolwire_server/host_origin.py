@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolwire_server import texts
 from toolwire_server.responses import send_json
 from toolwire_shared import errors
 
@@ -126,14 +127,14 @@ class HostOriginRule:
         if origin is None or origin == "" or self._origin_ok(origin.strip().lower().rstrip("/"), names, port):
             return None
         if origin.strip().lower() == "null":
-            return Refusal(403, "forbidden_origin", errors.ORIGIN_NULL, "Origin 'null'")
+            return Refusal(403, "forbidden_origin", texts.ORIGIN_NULL, "Origin 'null'")
         shown = errors.clip(origin, 100)
         option = origin.strip() if _is_origin(origin.strip().lower()) else None
-        return Refusal(403, "forbidden_origin", errors.origin_refused(shown, option), f"Origin {shown!r}")
+        return Refusal(403, "forbidden_origin", texts.origin_refused(shown, option), f"Origin {shown!r}")
 
     def _host(self, host: str | None, names: set[str]) -> Refusal | None:
         if host is None:
-            return Refusal(421, "misdirected_request", errors.NO_HOST, "no Host header")
+            return Refusal(421, "misdirected_request", texts.NO_HOST, "no Host header")
         lowered = host.strip().lower()
         found = _AUTHORITY.fullmatch(lowered)
         name = found["name"] if found is not None and found["port"] != "*" else None
@@ -141,7 +142,7 @@ class HostOriginRule:
             return None
         shown = errors.clip(host, 100)
         option = lowered if name is not None else None
-        return Refusal(421, "misdirected_request", errors.host_refused(shown, option), f"Host {shown!r}")
+        return Refusal(421, "misdirected_request", texts.host_refused(shown, option), f"Host {shown!r}")
 
     def _origin_ok(self, origin: str, names: set[str], port: int | None) -> bool:
         if _matches(origin, self.allowed_origins):

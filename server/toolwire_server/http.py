@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolwire_server import fast_path, oauth
+from toolwire_server import fast_path, oauth, texts
 from toolwire_server.access import ALL_TOOLS, Access, Grant
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.bodies import read_body, replay
@@ -89,7 +89,7 @@ class Gate:
             body, disconnected = await read_body(receive, self.max_body_bytes)
         if deadline.cancelled_caught:
             log.warning("408 for %s %s: the body took over %g s", scope["method"], scope["path"], self.body_timeout_s)
-            message = errors.body_timeout(self.body_timeout_s)
+            message = texts.body_timeout(self.body_timeout_s)
             await send_json(send, 408, {"error": "request_timeout", "message": message}, close=True)
             return
         if disconnected:
@@ -114,13 +114,13 @@ class Gate:
                 return verdict
             await self._refuse(scope, send, verdict)
             return None
-        problem = errors.NO_TOKEN if not auth else errors.TOKEN_NOT_RECOGNISED
+        problem = texts.NO_TOKEN if not auth else texts.TOKEN_NOT_RECOGNISED
         log.warning("401 for %s %s: %s", scope["method"], scope["path"], problem)
         if self.oauth is None:
-            message, challenge = errors.unauthorized(problem), 'Bearer realm="toolwire"'
+            message, challenge = texts.unauthorized(problem), 'Bearer realm="toolwire"'
         else:
             s = self.oauth.settings
-            message = errors.unauthorized(
+            message = texts.unauthorized(
                 problem, issuer=s.issuer, resource=s.resource, metadata=self.oauth.metadata_url
             )
             challenge = _challenge(self.oauth.metadata_url, "invalid_token" if auth else None, problem)

@@ -17,9 +17,9 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ServerEvent, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 
+from toolwire_server import texts
 from toolwire_server.access import Grant
 from toolwire_server.changes import deliverable
-from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")
 
@@ -63,7 +63,7 @@ class AgentListens:
         who = self._grant_of(ctx)
         if self._open[who.agent] >= self.max_per_agent:
             log.warning("listen refused: agent '%s' has %d streams open", who.agent, self._open[who.agent])
-            raise MCPError(code=types.INTERNAL_ERROR, message=errors.too_many_listens(who.agent, self.max_per_agent))
+            raise MCPError(code=types.INTERNAL_ERROR, message=texts.too_many_listens(who.agent, self.max_per_agent))
         self._open[who.agent] += 1
         token = _STREAM_GRANT.set(who)
         try:

@@ -28,6 +28,7 @@ import jwt
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 
+from toolwire_server import texts
 from toolwire_server.access import Grant, OAuthSettings
 from toolwire_shared import errors
 from toolwire_shared.tls import ssl_context
@@ -220,18 +221,18 @@ class OAuthVerifier:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
-            return self._invalid(errors.TOKEN_MALFORMED)
+            return self._invalid(texts.TOKEN_MALFORMED)
         alg, kid = header.get("alg"), header.get("kid")
         if alg not in s.algorithms:  # `none` and HS* never get as far as a key
-            return self._invalid(errors.token_algorithm(str(alg)[:20], s.algorithms))
+            return self._invalid(texts.token_algorithm(str(alg)[:20], s.algorithms))
         if kid is not None and not isinstance(kid, str):
-            return self._invalid(errors.TOKEN_MALFORMED)
+            return self._invalid(texts.TOKEN_MALFORMED)
         try:
             key = await self.keys.get(kid)
         except KeysUnavailable:
-            return Refusal(503, "temporarily_unavailable", "", errors.keys_unavailable(s.issuer))
+            return Refusal(503, "temporarily_unavailable", "", texts.keys_unavailable(s.issuer))
         if key is None:
-            return self._invalid(errors.token_unknown_key(kid))
+            return self._invalid(texts.token_unknown_key(kid))
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -246,42 +247,42 @@ class OAuthVerifier:
             return self._invalid(_problem(exc, s))
         agent = claims.get(s.agent_claim)
         if not isinstance(agent, str) or not agent:
-            return self._invalid(errors.token_lacks_claim(s.agent_claim))
+            return self._invalid(texts.token_lacks_claim(s.agent_claim))
         missing = [scope for scope in s.required_scopes if scope not in _scopes(claims)]
         if missing:
             scope = " ".join(s.required_scopes)
-            message = errors.insufficient_scope(missing, s.required_scopes)
-            return Refusal(403, "insufficient_scope", errors.SCOPE_MISSING, message, scope)
+            message = texts.insufficient_scope(missing, s.required_scopes)
+            return Refusal(403, "insufficient_scope", texts.SCOPE_MISSING, message, scope)
         grant = self.subjects.get(agent)
         if grant is None:
             log.warning(
                 "403: a valid token's %s %s is no agent in the access config", s.agent_claim, errors.quoted(agent)
             )
-            return Refusal(403, "forbidden", "", errors.unknown_subject(s.agent_claim, agent))
+            return Refusal(403, "forbidden", "", texts.unknown_subject(s.agent_claim, agent))
         return grant
 
     def _invalid(self, problem: str) -> Refusal:
         return Refusal(
-            401, "invalid_token", problem, errors.token_refused(problem, self.settings.issuer, self.metadata_url)
+            401, "invalid_token", problem, texts.token_refused(problem, self.settings.issuer, self.metadata_url)
         )
 
 
 def _problem(exc: jwt.PyJWTError, s: OAuthSettings) -> str:
     if isinstance(exc, jwt.ExpiredSignatureError):
-        return errors.TOKEN_EXPIRED
+        return texts.TOKEN_EXPIRED
     if isinstance(exc, jwt.ImmatureSignatureError):
-        return errors.TOKEN_NOT_YET_VALID
+        return texts.TOKEN_NOT_YET_VALID
     if isinstance(exc, jwt.InvalidAudienceError):
-        return errors.token_audience(s.resource)
+        return texts.token_audience(s.resource)
     if isinstance(exc, jwt.InvalidIssuerError):
-        return errors.token_issuer(s.issuer)
+        return texts.token_issuer(s.issuer)
     if isinstance(exc, jwt.MissingRequiredClaimError):
-        return errors.token_lacks_claim(exc.claim)
+        return texts.token_lacks_claim(exc.claim)
     if isinstance(exc, jwt.InvalidSignatureError):
-        return errors.TOKEN_BAD_SIGNATURE
+        return texts.TOKEN_BAD_SIGNATURE
     if isinstance(exc, jwt.InvalidAlgorithmError):
-        return errors.token_algorithm("(this key's)", s.algorithms)
-    return errors.TOKEN_MALFORMED
+        return texts.token_algorithm("(this key's)", s.algorithms)
+    return texts.TOKEN_MALFORMED
 
 
 def _scopes(claims: dict[str, Any]) -> set[str]:

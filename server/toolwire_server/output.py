@@ -11,6 +11,7 @@ import mcp_types as types
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from pydantic import ValidationError
 
+from toolwire_server import texts
 from toolwire_server.schema import MAX_PROBLEMS, strip_titles
 from toolwire_shared import errors
 
@@ -74,9 +75,7 @@ def output_shape(fn: Callable[..., Any]) -> OutputShape | None:
     try:
         meta = func_metadata(stand_in)
     except Exception as exc:
-        raise TypeError(
-            errors.undescribable_output(stand_in.__name__, repr(returns), str(exc).splitlines()[0])
-        ) from exc
+        raise TypeError(texts.undescribable_output(stand_in.__name__, repr(returns), str(exc).splitlines()[0])) from exc
     if meta.output_schema is None:
         return None
     scalar = returns if meta.wrap_output and returns in _SCALARS else None

@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from toolwire_server import texts
 from toolwire_server.completion import Completer
 from toolwire_server.schema import arguments_model, describe_problems
 from toolwire_shared import errors
@@ -38,7 +39,7 @@ class RegisteredPrompt:
         except ValidationError as exc:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=errors.bad_prompt_arguments(self.name, describe_problems(exc), self.example()),
+                message=texts.bad_prompt_arguments(self.name, describe_problems(exc), self.example()),
             ) from None
         kwargs = dict(validated)
         try:
@@ -49,7 +50,7 @@ class RegisteredPrompt:
             return types.GetPromptResult(description=self.description, messages=messages(value))
         except Exception as exc:  # a readable JSON-RPC error naming the prompt, not the SDK's bare "Internal error"
             message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
-            raise MCPError(code=types.INTERNAL_ERROR, message=errors.prompt_failed(self.name, message)) from exc
+            raise MCPError(code=types.INTERNAL_ERROR, message=texts.prompt_failed(self.name, message)) from exc
 
     def example(self) -> dict[str, Any]:
         """A correct prompts/get: every required argument with a placeholder."""

@@ -15,6 +15,7 @@ import re
 import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire_server import texts
 from toolwire_server.responses import send_json
 from toolwire_server.sessions import SESSION_HEADER, may_open_session
 from toolwire_shared import errors
@@ -62,7 +63,7 @@ class ReplicaSessions:
 class NoSessions:
     def __init__(self, app: ASGIApp, *, workers: int, mcp_path: str) -> None:
         self.app, self.mcp_path = app, mcp_path
-        self.message = errors.sessions_off(workers)
+        self.message = texts.sessions_off(workers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].rstrip("/") == self.mcp_path and may_open_session(scope):

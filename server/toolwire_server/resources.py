@@ -21,6 +21,7 @@ from mcp.shared.uri_template import UriTemplate
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from toolwire_server import texts
 from toolwire_server.completion import Completer
 from toolwire_server.schema import arguments_model, describe_problems
 from toolwire_server.uris import canonical, unsafe_value
@@ -91,7 +92,7 @@ class Resources:
         template = UriTemplate.parse(uri_template)
         params = set(inspect.signature(fn).parameters)
         if set(template.variable_names) != params:
-            raise ValueError(errors.template_mismatch(uri_template, template.variable_names, sorted(params)))
+            raise ValueError(texts.template_mismatch(uri_template, template.variable_names, sorted(params)))
         if any(str(known.template) == uri_template for known in self.templates):
             raise ValueError(f"resource template '{uri_template}' is already registered")
         model = arguments_model(name or fn.__name__, fn)
@@ -116,7 +117,7 @@ class Resources:
             variables = dict(entry.model.model_validate(found))
         except ValidationError as exc:
             problems = describe_problems(exc)
-            raise MCPError(code=types.INVALID_PARAMS, message=errors.bad_resource_uri(uri, problems)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=texts.bad_resource_uri(uri, problems)) from None
         return _contents(target, entry.mime_type, await _call(uri, entry.fn, variables))
 
     def _resolve(self, uri: str) -> tuple[str, RegisteredResource | RegisteredTemplate, dict[str, Any]] | None:
@@ -161,7 +162,7 @@ async def _call(uri: str, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any
         return await anyio.to_thread.run_sync(lambda: fn(**kwargs))
     except Exception as exc:
         message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
-        raise MCPError(code=types.INTERNAL_ERROR, message=errors.resource_failed(uri, message)) from exc
+        raise MCPError(code=types.INTERNAL_ERROR, message=texts.resource_failed(uri, message)) from exc
 
 
 def _contents(uri: str, mime: str | None, value: Any) -> types.ReadResourceResult:

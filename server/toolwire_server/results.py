@@ -7,6 +7,7 @@ import mcp_types as types
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from toolwire_server import texts
 from toolwire_server.output import OutputMismatch, OutputShape
 from toolwire_shared import errors
 from toolwire_shared.results import TRUNCATED_META, failed_call
@@ -70,7 +71,7 @@ def cut(result: types.CallToolResult, max_chars: int) -> types.CallToolResult:
                 content.append(types.TextContent(type="text", text=kept))
         else:
             content.append(block)
-    content.append(types.TextContent(type="text", text=errors.truncated_note(max_chars, total)))
+    content.append(types.TextContent(type="text", text=texts.truncated_note(max_chars, total)))
     meta = {**(result.meta or {}), TRUNCATED_META: {"kept": max_chars, "total": total}}
     # structuredContent stays whole: MCP requires it of a tool with an output schema, and it is for code, not the model.
     return types.CallToolResult(

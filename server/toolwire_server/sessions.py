@@ -16,6 +16,7 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire_server import texts
 from toolwire_server.access import Grant
 from toolwire_server.app import GRANT_SCOPE_KEY
 from toolwire_server.bodies import discard, one_shot
@@ -70,7 +71,7 @@ class SessionGuard:
             log.warning(
                 "403: agent %r used session %s of agent %r", grant.agent, errors.quoted(session_id), session.agent
             )
-            await send_json(send, 403, {"error": "forbidden", "message": errors.SESSION_NOT_YOURS})
+            await send_json(send, 403, {"error": "forbidden", "message": texts.SESSION_NOT_YOURS})
             return
         status: list[int] = []
         session.in_flight += 1
@@ -119,12 +120,12 @@ class SessionGuard:
         if len(mine) + self._opening.get(agent, 0) >= self.max_per_agent:
             why = f"agent {agent!r} is at its cap of {self.max_per_agent}"
             if not await self._close_oldest_idle(mine, why, scope):
-                return 429, errors.too_many_sessions(agent, self.max_per_agent)
+                return 429, texts.too_many_sessions(agent, self.max_per_agent)
         everyone = list(self._sessions.items())
         if len(everyone) + sum(self._opening.values()) >= self.max_sessions:
             why = f"the server is at its cap of {self.max_sessions}"
             if not await self._close_oldest_idle(everyone, why, scope):
-                return 503, errors.server_full(self.max_sessions)
+                return 503, texts.server_full(self.max_sessions)
         return None
 
     async def _close_oldest_idle(self, candidates: list[tuple[str, _Session]], why: str, scope: Scope) -> bool:

@@ -22,13 +22,12 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from toolwire_server import fast_path
+from toolwire_server import fast_path, texts
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.app import build_server
 from toolwire_server.fast_path import Answerer, StdioFastCalls, WriteLine
 from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
 from toolwire_server.registry import Registry
-from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")
 
@@ -78,7 +77,7 @@ async def asyncio_stdio(
             async for line in _lines(reader):
                 if isinstance(line, int):
                     log.warning("skipped a stdin line of %d bytes (over --max-line-bytes %d)", line, max_line_bytes)
-                    refusal = _error(None, types.INVALID_REQUEST, errors.line_too_long(line, max_line_bytes))
+                    refusal = _error(None, types.INVALID_REQUEST, texts.line_too_long(line, max_line_bytes))
                     await refusals.send(SessionMessage(refusal))
                     continue
                 if not line.strip():
@@ -156,8 +155,8 @@ def _refusal(line: bytes | str | None, exc: ValidationError) -> types.JSONRPCErr
     message (with its id when the line is known and has a usable one)."""
     first = exc.errors(include_url=False, include_input=False)[0]
     if first["type"] == "json_invalid":
-        return _error(None, types.PARSE_ERROR, errors.parse_error(first["msg"]))
-    return _error(_request_id(line), types.INVALID_REQUEST, errors.INVALID_REQUEST)
+        return _error(None, types.PARSE_ERROR, texts.parse_error(first["msg"]))
+    return _error(_request_id(line), types.INVALID_REQUEST, texts.INVALID_REQUEST)
 
 
 def _request_id(line: bytes | str | None) -> types.RequestId | None:

@@ -23,9 +23,9 @@ import anyio.to_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
 
+from toolwire_server import texts
 from toolwire_server.context import ToolContext
 from toolwire_server.worker import Call, ToolRef, main
-from toolwire_shared import errors
 
 if TYPE_CHECKING:
     from toolwire_server.registry import RegisteredTool, Registry
@@ -50,7 +50,7 @@ class WorkerLost(Exception):
     """The worker process ended during the call (it crashed, exited, or was killed from outside)."""
 
     def __init__(self, exitcode: int | None) -> None:
-        super().__init__(errors.worker_lost(exitcode))
+        super().__init__(texts.worker_lost(exitcode))
 
 
 class _Worker:

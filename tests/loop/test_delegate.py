@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from helpers.telemetry import install
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
@@ -19,7 +20,6 @@ from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.delegate import DelegateSource, child_run_id
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from toolwire_shared.usage import Usage
 
@@ -39,7 +39,7 @@ def parent_asking(arguments: dict[str, object]) -> ScriptedModel:
     """A parent that delegates once with `arguments`, then answers with the result it read; the child is `recovers`."""
 
     def script(messages: list[Message]) -> AssistantMessage:
-        if messages[0].content == errors.DELEGATE_SYSTEM:  # type: ignore[union-attr]
+        if messages[0].content == texts.DELEGATE_SYSTEM:  # type: ignore[union-attr]
             return recovers(messages)
         results = last_results(messages)
         if not results:
@@ -114,7 +114,7 @@ async def test_a_childs_token_budget_leaves_the_parent_within_its_own(support_so
 async def test_no_budget_left_for_a_child_is_said_and_nothing_runs(support_source: McpSource) -> None:
     _, parent = await run(support_source, ScriptedModel(delegates, name="d"), limits=RunLimits(max_steps=2))
     delegated = next(m for m in parent.messages if isinstance(m, ToolResultMessage))
-    assert delegated.content == errors.delegate_no_budget("1 of 2 steps left")
+    assert delegated.content == texts.delegate_no_budget("1 of 2 steps left")
     assert parent.children == {} and parent.status == "done"
 
 
@@ -123,7 +123,7 @@ async def test_asking_for_a_tool_the_parent_lacks_is_a_clear_error(support_sourc
     _, parent = await run(support_source, model)
     delegated = next(m for m in parent.messages if isinstance(m, ToolResultMessage))
     assert delegated.is_error
-    assert delegated.content == errors.delegate_unknown_tools(["drop_tables"], SUPPORT_TOOLS)
+    assert delegated.content == texts.delegate_unknown_tools(["drop_tables"], SUPPORT_TOOLS)
     assert "Tools you may hand over: calculator, get_order, issue_refund, search_orders" in delegated.content
     bad = parent_asking({"tools": ["get_order"]})
     _, parent = await run(support_source, bad)

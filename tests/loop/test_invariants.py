@@ -6,6 +6,7 @@ from typing import Any
 import anyio
 import pytest
 
+from toolwire_client import texts
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
@@ -15,7 +16,6 @@ from toolwire_client.run.state import RunState
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 from toolwire_shared.tools import ToolSpec
 
@@ -56,7 +56,7 @@ async def test_a_wall_clock_stop_mid_turn_leaves_a_valid_request_and_keeps_what_
     check_order(state.messages)  # every call of the last turn is answered, in the model's order
     quick, stuck = state.steps[-1].results
     assert (quick.content, quick.error_kind) == ("quick answer", None)
-    assert (stuck.content, stuck.error_kind) == (errors.outcome_unknown("stuck"), "outcome_unknown")
+    assert (stuck.content, stuck.error_kind) == (texts.outcome_unknown("stuck"), "outcome_unknown")
     assert state.pending == []
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
+from toolwire_client import texts
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
@@ -177,7 +178,7 @@ async def test_rejected_or_changed_calls_are_answered_not_run() -> None:
     state = await agent.run("t")
     state.pending[0].state, state.pending[0].decision_reason = "rejected", "refunds over 0 need a manager"
     rejected = await agent.resume(state)
-    assert rejected.steps[0].results[0].content == errors.rejected("refunds over 0 need a manager")
+    assert rejected.steps[0].results[0].content == texts.rejected("refunds over 0 need a manager")
 
     state = await agent.run("t")
     state.pending[0].state = "approved"
@@ -200,7 +201,7 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
     src.received.clear()
     resumed = await agent.resume(state)
     got, lost = resumed.steps[0].results
-    assert json.loads(got.content)["item"] == "keyboard" and lost.content == errors.outcome_unknown("issue_refund")
+    assert json.loads(got.content)["item"] == "keyboard" and lost.content == texts.outcome_unknown("issue_refund")
     assert [r[0] for r in src.received] == ["get_order"] and src.received[0][2] is not None  # with its key
 
 

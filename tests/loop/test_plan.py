@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers.telemetry import install
+from toolwire_client import texts
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
@@ -23,7 +24,6 @@ from toolwire_client.strategies.review import Review
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel import attributes
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 
 from .conftest import TASK
@@ -72,8 +72,8 @@ async def test_the_plan_is_parsed_shown_saved_and_its_steps_run_in_order(
     assert state.plan is not None and state.plan.steps == PLANNED and state.plan.finished
     assert state.plan.outputs[-1] == ANSWER and state.plan.replans == 0
     assert asked(state) == [
-        errors.plan_request(8),
-        *(errors.plan_step(i, 3, s.text) for i, s in enumerate(PLANNED, 1)),
+        texts.plan_request(8),
+        *(texts.plan_step(i, 3, s.text) for i, s in enumerate(PLANNED, 1)),
     ]
     check_order(state.messages)
     assert rows[:3] == [
@@ -111,11 +111,11 @@ async def test_a_failed_step_is_replanned_and_the_new_plan_runs(support_source: 
     assert state.status == "done" and state.final_answer == ANSWER
     assert [s.kind for s in state.steps] == ["plan", "act", "act", "plan"] + ["act"] * 5
     assert state.steps[3].plan_step is None and state.steps[2].plan_step == (1, 3)
-    assert state.steps[2].model_text.startswith(errors.STEP_FAILED)
+    assert state.steps[2].model_text.startswith(texts.STEP_FAILED)
     assert state.plan is not None and state.plan.replans == 1 and state.plan.steps == PLANNED
     failed_step = "Find order A123 among the customer's orders"
     why = "no orders for customer A123; A123 looks like an order id"
-    assert errors.replan_request(1, 3, failed_step, why, 8) in asked(state)
+    assert texts.replan_request(1, 3, failed_step, why, 8) in asked(state)
     assert f"step 3 | step 1 of 3 failed: STEP FAILED: {why}" in " ".join(rows)
     check_order(state.messages)
     replayed = await replay(state)
@@ -155,9 +155,9 @@ async def test_a_plan_that_does_not_parse_is_re_asked_once_then_the_run_stops(su
     state, rows = await run(support_source, ScriptedModel(chatty, name="chatty"))
     assert (state.status, state.stop_reason) == ("stopped", "plan_failed")
     assert state.report is not None and state.report.startswith(
-        f"stopped: the model's plan did not parse after one re-ask ({errors.plan_unnumbered(1, prose)})"
+        f"stopped: the model's plan did not parse after one re-ask ({texts.plan_unnumbered(1, prose)})"
     )
-    assert asked(state) == [errors.plan_request(8), errors.plan_retry(errors.plan_unnumbered(1, prose))]
+    assert asked(state) == [texts.plan_request(8), texts.plan_retry(texts.plan_unnumbered(1, prose))]
     assert [s.kind for s in state.steps] == ["plan", "plan"] and state.plan is None
     assert rows[0].startswith("step 1 | plan (did not parse): Sure!")
 
@@ -177,9 +177,9 @@ async def test_one_bad_plan_then_a_good_one_runs_and_a_plan_that_calls_tools_get
     assert state.status == "done" and state.final_answer == ANSWER
     first = state.steps[0]
     assert first.kind == "plan" and [(r.error_kind, r.content) for r in first.results] == [
-        ("blocked", errors.PLAN_NO_TOOLS)
+        ("blocked", texts.PLAN_NO_TOOLS)
     ]
-    assert asked(state)[1] == errors.plan_retry(errors.PLAN_CALLED_TOOLS)
+    assert asked(state)[1] == texts.plan_retry(texts.PLAN_CALLED_TOOLS)
     check_order(state.messages)
 
     def misnumbered(messages: list[Message]) -> AssistantMessage:
@@ -188,7 +188,7 @@ async def test_one_bad_plan_then_a_good_one_runs_and_a_plan_that_calls_tools_get
         return planned(messages)
 
     bad, _ = await run(support_source, ScriptedModel(misnumbered, name="misnumbered"))
-    assert asked(bad)[1] == errors.plan_retry(errors.plan_misnumbered(2, "3"))
+    assert asked(bad)[1] == texts.plan_retry(texts.plan_misnumbered(2, "3"))
 
 
 async def test_the_limits_apply_across_the_whole_plan(support_source: McpSource) -> None:
@@ -207,7 +207,7 @@ async def test_a_planned_run_reviews_only_its_final_answer(support_source: McpSo
     def reviewed(messages: list[Message]) -> AssistantMessage:
         last = messages[-1]
         if isinstance(last, UserMessage) and last.content.startswith("Review your last answer"):
-            return AssistantMessage(text=errors.REVIEW_APPROVED)
+            return AssistantMessage(text=texts.REVIEW_APPROVED)
         return planned(messages)
 
     review = Review(criteria=["Give the currency as INR."])

@@ -2,6 +2,7 @@
 by one more model call; a failing draft goes back to the model with what the review found, at most max_retries
 times; the review is an ordinary exchange in the message list (valid, saved, replayable)."""
 
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
@@ -12,7 +13,6 @@ from toolwire_client.run.state import RunState
 from toolwire_client.strategies.review import Review
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 
 from .conftest import TASK
@@ -26,12 +26,12 @@ def reviewing(review_reply: str | None = None) -> ScriptedModel:
 
     def script(messages: list[Message]) -> AssistantMessage:
         last = messages[-1]
-        if isinstance(last, UserMessage) and last.content == errors.review_request([CRITERION]):
+        if isinstance(last, UserMessage) and last.content == texts.review_request([CRITERION]):
             draft = next(m.text for m in reversed(messages) if isinstance(m, AssistantMessage))
             if review_reply is not None:
                 return AssistantMessage(text=review_reply)
             return AssistantMessage(text="APPROVED" if "INR" in draft else "- the currency is rupees, not INR")
-        if isinstance(last, UserMessage) and last.content == errors.REVIEW_RETRY:
+        if isinstance(last, UserMessage) and last.content == texts.REVIEW_RETRY:
             draft = messages[-4]  # the draft, the review request, the verdict, this request to fix it
             assert isinstance(draft, AssistantMessage)
             return AssistantMessage(text=draft.text.replace("rupees", "INR"))
@@ -56,8 +56,8 @@ async def test_a_failing_draft_is_sent_back_once_and_the_fixed_answer_stands(sup
     assert [s.kind for s in state.steps] == ["act"] * 4 + ["review", "act"]  # retries spent: the fix is unreviewed
     assert state.steps[4].model_text == "- the currency is rupees, not INR"
     check_order(state.messages)
-    texts = [m.content for m in state.messages if isinstance(m, UserMessage)]
-    assert texts[-2:] == [errors.review_request([CRITERION]), errors.REVIEW_RETRY]
+    prompts = [m.content for m in state.messages if isinstance(m, UserMessage)]
+    assert prompts[-2:] == [texts.review_request([CRITERION]), texts.REVIEW_RETRY]
     assert state.usage.input_tokens == sum(s.usage.input_tokens for s in state.steps)  # the review is paid for
 
 
@@ -88,7 +88,7 @@ async def test_a_review_that_calls_a_tool_gets_it_answered_not_run(support_sourc
 
     state = await run(support_source, ScriptedModel(script, name="reviewing"), retries=1)
     review = next(s for s in state.steps if s.kind == "review")
-    assert [(r.call_id, r.error_kind, r.content) for r in review.results] == [("r1", "blocked", errors.REVIEW_NO_TOOLS)]
+    assert [(r.call_id, r.error_kind, r.content) for r in review.results] == [("r1", "blocked", texts.REVIEW_NO_TOOLS)]
     check_order(state.messages)
     assert state.status == "done"
 

@@ -17,6 +17,7 @@ from examples.support_tools import POLICIES, desk
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.servers import HttpServer
+from toolwire_client import texts
 from toolwire_client.assembly.agents import toolbox_for
 from toolwire_client.config import RunConfig
 from toolwire_client.evals.runner import EvalRunner
@@ -30,7 +31,6 @@ from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.skills import SkillSource, list_skills, loaded_skills, skill_use
 from toolwire_client.tools.source import RunContext, ServerRequestFailed, ToolSource
 from toolwire_server.access import Grant
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 
 from .conftest import SUPPORT_TOOLS, stdio_source
@@ -139,7 +139,7 @@ async def test_a_server_with_no_prompts_has_none(tmp_path: Path) -> None:
 async def test_index_lists_names_and_descriptions_only(tmp_path: Path) -> None:
     config = RunConfig(model="scripted:skills", skills=True)
     async with toolbox_for(config, [desk_stdio(tmp_path)]) as box:
-        spec = box.spec(errors.SKILL_TOOL)
+        spec = box.spec(texts.SKILL_TOOL)
     assert spec is not None
     for name in SKILLS:
         line = desk.prompts[f"skill.{name}"].description
@@ -149,7 +149,7 @@ async def test_index_lists_names_and_descriptions_only(tmp_path: Path) -> None:
 
 
 async def call_load(box: Any, name: Any, call_id: str = "c1", **extra: Any) -> Any:
-    call = ToolCall(id=call_id, name=errors.SKILL_TOOL, arguments={"name": name, **extra})
+    call = ToolCall(id=call_id, name=texts.SKILL_TOOL, arguments={"name": name, **extra})
     return await box.call(call, RunContext("run-skills"))
 
 
@@ -175,7 +175,7 @@ def loads_twice(messages: list[Message]) -> AssistantMessage:
     """load_skill(shipping_delay), the same again on the next step, then an answer."""
     turns = sum(isinstance(m, AssistantMessage) for m in messages)
     if turns < 2:
-        call = ToolCall(id=f"load_{turns}", name=errors.SKILL_TOOL, arguments={"name": "shipping_delay"})
+        call = ToolCall(id=f"load_{turns}", name=texts.SKILL_TOOL, arguments={"name": "shipping_delay"})
         return AssistantMessage(tool_calls=[call])
     return AssistantMessage(text="done")
 
@@ -187,7 +187,7 @@ async def test_a_skill_loaded_twice_is_fetched_once_and_added_once(tmp_path: Pat
     state = await agent.run("Where is A124?")
     first, second = (step.results[0] for step in state.steps[:2])
     assert first.content.startswith("Skill 'shipping_delay'") and not first.is_error
-    assert second.content == errors.skill_loaded_before("shipping_delay") and not second.is_error
+    assert second.content == texts.skill_loaded_before("shipping_delay") and not second.is_error
     assert sum("Call get_order" in getattr(m, "content", "") for m in state.messages) == 1
     assert source.gets == 1
     assert loaded_skills(state) == ["shipping_delay"]
@@ -199,7 +199,7 @@ async def test_a_sub_agent_gets_the_text_from_the_source_not_the_server(tmp_path
 
     def script(messages: list[Message]) -> AssistantMessage:
         turns = sum(isinstance(m, AssistantMessage) for m in messages)
-        sub = messages[0].content == errors.DELEGATE_SYSTEM
+        sub = messages[0].content == texts.DELEGATE_SYSTEM
         if turns == 0:
             return AssistantMessage(
                 tool_calls=[ToolCall(id="l", name="load_skill", arguments={"name": "damaged_item"})]
@@ -232,7 +232,7 @@ async def test_scripted_run_loads_the_skill_and_follows_it(tmp_path: Path) -> No
 async def test_without_skills_there_is_no_load_skill(tmp_path: Path) -> None:
     config = RunConfig(model="scripted:skills")
     async with toolbox_for(config, [desk_stdio(tmp_path)]) as box:
-        assert box.spec(errors.SKILL_TOOL) is None
+        assert box.spec(texts.SKILL_TOOL) is None
         assert not any(isinstance(s, SkillSource) for s in box.sources)
 
 

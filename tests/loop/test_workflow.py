@@ -11,6 +11,7 @@ from examples.support_workflow import SUPPORT_DESK, TICKET
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.telemetry import install
+from toolwire_client import texts
 from toolwire_client.config import RunConfig
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
@@ -23,7 +24,6 @@ from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.workflow import Step, Workflow
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, UserMessage
 
 from .conftest import stdio_source
@@ -98,7 +98,7 @@ async def test_a_call_to_a_tool_the_step_does_not_allow_is_answered_not_run(desk
     state = await run(desk_source, ScriptedModel(refunds_early, name="refunds_early"))
     refused = next(s for s in state.steps if any(c.name == "issue_refund" for c in s.tool_calls))
     assert [(r.error_kind, r.content) for r in refused.results] == [
-        ("blocked", errors.not_in_step("issue_refund", "reply", ["get_order"]))
+        ("blocked", texts.not_in_step("issue_refund", "reply", ["get_order"]))
     ]
     assert state.status == "done" and state.pending == []  # not run, so nothing waits for approval either
     check_order(state.messages)

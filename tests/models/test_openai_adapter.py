@@ -13,10 +13,10 @@ from helpers.fake_providers import (
     openai_completion,
 )
 from helpers.fixture_chat import fixture_tools, local_time_result, paris_question, weather_result
+from toolwire_client import texts
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.openai_chat import REFUSES_EXPLICIT_AUTO, OpenAIChatModel
 from toolwire_client.models.retry import RetryPolicy
-from toolwire_shared import errors
 from toolwire_shared.messages import ToolResultMessage
 
 KEY = "sk-test"
@@ -74,7 +74,7 @@ async def test_malformed_arguments_become_a_parse_error_not_a_crash(fake: FakePr
     assert bad.parse_error is not None and "invalid JSON" in bad.parse_error
     assert not_object.parse_error is not None and "array" in not_object.parse_error
     # the loop answers such a call with the shared error text; the model then sees it and its own string again
-    text = errors.unparseable_arguments(bad.name, bad.raw_arguments, bad.parse_error)
+    text = texts.unparseable_arguments(bad.name, bad.raw_arguments, bad.parse_error)
     history = [
         *paris_question(),
         reply.message,

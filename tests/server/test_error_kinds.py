@@ -1,5 +1,6 @@
 """The kind of a failure travels with the result as data (`_meta`), never read back from its wording: with every
-text in toolwire_shared.errors reworded, over stdio and in-process alike, each failure keeps its kind."""
+text reworded (toolwire_shared.errors, toolwire_server.texts and toolwire_client.texts), over stdio and in-process
+alike, each failure keeps its kind."""
 
 import sys
 from collections.abc import Iterator
@@ -8,18 +9,21 @@ from typing import Any
 import pytest
 
 from helpers.servers import REPO, TEST_TOOLS
+from toolwire_client import texts as client_texts
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.source import RunContext, ToolRequest, ToolSource
 from toolwire_server import Grant, load_registry
+from toolwire_server import texts as server_texts
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 
-REWORD = (
-    "import toolwire_shared.errors as e\n"
-    "for n in [n for n in dir(e) if not n.startswith('_') and callable(getattr(e, n))]:\n"
-    "    setattr(e, n, (lambda n: lambda *a, **k: 'reworded ' + n)(n))\n"
+REWORD = (  # the server's side: the texts it shares with the client and its own
+    "import toolwire_shared.errors, toolwire_server.texts\n"
+    "for e in (toolwire_shared.errors, toolwire_server.texts):\n"
+    "    for n in [n for n in dir(e) if not n.startswith('_') and callable(getattr(e, n))]:\n"
+    "        setattr(e, n, (lambda n: lambda *a, **k: 'reworded ' + n)(n))\n"
 )
 SERVE = "import runpy; runpy.run_module('toolwire_server', run_name='__main__')"
 
@@ -35,8 +39,9 @@ CASES: list[tuple[str, dict[str, Any], str | None, bool]] = [
 
 @pytest.fixture
 def reworded(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in [n for n in dir(errors) if not n.startswith("_") and callable(getattr(errors, n))]:
-        monkeypatch.setattr(errors, name, lambda *a, _n=name, **k: f"reworded {_n}")
+    for module in (errors, server_texts, client_texts):
+        for name in [n for n in dir(module) if not n.startswith("_") and callable(getattr(module, n))]:
+            monkeypatch.setattr(module, name, lambda *a, _n=name, **k: f"reworded {_n}")
     yield
 
 

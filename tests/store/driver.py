@@ -13,9 +13,9 @@ from pathlib import Path
 
 import anyio
 
+from toolwire_client import texts
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
-from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def durable(messages: list[Message]) -> AssistantMessage:
 
 def durable_delegates(messages: list[Message]) -> AssistantMessage:
     """A parent that hands the task to a sub-agent, which runs `durable` (so $DURABLE_HANG_STEP hangs the child)."""
-    if isinstance(messages[0], SystemMessage) and messages[0].content == errors.DELEGATE_SYSTEM:
+    if isinstance(messages[0], SystemMessage) and messages[0].content == texts.DELEGATE_SYSTEM:
         return durable(messages)
     results = last_results(messages)
     if not results:

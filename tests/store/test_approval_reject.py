@@ -4,7 +4,7 @@ from pathlib import Path
 
 from procs import load, rows, run_cli, setup_dirs, waiting_run
 
-from toolwire_shared import errors
+from toolwire_client import texts
 
 REFUNDS = "SELECT COUNT(*) FROM refunds"
 
@@ -18,6 +18,6 @@ async def test_reject_then_resume_in_other_processes(db: str, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     final = await load(db, "run_reject")
     refund = final.steps[0].results[1]
-    assert (refund.error_kind, refund.content) == ("rejected", errors.rejected("refunds need a manager"))
+    assert (refund.error_kind, refund.content) == ("rejected", texts.rejected("refunds need a manager"))
     assert final.final_answer is not None and "a person rejected this action" in final.final_answer
     assert rows(tools_db, REFUNDS) == [(0,)]

@@ -9,8 +9,8 @@ import anyio
 from procs import kill9, kill_pid_in, load, rows, run_cli, setup_dirs, spawn_run
 
 from helpers.polling import await_until
+from toolwire_client import texts
 from toolwire_client.tools.toolbox import idempotency_key
-from toolwire_shared import errors
 
 
 async def test_kill_while_tool_calls_are_in_flight_then_resume(db: str, tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ async def test_kill_while_tool_calls_are_in_flight_then_resume(db: str, tmp_path
     final = await load(db, "run_flight_kill")
     assert (final.status, final.stop_reason) == ("done", "final_answer")
     note, refund = final.steps[0].results
-    assert (note.error_kind, note.content) == ("outcome_unknown", errors.outcome_unknown("send_note"))
+    assert (note.error_kind, note.content) == ("outcome_unknown", texts.outcome_unknown("send_note"))
     assert json.loads(refund.content) == {"order_id": "A123", "amount_cents": 500, "repeated": True}
     assert rows(tools_db, "SELECT COUNT(*) FROM notes") == [(1,)]  # not sent again
     key = idempotency_key("run_flight_kill", "call_refund")

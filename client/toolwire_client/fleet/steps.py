@@ -15,6 +15,7 @@ from typing import Any
 
 from dbos import DBOS
 
+from toolwire_client import texts
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply, WrappedModel
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore, StaleRunState
@@ -22,7 +23,6 @@ from toolwire_client.store.approval_rules import Verdict
 from toolwire_client.store.base import DecisionRecord, Ruling, RunSummary
 from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared import errors
 from toolwire_shared.messages import Message, ToolCall
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
@@ -80,7 +80,7 @@ class StepToolBox(ToolBox):
             ran = True
             spec = self.spec(call.name)
             if self.leg.replayed_save and not (spec is not None and spec.policy.idempotent):
-                return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
+                return failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name))
             return await ToolBox.call(self, call, run, timeout_s=timeout_s)
 
         result = await DBOS.run_step_async({"name": f"tool-call {call.id}"}, send)

@@ -5,7 +5,7 @@ import json
 import re
 from typing import Any
 
-from toolwire_shared import errors
+from toolwire_client import texts
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 
 ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
@@ -116,11 +116,11 @@ def delegates(messages: list[Message]) -> AssistantMessage:
     """Hands its whole task to a sub-agent and answers with what came back. As the sub-agent (its opening is the
     sub-agent's system prompt) it does the task like support_demo for a refund, else like recovers."""
     task = next(m.content for m in messages if isinstance(m, UserMessage))
-    if isinstance(messages[0], SystemMessage) and messages[0].content == errors.DELEGATE_SYSTEM:
+    if isinstance(messages[0], SystemMessage) and messages[0].content == texts.DELEGATE_SYSTEM:
         return support_demo(messages) if "refund" in task.lower() else recovers(messages)
     results = last_results(messages)
     if not results:
-        return _calls(messages, (errors.DELEGATE_TOOL, {"task": task}))
+        return _calls(messages, (texts.DELEGATE_TOOL, {"task": task}))
     return _final(f"A sub-agent worked on it: {results[-1].content}")
 
 
@@ -131,8 +131,8 @@ def reviews(messages: list[Message]) -> AssistantMessage:
     last = messages[-1]
     draft = next((m.text for m in reversed(messages) if isinstance(m, AssistantMessage) and m.text), "")
     if isinstance(last, UserMessage) and last.content.startswith("Review your last answer"):
-        return _final(errors.REVIEW_APPROVED if "INR" in draft else "- the currency is rupees, not INR")
-    if isinstance(last, UserMessage) and last.content == errors.REVIEW_RETRY:
+        return _final(texts.REVIEW_APPROVED if "INR" in draft else "- the currency is rupees, not INR")
+    if isinstance(last, UserMessage) and last.content == texts.REVIEW_RETRY:
         drafts = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
         return _final(drafts[-2].replace("rupees", "INR"))  # the draft before the verdict
     return recovers(messages)
@@ -282,9 +282,9 @@ def follows_skill(messages: list[Message]) -> AssistantMessage:
     wanted = next((name for word, name in SKILL_FOR if word in ticket.lower()), "other")
     text, since = _inlined_skill(messages, wanted), 0
     if text is None:
-        loads = all_results(messages, errors.SKILL_TOOL)
+        loads = all_results(messages, texts.SKILL_TOOL)
         if not loads:
-            return _calls(messages, (errors.SKILL_TOOL, {"name": wanted}))
+            return _calls(messages, (texts.SKILL_TOOL, {"name": wanted}))
         loaded = next((r for r in loads if not r.is_error), None)
         if loaded is None:
             return _final(f"I found no skill for this ticket: {loads[-1].content}")
@@ -307,7 +307,7 @@ def follows_skill(messages: list[Message]) -> AssistantMessage:
 def _inlined_skill(messages: list[Message], name: str) -> str | None:
     """The text of skill `name` when the system prompt carries every skill's text (the run without load_skill)."""
     system = messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
-    marker = errors.skill_text(name, "")
+    marker = texts.skill_text(name, "")
     start = system.find(marker)
     if start < 0:
         return None

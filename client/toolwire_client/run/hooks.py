@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Protocol
 
-from toolwire_shared import errors
+from toolwire_client import texts
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
 
@@ -30,7 +30,7 @@ async def run_before(hooks: tuple[ToolHook, ...], call: ToolCall) -> ToolCall | 
     for hook in hooks:
         decision = await hook.before_tool(call)
         if isinstance(decision, Block):
-            return failed(call.id, call.name, "blocked", errors.blocked(call.name, decision.reason))
+            return failed(call.id, call.name, "blocked", texts.blocked(call.name, decision.reason))
         if decision is not None:
             call = decision.model_copy(update={"id": call.id})
     return call

@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from toolwire_client import texts
 from toolwire_client.run.state import PendingCall, args_hash
-from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
 
@@ -58,9 +58,9 @@ def answer_without_running(p: PendingCall) -> ToolResult | None:
     """The result a settled pending call gets without running, or None when it should be (re)sent."""
     call = p.call
     if p.state == "rejected":
-        return failed(call.id, call.name, "rejected", errors.rejected(p.decision_reason or "no reason given"))
+        return failed(call.id, call.name, "rejected", texts.rejected(p.decision_reason or "no reason given"))
     if p.state == "approved" and p.args_hash != args_hash(call.arguments):
-        return failed(call.id, call.name, "rejected", errors.changed_after_approval())
+        return failed(call.id, call.name, "rejected", texts.changed_after_approval())
     if p.state == "sent" and not p.idempotent:
-        return failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
+        return failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name))
     return None

@@ -11,12 +11,12 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from toolwire_shared import errors
+from toolwire_client import texts
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
 
 _NUMBERED = re.compile(r"(\d+)[.)]\s+(\S.*)")
-_FAILED = re.compile(rf"\s*\**{errors.STEP_FAILED}\**\s*:?\s*(.*)", re.DOTALL | re.IGNORECASE)
+_FAILED = re.compile(rf"\s*\**{texts.STEP_FAILED}\**\s*:?\s*(.*)", re.DOTALL | re.IGNORECASE)
 
 
 class Planning(BaseModel):
@@ -68,10 +68,10 @@ class Plan(BaseModel):
         """The user turn that starts the running step."""
         step, i, n = self.running, self.current, len(self.steps)
         if not self.workflow:
-            return errors.plan_step(i, n, step.text)
+            return texts.plan_step(i, n, step.text)
         done = {s.name: out for s, out in zip(self.steps, self.outputs, strict=False) if s.name}
         instruction = re.sub(r"\{(\w+)\}", lambda m: done.get(m[1], m[0]), step.text)
-        return errors.workflow_step(i, n, step.name or str(i), instruction, step.tools)
+        return texts.workflow_step(i, n, step.name or str(i), instruction, step.tools)
 
     def finish_step(self, answer: str) -> None:
         self.outputs.append(answer)
@@ -86,17 +86,17 @@ def parse_plan(text: str, max_steps: int | None = None) -> list[str]:
     """Numbered lines '1. ...', '2. ...' and nothing else: strict, so a plan is never guessed from prose."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
-        raise PlanError(errors.PLAN_EMPTY)
+        raise PlanError(texts.PLAN_EMPTY)
     steps = []
     for n, line in enumerate(lines, 1):
         found = _NUMBERED.fullmatch(line)
         if found is None:
-            raise PlanError(errors.plan_unnumbered(n, line))
+            raise PlanError(texts.plan_unnumbered(n, line))
         if int(found[1]) != n:
-            raise PlanError(errors.plan_misnumbered(n, found[1]))
+            raise PlanError(texts.plan_misnumbered(n, found[1]))
         steps.append(found[2].strip())
     if max_steps is not None and len(steps) > max_steps:
-        raise PlanError(errors.plan_too_long(len(steps), max_steps))
+        raise PlanError(texts.plan_too_long(len(steps), max_steps))
     return steps
 
 
@@ -115,7 +115,7 @@ def off_step_calls(plan: Plan | None, calls: list[ToolCall]) -> list[ToolResult]
     step = plan.running
     allowed = step.tools or []
     return [
-        failed(c.id, c.name, "blocked", errors.not_in_step(c.name, step.name or str(plan.current), allowed))
+        failed(c.id, c.name, "blocked", texts.not_in_step(c.name, step.name or str(plan.current), allowed))
         for c in calls
         if c.name not in allowed
     ]

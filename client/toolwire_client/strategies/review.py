@@ -6,7 +6,7 @@ turn), so the list stays the whole state: saved, replayed and traced like any st
 
 from pydantic import BaseModel, Field
 
-from toolwire_shared import errors
+from toolwire_client import texts
 
 
 class Review(BaseModel):
@@ -20,4 +20,4 @@ def draft_passes(verdict: str) -> bool:
     """The review passed the draft: its reply approves only when its first word is APPROVED (nothing else counts as
     a yes)."""
     words = verdict.strip().split(maxsplit=1)
-    return bool(words) and words[0].strip(".:!").upper() == errors.REVIEW_APPROVED
+    return bool(words) and words[0].strip(".:!").upper() == texts.REVIEW_APPROVED

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_client.run.tokens import estimate_prompt
@@ -21,7 +22,7 @@ from toolwire_shared import errors
 from toolwire_shared.results import SubRun, ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
 
-TOOL = errors.DELEGATE_TOOL
+TOOL = texts.DELEGATE_TOOL
 WALL_MARGIN_S = 1.0
 """Wall-clock time kept back from a sub-agent (at most a tenth of what is left), so it stops and saves its record
 before the parent's own deadline cancels it."""
@@ -29,15 +30,15 @@ before the parent's own deadline cancels it."""
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "task": {"type": "string", "description": errors.DELEGATE_TASK_HELP},
-        "tools": {"type": "array", "items": {"type": "string"}, "description": errors.DELEGATE_TOOLS_HELP},
+        "task": {"type": "string", "description": texts.DELEGATE_TASK_HELP},
+        "tools": {"type": "array", "items": {"type": "string"}, "description": texts.DELEGATE_TOOLS_HELP},
     },
     "required": ["task"],
     "additionalProperties": False,
 }
 SPEC = ToolSpec(
     name=TOOL,
-    description=errors.DELEGATE_DESCRIPTION,
+    description=texts.DELEGATE_DESCRIPTION,
     input_schema=SCHEMA,
     policy=ToolPolicy(idempotent=True),  # sent again, a call finds its child by id and never starts a second one
     source=TOOL,
@@ -181,17 +182,17 @@ class DelegateSource:
         tools = list(asked) if asked is not None else available
         unknown = [t for t in tools if t not in available]
         if unknown:
-            return failed(call_id, TOOL, "bad_arguments", errors.delegate_unknown_tools(unknown, available))
+            return failed(call_id, TOOL, "bad_arguments", texts.delegate_unknown_tools(unknown, available))
         held = list(self._running.get(state.run_id, {}).values())
         next_prompt = estimate_prompt(state.messages, parent.specs) + options.summary_chars // 4
         left_s = anyio.current_effective_deadline() - anyio.current_time()
         limits = carve(parent.config.limits, state, options, held=held, next_prompt=next_prompt, left_s=left_s)
         if isinstance(limits, str):
-            return failed(call_id, TOOL, "blocked", errors.delegate_no_budget(limits))
+            return failed(call_id, TOOL, "blocked", texts.delegate_no_budget(limits))
         return parent.config.model_copy(
             update={
                 "name": f"{parent.config.name}.sub",
-                "system": errors.DELEGATE_SYSTEM,
+                "system": texts.DELEGATE_SYSTEM,
                 "limits": limits,
                 "allow": [t for t in tools if t != TOOL],
                 "delegate": deeper if TOOL in tools else None,
@@ -231,12 +232,12 @@ def _answer(state: RunState, call_id: str, child: RunState, options: Delegation)
     )
     state.count_child(call_id, sub)
     if child.status == "waiting_for_approval":
-        text, is_error = errors.delegate_waiting(child.run_id), False
+        text, is_error = texts.delegate_waiting(child.run_id), False
     elif child.final_answer is not None:
-        text, is_error = errors.delegate_answer(child.final_answer, options.summary_chars), False
+        text, is_error = texts.delegate_answer(child.final_answer, options.summary_chars), False
     else:
         last = child.steps[-1].model_text if child.steps else ""
-        text = errors.delegate_no_answer(child.run_id, child.report or child.status, last, options.summary_chars)
+        text = texts.delegate_no_answer(child.run_id, child.report or child.status, last, options.summary_chars)
         is_error = True
     return ToolResult(
         call_id=call_id,

@@ -29,6 +29,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolwire_client import texts
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_stderr import ServerStderr, error_line
@@ -404,7 +405,7 @@ class McpSource:
             if exc.error.code == types.CONNECTION_CLOSED:
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
-            text = errors.server_request_failed(self.name, method, exc.error.message)
+            text = texts.server_request_failed(self.name, method, exc.error.message)
             raise ServerRequestFailed(text, exc.error.code) from exc
         except LOST as exc:
             self._lost(generation)

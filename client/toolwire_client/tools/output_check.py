@@ -8,6 +8,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from referencing import Registry
 
+from toolwire_client import texts
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
@@ -39,7 +40,7 @@ def _problems(schema: dict[str, Any], value: dict[str, Any] | None) -> list[str]
     try:
         validator = _validator(schema)
     except SchemaError as exc:
-        return [errors.invalid_output_schema(exc.message)]
+        return [texts.invalid_output_schema(exc.message)]
     found = sorted(validator.iter_errors(value), key=lambda error: [str(part) for part in error.absolute_path])
     problems = [
         errors.output_problem(".".join(str(part) for part in error.absolute_path), error.message, error.instance)

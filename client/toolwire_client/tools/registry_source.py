@@ -7,6 +7,7 @@ import time
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolwire_client import texts
 from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, TransportInfo
 from toolwire_server.access import ALL_TOOLS, Grant
 from toolwire_server.execution import call_tool
@@ -98,4 +99,4 @@ class RegistrySource:
 
     def _refused(self, method: str, exc: MCPError) -> ServerRequestFailed:
         """The server's JSON-RPC error in the words McpSource gives it."""
-        return ServerRequestFailed(errors.server_request_failed(self.name, method, exc.error.message), exc.error.code)
+        return ServerRequestFailed(texts.server_request_failed(self.name, method, exc.error.message), exc.error.code)

@@ -13,6 +13,7 @@ from typing import Any
 
 import mcp_types as types
 
+from toolwire_client import texts
 from toolwire_client.run.state import RunState
 from toolwire_client.run.tokens import estimate_prompt, estimate_text
 from toolwire_client.tools.source import PromptSource, ServerRequestFailed, ToolRequest, ToolSource, TransportInfo
@@ -22,10 +23,10 @@ from toolwire_shared.tools import SKILL_PREFIX, ToolPolicy, ToolSpec
 
 log = logging.getLogger("toolwire.client.skills")
 
-TOOL = errors.SKILL_TOOL
+TOOL = texts.SKILL_TOOL
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"name": {"type": "string", "description": errors.SKILL_NAME_HELP}},
+    "properties": {"name": {"type": "string", "description": texts.SKILL_NAME_HELP}},
     "required": ["name"],
     "additionalProperties": False,
 }
@@ -131,10 +132,10 @@ async def list_skills(sources: list[ToolSource]) -> list[Skill]:
 async def inlined(skills: list[Skill]) -> str:
     """Every skill's full text as one block (what a system prompt carries without load_skill): the alternative the
     index is measured against (examples/skills.py)."""
-    texts = [
-        errors.skill_text(skill.name, prompt_text(await skill.source.get_prompt(skill.prompt))) for skill in skills
+    blocks = [
+        texts.skill_text(skill.name, prompt_text(await skill.source.get_prompt(skill.prompt))) for skill in skills
     ]
-    return "\n\n".join(texts)
+    return "\n\n".join(blocks)
 
 
 class SkillSource:
@@ -162,7 +163,7 @@ class SkillSource:
         if not self.skills:
             return []
         index = [(skill.name, skill.description) for skill in self.skills.values()]
-        description = errors.skills_description(index)
+        description = texts.skills_description(index)
         return [ToolSpec(name=TOOL, description=description, input_schema=SCHEMA, policy=ToolPolicy(idempotent=True))]
 
     def transport_info(self) -> TransportInfo:
@@ -179,15 +180,15 @@ class SkillSource:
             return failed(call_id, name, "bad_arguments", errors.bad_arguments(TOOL, problems, SCHEMA), since=started)
         skill = self.skills.get(skill_name(asked))
         if skill is None:
-            return failed(call_id, name, "bad_arguments", errors.unknown_skill(asked, self.skills), since=started)
+            return failed(call_id, name, "bad_arguments", texts.unknown_skill(asked, self.skills), since=started)
         state = request.run.state
         if state is not None and skill.name in loaded_skills(state):
-            text = errors.skill_loaded_before(skill.name)
+            text = texts.skill_loaded_before(skill.name)
         else:
             try:
-                text = errors.skill_text(skill.name, await self._text(skill))
+                text = texts.skill_text(skill.name, await self._text(skill))
             except ServerRequestFailed as exc:
-                return failed(call_id, name, "tool_failed", errors.skill_failed(skill.name, str(exc)), since=started)
+                return failed(call_id, name, "tool_failed", texts.skill_failed(skill.name, str(exc)), since=started)
         return ToolResult(call_id=call_id, name=name, content=text, duration_s=time.perf_counter() - started)
 
     async def _text(self, skill: Skill) -> str:

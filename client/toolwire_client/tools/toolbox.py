@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import anyio
 
+from toolwire_client import texts
 from toolwire_client.tools.output_check import checked
 from toolwire_client.tools.source import ProgressFn, RunContext, ToolRequest, ToolSource, ToolTransportError
 from toolwire_otel.content import record_tool_content
@@ -156,7 +157,7 @@ class ToolBox:
                 call.id, call.name, "unknown_tool", errors.unknown_tool(call.name, self._routes), since=started
             ), 1
         if call.parse_error is not None:
-            text = errors.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
+            text = texts.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
             return failed(call.id, call.name, "bad_arguments", text, since=started), 1
         policy = route.spec.policy
         timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
@@ -170,7 +171,7 @@ class ToolBox:
                 return (result if route.source.checks_output else checked(result, route.spec)), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
-                    text = errors.transport_failed(call.name, str(exc), retried=attempt > 1)
+                    text = texts.transport_failed(call.name, str(exc), retried=attempt > 1)
                     return failed(call.id, call.name, "transport", text, since=started), attempt
         raise AssertionError("unreachable")
 

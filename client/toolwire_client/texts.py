@@ -1,0 +1,246 @@
+"""The agent loop's own texts, for its model: the system prompts, the prompts of plans, workflows and reviews, the
+delegate and load_skill tools' names and descriptions, and the failures only the client reports (a call a person
+rejected, a hook blocked, a lost connection, a replay without the result). Imports nothing of toolwire_client, so
+every client layer may use it; the tool-call failure texts the server writes too are in toolwire_shared.errors."""
+
+import json
+from collections.abc import Iterable
+
+from toolwire_shared.errors import QUOTE_CHARS, clip, tool_failed
+
+# What the agent loop answers for a call it did not send, or sent and lost (the model reads it as the call's result).
+
+
+def unparseable_arguments(name: str, raw: str, problem: str) -> str:
+    shown = raw if len(raw) <= 200 else raw[:200] + "..."
+    return (
+        f"ERROR: the arguments for {name} are not a JSON object ({problem}): {shown!r}. "
+        "Send the arguments as one JSON object."
+    )
+
+
+def invalid_output_schema(problem: str) -> str:
+    return f"the tool's output schema is not valid JSON Schema ({clip(problem, QUOTE_CHARS)})"
+
+
+def rejected(reason: str) -> str:
+    return f"ERROR: a person rejected this action: {reason}"
+
+
+def outcome_unknown(name: str) -> str:
+    return (
+        f"ERROR: the outcome of this {name} call is unknown: it was sent, but the run stopped before its result "
+        "came back, and the tool is not idempotent, so it was not sent again. Check its effect before repeating it."
+    )
+
+
+def repeated(call: str, times: int) -> str:
+    return (
+        f"ERROR: {call} was asked for {times} times with the same arguments and was not run again. "
+        "Change your approach: different arguments, another tool, or answer with what you have."
+    )
+
+
+def not_run(why: str) -> str:
+    return f"ERROR: not run: {why}"
+
+
+def blocked(name: str, reason: str) -> str:
+    return f"ERROR: the harness blocked this {name} call: {reason}. Change the call or use another tool."
+
+
+def changed_after_approval() -> str:
+    return rejected("the arguments changed after they were approved")
+
+
+def transport_failed(name: str, problem: str, *, retried: bool) -> str:
+    again = (
+        "It was sent again with the same idempotency key and failed again."
+        if retried
+        else "It was not sent again because it is not idempotent; check its effect before repeating it."
+    )
+    return tool_failed(name, f"the tool server connection failed ({problem}). {again}")
+
+
+def not_recorded(name: str, call_id: str) -> str:
+    return f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
+
+
+# ---- reflection: the review of a draft answer (client/toolwire_client/strategies/review.py) ------------------------
+REVIEW_APPROVED = "APPROVED"
+
+
+def review_request(criteria: list[str]) -> str:
+    listed = "\n".join(f"{i}. {c}" for i, c in enumerate(criteria, 1))
+    return (
+        "Review your last answer before it is final. Check it against each of these criteria:\n"
+        f"{listed}\n"
+        f"If it meets every one, reply with exactly {REVIEW_APPROVED}. Otherwise list each problem in one line; "
+        "do not call tools in this reply."
+    )
+
+
+REVIEW_RETRY = (
+    "Your review found problems. Fix each of them now (call tools if you need facts), then give the corrected "
+    "final answer."
+)
+REVIEW_NO_TOOLS = "not run: a review reply does not run tools; list the problems, then fix them in the next step."
+
+
+# ---- sub-agents: the delegate tool (client/toolwire_client/tools/delegate.py) --------------------------------------
+DELEGATE_TOOL = "delegate"
+DELEGATE_DESCRIPTION = (
+    "Hand a self-contained part of your task to a sub-agent: it works in its own conversation with the tools you "
+    "name (default: all of yours) and a share of your remaining budget, and you get back only its short final "
+    "answer. Use it for a piece of work whose details you do not need to see; say in `task` everything it must "
+    "know, since it sees nothing of your conversation."
+)
+DELEGATE_TASK_HELP = "What the sub-agent must do and answer, complete on its own (it does not see your conversation)."
+DELEGATE_TOOLS_HELP = "Names of your tools the sub-agent may call; leave out to give it all of them."
+DELEGATE_SYSTEM = (
+    "You are a sub-agent: another agent handed you the task below. Do it with your tools, then reply with a short "
+    "final answer that says what you found or did; that answer is all the other agent will see."
+)
+
+
+def delegate_unknown_tools(asked: Iterable[str], available: Iterable[str]) -> str:
+    listing = ", ".join(sorted(available)) or "(none)"
+    unknown = ", ".join(clip(name, QUOTE_CHARS) for name in asked)
+    return (
+        f"ERROR: a sub-agent can only get tools you have; you have no {unknown}. Tools you may hand over: {listing}. "
+        'A correct call: {"task": "...", "tools": ["get_order"]}, or leave out "tools" to hand over all of them.'
+    )
+
+
+def delegate_no_budget(what: str) -> str:
+    return (
+        f"ERROR: not run: too little of your budget is left for a sub-agent ({what}). Finish the task yourself with "
+        "what you have."
+    )
+
+
+def delegate_waiting(run_id: str) -> str:
+    return f"not answered yet: the sub-agent (run {run_id}) waits for a person's approval"
+
+
+def delegate_answer(answer: str, limit: int) -> str:
+    return clip(answer, limit)
+
+
+def delegate_no_answer(run_id: str, why: str, last_text: str, limit: int) -> str:
+    said = f" Its last words: {clip(last_text, limit)}" if last_text.strip() else ""
+    return f"ERROR: the sub-agent (run {run_id}) ended without a final answer: {why}.{said}"
+
+
+# ---- plan-and-execute and workflows (client/toolwire_client/strategies/plan.py, workflow.py) -----------------------
+STEP_FAILED = "STEP FAILED"
+
+
+def plan_request(max_steps: int) -> str:
+    return (
+        "Before doing anything, make a plan for this task. Reply with the plan only: numbered lines, one step per "
+        f"line, at most {max_steps} steps, like\n1. Look up the order\n2. Work out the total\n3. Answer the customer\n"
+        "Do not call tools in this reply. The steps will be given back to you one at a time; make the last step "
+        "the answer to the task."
+    )
+
+
+def plan_retry(problem: str) -> str:
+    return (
+        f"That plan could not be read: {problem}. Reply again with the plan only: numbered lines '1. ...', "
+        "'2. ...', one step per line, nothing before or after them, and no tool calls."
+    )
+
+
+PLAN_EMPTY = "the reply has no numbered steps"
+PLAN_CALLED_TOOLS = "it called tools instead of listing the steps"
+PLAN_NO_TOOLS = "not run: a plan runs no tools; reply with the numbered plan, the steps will call the tools."
+
+
+def plan_unnumbered(n: int, line: str) -> str:
+    return f"line {n} ({line[:80]!r}) is not a numbered step like '{n}. Look up the order'"
+
+
+def plan_misnumbered(n: int, found: str) -> str:
+    return f"step {n} is numbered {found}; number the steps 1, 2, 3, ... in order"
+
+
+def plan_too_long(count: int, max_steps: int) -> str:
+    return f"the plan has {count} steps and at most {max_steps} are allowed; merge some steps"
+
+
+def plan_step(i: int, n: int, text: str) -> str:
+    if i == n:
+        then = "This is the last step: reply with the final answer to the task."
+    else:
+        then = "When the step is done, reply in text with what you found (no final answer yet)."
+    return (
+        f"Step {i} of {n}: {text}\nDo this step now, calling tools as needed. {then} If the step cannot be done, "
+        f"reply with {STEP_FAILED}: and the reason."
+    )
+
+
+def replan_request(i: int, n: int, text: str, why: str, max_steps: int) -> str:
+    return (
+        f"Step {i} of {n} ({text}) failed: {why}\nMake a new plan for what is left of the task, knowing what you "
+        f"found so far. Reply with the plan only: numbered lines, at most {max_steps} steps, the last one the "
+        "answer to the task, and no tool calls."
+    )
+
+
+def workflow_step(i: int, n: int, name: str, instruction: str, tools: list[str] | None) -> str:
+    if tools is None:
+        allowed = "You may call any tool."
+    elif tools:
+        allowed = f"Tools for this step: {', '.join(tools)}."
+    else:
+        allowed = "Do not call tools in this step."
+    then = "Your reply to this step is the final answer." if i == n else "Reply in text with this step's result."
+    return (
+        f"Step {i} of {n} ({name}): {instruction}\n{allowed} {then} If the step cannot be done, reply with "
+        f"{STEP_FAILED}: and the reason."
+    )
+
+
+def not_in_step(name: str, step: str, tools: list[str]) -> str:
+    allowed = f"only {', '.join(tools)} may be called" if tools else "no tool may be called"
+    return f"not run: {name} is not a tool of step '{step}', where {allowed}; do the step with those."
+
+
+# ---- prompts, resources and skills (client/toolwire_client/tools/mcp_source.py, skills.py) -------------------------
+def server_request_failed(server: str, method: str, message: str) -> str:
+    return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
+
+
+SKILL_TOOL = "load_skill"
+SKILL_NAME_HELP = "A skill's name, as listed."
+
+
+def skills_description(index: list[tuple[str, str]]) -> str:
+    """load_skill's description: when to use it, then the skill index (one line per skill, name and description)."""
+    lines = "\n".join(f"- {name}: {description}" for name, description in index)
+    return (
+        "Load a skill: saved instructions for one kind of task. Before a task a skill covers, load it once and "
+        f"follow it. Skills:\n{lines}"
+    )
+
+
+def unknown_skill(name: str, known: Iterable[str]) -> str:
+    names = sorted(known)
+    listing = ", ".join(names) or "(none)"
+    example = json.dumps({"name": names[0] if names else "..."})
+    return (
+        f"ERROR: no skill named '{clip(name, QUOTE_CHARS)}'. Skills you may load: {listing}. A correct call: {example}"
+    )
+
+
+def skill_text(name: str, text: str) -> str:
+    return f"Skill '{name}': follow these instructions for this task.\n\n{text}"
+
+
+def skill_loaded_before(name: str) -> str:
+    return f"The skill '{name}' is already loaded earlier in this conversation: follow those instructions."
+
+
+def skill_failed(name: str, why: str) -> str:
+    return f"ERROR: the skill '{name}' could not be loaded: {why}. Go on without it, or try again later."

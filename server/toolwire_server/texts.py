@@ -1,0 +1,241 @@
+"""The tool server's own texts, for whoever is at the other end of a connection: a failure of a prompt, resource,
+completion or a tool's worker, a tool whose output cannot be described, a cut result; a peer that broke the protocol
+(JSON-RPC, sessions, listen streams); a request whose Host, Origin or bearer token it refuses. The client never
+writes these; the tool-call failure texts both sides write are in toolwire_shared.errors."""
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from toolwire_shared.errors import QUOTE_CHARS, clip, quoted
+
+# What a tool, prompt, resource or completion on this server answers when it fails (the model or a person reads it).
+
+
+def undescribable_output(tool: str, annotation: str, problem: str) -> str:
+    return (
+        f"tool '{tool}': its return annotation {annotation} cannot be made into an output schema ({problem}). "
+        "Return a pydantic model, a TypedDict (from typing_extensions below Python 3.12), a dataclass, "
+        "or a list/dict of them; or annotate it `-> Any` for no structured output."
+    )
+
+
+def bad_prompt_arguments(name: str, problems: list[str], example: dict[str, Any]) -> str:
+    return (
+        f"bad arguments for prompt '{name}': {'; '.join(problems)}. "
+        f"Prompt arguments are strings; a correct prompts/get looks like {json.dumps(example)}."
+    )
+
+
+def prompt_failed(name: str, message: str) -> str:
+    return f"prompt '{name}' failed: {message}"
+
+
+def bad_resource_uri(uri: str, problems: list[str]) -> str:
+    return f"bad resource URI '{clip(uri, QUOTE_CHARS)}': {'; '.join(problems)}."
+
+
+def resource_failed(uri: str, message: str) -> str:
+    return f"reading resource '{clip(uri, QUOTE_CHARS)}' failed: {message}"
+
+
+def template_mismatch(template: str, variables: Iterable[str], params: Iterable[str]) -> str:
+    return (
+        f"resource template '{template}' has the variables {sorted(variables)}, but its function takes "
+        f"{sorted(params)}: give the function exactly one parameter per variable, e.g. "
+        "@registry.resource_template('orders://{order_id}') def order(order_id: str) -> str"
+    )
+
+
+def unknown_completion(kind: str, name: str, known: Iterable[str]) -> str:
+    listing = ", ".join(sorted(known)) or "(none)"
+    return f"nothing to complete: no {kind} '{clip(name, QUOTE_CHARS)}' on this server (known: {listing})."
+
+
+def completion_failed(argument: str, message: str) -> str:
+    return f"completing '{clip(argument, QUOTE_CHARS)}' failed: {message}"
+
+
+def worker_lost(exitcode: int | None) -> str:
+    return (
+        f"its worker process ended during the call (exit code {exitcode}), so it may have done part of its work. "
+        "Check its effect before repeating it."
+    )
+
+
+def truncated_note(kept: int, total: int) -> str:
+    return (
+        f"\n[toolwire: result cut to {kept} of {total} characters. "
+        "Ask for less: narrow the query, filter, or request one item at a time.]"
+    )
+
+
+# What the server answers to a peer that broke the protocol (a person reads these, through the client's error).
+
+
+def parse_error(problem: str) -> str:
+    return f"Parse error: the line is not JSON ({problem}). Send one JSON-RPC message per line, as UTF-8 JSON."
+
+
+INVALID_REQUEST = (
+    'Invalid Request: the line is JSON but not a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", a '
+    '"method", and an "id" for a request).'
+)
+
+
+def line_too_long(size: int, limit: int) -> str:
+    return (
+        f"Request too large: a line of {size} bytes; this server reads at most {limit} bytes per line "
+        "(--max-line-bytes). The line was skipped; send smaller arguments."
+    )
+
+
+def not_initialized(method: str) -> str:
+    return (
+        f"Server not initialized: '{clip(method, QUOTE_CHARS)}' came before the initialize handshake. Send "
+        "'initialize' (then 'notifications/initialized') first, or the 2026-07-28 per-request '_meta' envelope."
+    )
+
+
+def body_timeout(seconds: float) -> str:
+    return (
+        f"the request body did not arrive within {seconds:g} s of its headers; the connection is closed. "
+        "Send the whole body at once."
+    )
+
+
+SESSION_NOT_YOURS = (
+    "this Mcp-Session-Id belongs to a session another agent opened; a session is bound to the token that "
+    "opened it. Open your own session (initialize) with your token."
+)
+
+
+def too_many_sessions(agent: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' has {limit} sessions open and none of them is idle; this server allows {limit} per agent. "
+        "Close a session (HTTP DELETE with its Mcp-Session-Id) or reuse one."
+    )
+
+
+def too_many_listens(agent: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' has {limit} subscriptions/listen streams open; this server allows {limit} per agent "
+        "(toolwire serve --max-listen-streams-per-agent). Close one, or listen for several things on one stream."
+    )
+
+
+def server_full(limit: int) -> str:
+    return f"this server has {limit} sessions open and none of them is idle; try again later."
+
+
+def sessions_off(workers: int) -> str:
+    return (
+        f"this tool server runs {workers} processes on one port, so it serves only the stateless 2026-07-28 "
+        "protocol: a legacy session (initialize, then Mcp-Session-Id) would not find its process again. Connect "
+        "with a 2026-07-28 client (the MCP SDK's default mode), or use replicas on their own ports behind a proxy "
+        "that routes sessions (toolwire's deploy/nginx.conf)."
+    )
+
+
+# What the HTTP server answers a request whose Host or Origin is not its own (DNS-rebinding protection: 421/403).
+
+NO_HOST = "the request has no Host header. Send the Host of the URL you connect to."
+ORIGIN_NULL = (
+    "requests from a web page with 'Origin: null' (a sandboxed frame, a file: page) are never served: it does not "
+    "say which site the page is from. Clients that are not browsers send no Origin."
+)
+
+
+def host_refused(host: str, option: str | None) -> str:
+    text = (
+        f"this server does not answer to the name in 'Host: {host}': it answers to its own names only, so a web page "
+        "on another name cannot reach it by pointing that name at this machine (DNS rebinding)."
+    )
+    if option is None:
+        return text + " That Host is not a valid name[:port]."
+    name = option.rsplit(":", 1)[0] if not option.endswith("]") else option
+    return (
+        f"{text} If clients really reach this server by that name, start it with '--allowed-host {option}' "
+        f"(or '--allowed-host {name}:*' for any port)."
+    )
+
+
+def origin_refused(origin: str, option: str | None) -> str:
+    text = (
+        f"this server does not serve requests from web pages at 'Origin: {origin}': only pages of its own names "
+        "and port, so a page elsewhere cannot use a visitor's browser to call the tools. Clients that are not "
+        "browsers send no Origin."
+    )
+    if option is None:
+        return text
+    return f"{text} If that page should call these tools, start the server with '--allowed-origin {option}'."
+
+
+# What the HTTP Gate answers a caller it does not let in (401/403/503 bodies; the short texts also go into
+# WWW-Authenticate's error_description).
+
+NO_TOKEN = "no bearer token was sent"
+TOKEN_NOT_RECOGNISED = "the bearer token is not recognised"
+
+
+def unauthorized(problem: str, *, issuer: str | None = None, resource: str | None = None, metadata: str = "") -> str:
+    how = "a token from this server's access config"
+    if issuer:
+        how += f", or an OAuth access token from {issuer} for the resource {resource} (how to get one: {metadata})"
+    return f"{problem}. Send the header 'Authorization: Bearer <token>' with {how}."
+
+
+TOKEN_MALFORMED = "the bearer token is neither a token from the access config nor a well-formed JWT"
+TOKEN_EXPIRED = "the access token has expired (exp)"
+TOKEN_NOT_YET_VALID = "the access token is not valid yet (nbf or iat lies in the future)"
+TOKEN_BAD_SIGNATURE = "the access token's signature does not verify against the issuer's keys"
+SCOPE_MISSING = "the access token lacks a required scope"
+
+
+def token_algorithm(alg: str, accepted: Iterable[str]) -> str:
+    return f"the access token's algorithm {quoted(alg, 24)} is not accepted (accepted: {', '.join(accepted)})"
+
+
+def token_unknown_key(kid: str | None) -> str:
+    if kid is None:
+        return "the access token names no signing key (kid) and the issuer publishes several"
+    return f"the access token's signing key {quoted(kid, 60)} is not among the issuer's published keys"
+
+
+def token_audience(resource: str) -> str:
+    return f"the access token was issued for another resource: its aud must name {resource}"
+
+
+def token_issuer(issuer: str) -> str:
+    return f"the access token was not issued by {issuer} (iss)"
+
+
+def token_lacks_claim(claim: str) -> str:
+    return f"the access token has no '{clip(claim, 40)}' claim"
+
+
+def token_refused(problem: str, issuer: str, metadata: str) -> str:
+    return (
+        f"{problem}. Send 'Authorization: Bearer <token>' with a current access token from {issuer} for this server "
+        f"(its protected-resource metadata: {metadata})."
+    )
+
+
+def insufficient_scope(missing: Iterable[str], required: Iterable[str]) -> str:
+    return (
+        f"the access token is valid but lacks the scope(s) {', '.join(missing)}. Request a token with "
+        f'scope "{" ".join(required)}" and send it again.'
+    )
+
+
+def unknown_subject(claim: str, value: str) -> str:
+    return (
+        f"the access token is valid, but its {clip(claim, 40)} {quoted(value, 80)} is no agent of this server. "
+        f"Ask its operator to add an agent with subject = {quoted(value, 80)} to the access config."
+    )
+
+
+def keys_unavailable(issuer: str) -> str:
+    return (
+        f"the signing keys of {issuer} cannot be fetched right now, so no access token can be checked; try again later."
+    )
