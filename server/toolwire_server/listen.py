@@ -17,8 +17,8 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ServerEvent, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 
-from toolwire_server.access import Grant
-from toolwire_server.changes import deliverable
+from toolwire_server.auth.access import Grant
+from toolwire_server.surface.changes import deliverable
 from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")

@@ -29,7 +29,7 @@ from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.skills import SkillSource, list_skills, loaded_skills, skill_use
 from toolwire_client.tools.source import ServerRequestFailed, ToolSource
-from toolwire_server.access import Grant
+from toolwire_server.auth.access import Grant
 from toolwire_shared import errors
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 

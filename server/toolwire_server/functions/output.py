@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from pydantic import ValidationError
 
-from toolwire_server.schema import MAX_PROBLEMS, strip_titles
+from toolwire_server.functions.schema import MAX_PROBLEMS, strip_titles
 from toolwire_shared import errors
 
 

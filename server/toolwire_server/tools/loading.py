@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from toolwire_server.registry import Registry
+from toolwire_server.tools.registry import Registry
 
 
 class TargetError(ValueError):

@@ -28,7 +28,7 @@ import jwt
 from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 
-from toolwire_server.access import Grant, OAuthSettings
+from toolwire_server.auth.access import Grant, OAuthSettings
 from toolwire_shared import errors
 from toolwire_shared.tls import ssl_context
 

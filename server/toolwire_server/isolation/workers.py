@@ -23,17 +23,22 @@ import anyio.to_thread
 import mcp_types as types
 from anyio.abc import TaskGroup
 
-from toolwire_server.context import ToolContext
-from toolwire_server.worker import Call, ToolRef, main
+from toolwire_server.functions.context import ToolContext
+from toolwire_server.isolation.worker import Call, ToolRef, main
 from toolwire_shared import errors
 
 if TYPE_CHECKING:
-    from toolwire_server.registry import RegisteredTool, Registry
+    from toolwire_server.tools.registry import RegisteredTool, Registry
 
 log = logging.getLogger("toolwire.server")
 
 DEFAULT_WORKERS = max(2, min(4, os.cpu_count() or 2))
-PRELOAD = ["toolwire_server", "toolwire_server.worker", "toolwire_server.results", "toolwire_server.schema"]
+PRELOAD = [
+    "toolwire_server",
+    "toolwire_server.isolation.worker",
+    "toolwire_server.functions.results",
+    "toolwire_server.functions.schema",
+]
 """What the forkserver imports once, so a new worker starts in milliseconds rather than re-importing pydantic."""
 _context: BaseContext | None = None
 
