@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from toolwire_server.targets import load_target
+
 if TYPE_CHECKING:
     from toolwire_server.functions.output import OutputShape
 
@@ -135,12 +137,12 @@ def _run(
 def resolve(ref: ToolRef) -> Callable[..., Any]:
     """The tool's function in this process: from its registry when the server was started from MODULE:ATTR."""
     if ref.source is not None:
-        from toolwire_server.tools.loading import load_registry
-
-        tool = load_registry(ref.source).get(ref.tool)
+        registry: Any = load_target(ref.source)  # the server checked that it is a Registry (tools/loading.py)
+        tool = registry.get(ref.tool)
         if tool is None:
             raise LookupError(f"{ref.source} has no tool '{ref.tool}'")
-        return tool.fn
+        found: Callable[..., Any] = tool.fn
+        return found
     module = sys.modules.get(ref.module)
     if module is None:
         try:
