@@ -22,7 +22,8 @@ from toolwire_client.config import RunConfig
 from toolwire_client.evals.runner import EvalRunner
 from toolwire_client.evals.spec import load_eval_file
 from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import ScriptedModel, make_scripted
+from toolwire_client.models.providers import make_scripted
+from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.replay import replay
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.mcp_source import McpSource
