@@ -26,8 +26,8 @@ from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec, key_envs
+from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_client.run.state import RunState, StepRecord
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
 from toolwire_client.store import open_store
 from toolwire_client.tools import skills
 from toolwire_client.tools.skills import inlined, list_skills, skill_use

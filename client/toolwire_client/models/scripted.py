@@ -5,7 +5,7 @@ import time
 from collections.abc import Callable
 
 from toolwire_client.models.base import ModelReply
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
+from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage

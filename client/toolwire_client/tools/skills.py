@@ -14,8 +14,8 @@ from typing import Any
 import mcp_types as types
 
 from toolwire_client.current_run import current_run
+from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_client.run.state import RunState
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
 from toolwire_client.tools.source import (
     ProgressFn,
     PromptSource,
