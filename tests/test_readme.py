@@ -19,7 +19,7 @@ from toolwire_client.cli import main
 from toolwire_client.cli.reference import BEGIN, END, commands, section
 from toolwire_client.config import ServerSpec
 from toolwire_client.tools.mcp_source import McpSource
-from toolwire_server.access import parse_access
+from toolwire_server.auth.access import parse_access
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")

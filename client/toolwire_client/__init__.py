@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from toolwire_client.models.base import Model, ModelReply
     from toolwire_client.models.pricing import default_prices
     from toolwire_client.models.scripted import ScriptedModel
+    from toolwire_client.models.tokens import estimate_prompt, estimate_text
     from toolwire_client.run.limits import RunLimits
     from toolwire_client.run.state import RunState, StepRecord
-    from toolwire_client.run.tokens import estimate_prompt, estimate_text
     from toolwire_client.store import RunStore, SqlRunStore, open_store
     from toolwire_client.strategies.delegation import Delegation
     from toolwire_client.strategies.plan import Planning
@@ -81,8 +81,8 @@ _WHERE = {
     "submit": "fleet.submit",
     "trace_lines": "cli.trace",
     "step_lines": "cli.trace",
-    "estimate_prompt": "run.tokens",
-    "estimate_text": "run.tokens",
+    "estimate_prompt": "models.tokens",
+    "estimate_text": "models.tokens",
     "list_skills": "tools.skills",
     "skill_use": "tools.skills",
     "inlined": "tools.skills",

@@ -16,13 +16,13 @@ from opentelemetry.trace import Span
 from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.call_ids import unique_call_ids
 from toolwire_client.run.hooks import ToolHook, run_after, run_before
 from toolwire_client.run.ordering import MessageOrderError
 from toolwire_client.run.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
-from toolwire_client.run.tokens import estimate_prompt
 from toolwire_client.store import seal
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused

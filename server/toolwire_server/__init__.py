@@ -1,13 +1,13 @@
 """The toolwire MCP tool server: a registry of plain functions served over stdio and Streamable HTTP."""
 
-from toolwire_server.access import ALL_TOOLS, Access, AccessConfigError, Grant, access_from_env, load_access
 from toolwire_server.app import build_server
-from toolwire_server.context import ToolContext
-from toolwire_server.http import http_app, serve_http
+from toolwire_server.auth.access import ALL_TOOLS, Access, AccessConfigError, Grant, access_from_env, load_access
+from toolwire_server.functions.context import ToolContext
 from toolwire_server.limits import ServerLimits
-from toolwire_server.loading import load_registry
-from toolwire_server.registry import RegisteredTool, Registry
-from toolwire_server.stdio import serve_stdio
+from toolwire_server.tools.loading import load_registry
+from toolwire_server.tools.registry import RegisteredTool, Registry
+from toolwire_server.transports.http import http_app, serve_http
+from toolwire_server.transports.stdio import serve_stdio
 
 __all__ = [
     "ALL_TOOLS",

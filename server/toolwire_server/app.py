@@ -14,13 +14,13 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server import texts
-from toolwire_server.access import ALL_TOOLS, Grant
+from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.catalog import catalog_handlers
-from toolwire_server.changes import Hub
-from toolwire_server.execution import call_tool
+from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
-from toolwire_server.registry import Registry
-from toolwire_server.watchdog import watch
+from toolwire_server.surface.changes import Hub
+from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.registry import Registry
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")

@@ -13,11 +13,11 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server import texts
-from toolwire_server.access import Grant
-from toolwire_server.changes import Hub
-from toolwire_server.completion import complete
+from toolwire_server.auth.access import Grant
 from toolwire_server.listen import AgentListens
-from toolwire_server.registry import Registry
+from toolwire_server.surface.changes import Hub
+from toolwire_server.surface.completion import complete
+from toolwire_server.tools.registry import Registry
 from toolwire_server.uris import canonical
 from toolwire_shared import errors
 

@@ -58,7 +58,7 @@ LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
 
 
 def _replica_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    from toolwire_server.replica_sessions import check_replica_name
+    from toolwire_server.transports.replica_sessions import check_replica_name
 
     try:
         return None if value is None else check_replica_name(value)
@@ -81,13 +81,13 @@ def _allowed(
 
 
 def _check_host(value: str) -> str:
-    from toolwire_server.host_origin import check_allowed_host
+    from toolwire_server.transports.host_origin import check_allowed_host
 
     return check_allowed_host(value)
 
 
 def _check_origin(value: str) -> str:
-    from toolwire_server.host_origin import check_allowed_origin
+    from toolwire_server.transports.host_origin import check_allowed_origin
 
     return check_allowed_origin(value)
 
@@ -177,7 +177,7 @@ def serve(
 
     import toolwire_server as ts
     from toolwire_server.limits import ServerLimits
-    from toolwire_server.processes import ServeSpec
+    from toolwire_server.transports.processes import ServeSpec
 
     if transport is None:
         raise click.UsageError("choose a transport: --stdio or --http")
@@ -233,7 +233,7 @@ def serve(
     if replica is not None:
         click.echo(f"toolwire: replica {replica!r}: its session ids start with '{replica}.'", err=True)
     if access is not None and access.oauth is not None:
-        from toolwire_server.oauth import metadata_url
+        from toolwire_server.auth.oauth import metadata_url
 
         settings = access.oauth
         click.echo(f"toolwire: OAuth access tokens from {settings.issuer} for {settings.resource}", err=True)
@@ -241,7 +241,7 @@ def serve(
     if spec.workers == 1:
         ts.serve_http(app, host=host, port=port, limits=limits)
         return
-    from toolwire_server.processes import serve_workers
+    from toolwire_server.transports.processes import serve_workers
 
     click.echo(
         f"toolwire: {spec.workers} worker processes on one port: stateless 2026-07-28 clients only; a legacy "

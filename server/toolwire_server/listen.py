@@ -18,8 +18,8 @@ from mcp.server.subscriptions import ListenHandler, ServerEvent, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server import texts
-from toolwire_server.access import Grant
-from toolwire_server.changes import deliverable
+from toolwire_server.auth.access import Grant
+from toolwire_server.surface.changes import deliverable
 
 log = logging.getLogger("toolwire.server")
 

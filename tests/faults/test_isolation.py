@@ -14,7 +14,7 @@ from faults.harness import FAULT_TOOLS, logged_stdio_client, raw_stdio, read_log
 from helpers.polling import await_until
 from helpers.servers import HttpServer, http_client, text_of, wait_for_file
 from toolwire_server import ALL_TOOLS, load_registry
-from toolwire_server.execution import call_tool
+from toolwire_server.tools.execution import call_tool
 from toolwire_shared.results import ERROR_KIND_META
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 

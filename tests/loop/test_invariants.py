@@ -10,7 +10,8 @@ from toolwire_client import texts
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelReply
-from toolwire_client.models.scripted import ScriptedModel, make_scripted
+from toolwire_client.models.providers import make_scripted
+from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.run.ordering import check_order
 from toolwire_client.run.state import RunState
 from toolwire_client.tools.registry_source import RegistrySource

@@ -12,7 +12,8 @@ from toolwire_client import texts
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.scripted import ScriptedModel, make_scripted
+from toolwire_client.models.providers import make_scripted
+from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import last_results
 from toolwire_client.run.hooks import Block
 from toolwire_client.store import approvals

@@ -2,7 +2,7 @@
 
 from toolwire_client.config import RunLimits
 from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import make_scripted
+from toolwire_client.models.providers import make_scripted
 from toolwire_client.run.ordering import check_order
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox

@@ -23,14 +23,15 @@ from toolwire_client.config import RunConfig
 from toolwire_client.evals.runner import EvalRunner
 from toolwire_client.evals.spec import load_eval_file
 from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import ScriptedModel, make_scripted
+from toolwire_client.models.providers import make_scripted
+from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.replay import replay
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.skills import SkillSource, list_skills, loaded_skills, skill_use
 from toolwire_client.tools.source import RunContext, ServerRequestFailed, ToolSource
-from toolwire_server.access import Grant
+from toolwire_server.auth.access import Grant
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 
 from .conftest import SUPPORT_TOOLS, stdio_source

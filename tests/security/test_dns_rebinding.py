@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from helpers.servers import TEST_TOOLS, HttpServer
-from toolwire_server.fast_path import FAST_PATH_OFF_ENV
+from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
 
 EVIL = "evil.example"
 MODERN = "2026-07-28"

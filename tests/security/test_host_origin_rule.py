@@ -1,9 +1,9 @@
-"""The Host/Origin rule itself (server/toolwire_server/host_origin.py), without a server: the edges a real
+"""The Host/Origin rule itself (server/toolwire_server/transports/host_origin.py), without a server: the edges a real
 request seldom shows (IPv6, ports, wildcards, case, malformed values, the option values the CLI accepts)."""
 
 import pytest
 
-from toolwire_server.host_origin import HostOriginRule, check_allowed_host, check_allowed_origin
+from toolwire_server.transports.host_origin import HostOriginRule, check_allowed_host, check_allowed_origin
 
 LOOPBACK = HostOriginRule("127.0.0.1", 8000)
 ALLOWING = HostOriginRule(

@@ -1,6 +1,6 @@
-"""The HTTP fast path for modern-era tools/call (server/toolwire_server/fast_http.py): the same answers as the SDK
-path for raw POSTs (every outcome, a grant refusal, a bad routing header), a call cancelled when its client goes
-away, and the SDK client (both eras) served as before."""
+"""The HTTP fast path for modern-era tools/call (server/toolwire_server/transports/fast_http.py): the same answers as
+the SDK path for raw POSTs (every outcome, a grant refusal, a bad routing header), a call cancelled when its
+client goes away, and the SDK client (both eras) served as before."""
 
 import json
 from collections.abc import Iterator
@@ -13,7 +13,7 @@ import pytest
 
 from helpers.polling import await_until
 from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of
-from toolwire_server.fast_path import FAST_PATH_OFF_ENV
+from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
 
 READER, ADMIN = "tok-fast-reader", "tok-fast-admin"
 META = {

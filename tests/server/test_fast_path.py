@@ -1,6 +1,7 @@
-"""The stdio fast path for modern-era tools/call (server/toolwire_server/fast_path.py): the same answers as the SDK
-path, byte for byte as JSON, for every kind of outcome; cancellation, parallel calls and end of input still work;
-and what it must not take (a ToolContext tool, a handshake-era call, a malformed envelope) reaches the SDK."""
+"""The stdio fast path for modern-era tools/call (server/toolwire_server/transports/fast_path.py): the same answers
+as the SDK path, byte for byte as JSON, for every kind of outcome; cancellation, parallel calls and end of input
+still work; and what it must not take (a ToolContext tool, a handshake-era call, a malformed envelope) reaches the
+SDK."""
 
 import json
 import os
@@ -16,7 +17,7 @@ from anyio.abc import Process
 
 from helpers.polling import await_until
 from helpers.servers import REPO, TEST_TOOLS, serve_argv
-from toolwire_server.fast_path import CAPABILITIES_META, FAST_PATH_OFF_ENV
+from toolwire_server.transports.fast_path import CAPABILITIES_META, FAST_PATH_OFF_ENV
 
 MODERN = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

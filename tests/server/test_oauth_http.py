@@ -16,7 +16,7 @@ import pytest
 
 from helpers.issuer import Issuer, new_key
 from helpers.servers import REPO, TEST_TOOLS, HttpServer, http_client, serve_argv, text_of
-from toolwire_server.access import ASYMMETRIC_ALGORITHMS, AccessConfigError, parse_access
+from toolwire_server.auth.access import ASYMMETRIC_ALGORITHMS, AccessConfigError, parse_access
 
 ADMIN = "tok-admin-5b1e"
 READER_TOOLS = {"echo", "add"}

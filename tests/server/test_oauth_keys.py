@@ -8,7 +8,7 @@ import jwt
 import pytest
 
 from helpers.issuer import new_key
-from toolwire_server.oauth import KeysUnavailable, SigningKeys
+from toolwire_server.auth.oauth import KeysUnavailable, SigningKeys
 
 URL = "https://issuer.example/.well-known/jwks.json"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from helpers.servers import REPO, TEST_TOOLS, serve_argv
-from toolwire_server.access import AccessConfigError, parse_access
-from toolwire_server.loading import TargetError, load_registry
+from toolwire_server.auth.access import AccessConfigError, parse_access
+from toolwire_server.tools.loading import TargetError, load_registry
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess[str]:

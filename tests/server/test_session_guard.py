@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from toolwire_server.access import Grant
 from toolwire_server.app import GRANT_SCOPE_KEY
-from toolwire_server.sessions import SessionGuard
+from toolwire_server.auth.access import Grant
+from toolwire_server.transports.sessions import SessionGuard
 
 AGENT = Grant(agent="a", patterns=("*",))
 

@@ -6,7 +6,7 @@ from seed_tools import seed_source
 
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
-from toolwire_client.models.scripted import make_scripted
+from toolwire_client.models.providers import make_scripted
 from toolwire_client.replay import replay
 from toolwire_client.store import SqlRunStore
 from toolwire_client.tools.toolbox import ToolBox

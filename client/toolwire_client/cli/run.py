@@ -13,7 +13,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
-from toolwire_client.cli.progress import LiveProgress
+from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
@@ -33,28 +33,6 @@ from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class LiveText:
-    """`run --stream`: the model's text printed as it streams in, on its own line above the step row it ends in.
-
-    A stream that breaks and is retried shows its text again from the start (the retry is a new reply)."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.open = False
-
-    def __call__(self, delta: str) -> None:
-        if not self.open:
-            self.console.print("  ... ", end="", markup=False, highlight=False)
-            self.open = True
-        self.console.print(delta, end="", markup=False, highlight=False)
-        self.console.file.flush()
-
-    def end_line(self) -> None:
-        if self.open:
-            self.console.print()
-            self.open = False
 
 
 def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunState, StepRecord], None]:

@@ -89,7 +89,7 @@ def build_model(spec: str, usage: str | None) -> Model:
     provider, _, name = spec.partition(":")
     if provider != "scripted":
         raise ValueError(f"usage = {usage!r} only applies to scripted models, not {spec!r}")
-    from toolwire_client.models.scripted import make_scripted
+    from toolwire_client.models.providers import make_scripted
 
     return make_scripted(name, usage_fn=resolve_callable(usage))
 

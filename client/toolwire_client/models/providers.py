@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
 from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.scripted import ScriptedModel, UsageFn
 from toolwire_client.models.sse import OnText
 
 if TYPE_CHECKING:
@@ -85,9 +86,16 @@ def _openai_responses(name: str, options: ModelOptions) -> Model:
 
 
 def _scripted(name: str, options: ModelOptions) -> Model:
-    from toolwire_client.models.scripted import make_scripted
-
     return make_scripted(name)
+
+
+def make_scripted(name: str, *, usage_fn: UsageFn | None = None) -> ScriptedModel:
+    """`scripted:NAME` on the CLI: one of the ready scripts in seed_scripts."""
+    from toolwire_client.models.seed_scripts import SCRIPTS
+
+    if name not in SCRIPTS:
+        raise UnknownModel(f"unknown model 'scripted:{name}': use {spec_help()}")
+    return ScriptedModel(SCRIPTS[name], name=name, usage_fn=usage_fn)
 
 
 def scripted_names() -> list[str]:

@@ -5,7 +5,7 @@ import time
 from collections.abc import Callable
 
 from toolwire_client.models.base import ModelReply
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
+from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
@@ -51,13 +51,3 @@ class ScriptedModel:
 
     async def aclose(self) -> None:
         return None
-
-
-def make_scripted(name: str, *, usage_fn: UsageFn | None = None) -> ScriptedModel:
-    """`scripted:NAME` on the CLI: one of the ready scripts in seed_scripts."""
-    from toolwire_client.models.providers import UnknownModel, spec_help
-    from toolwire_client.models.seed_scripts import SCRIPTS
-
-    if name not in SCRIPTS:
-        raise UnknownModel(f"unknown model 'scripted:{name}': use {spec_help()}")
-    return ScriptedModel(SCRIPTS[name], name=name, usage_fn=usage_fn)

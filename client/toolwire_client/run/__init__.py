@@ -1,2 +1,2 @@
 """The run as data and its guards: the state, its exits, limits and budgets, message order, call ids, hooks,
-token estimates."""
+the plan being followed."""

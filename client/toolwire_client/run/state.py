@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.run.ordering import OrderCheck
-from toolwire_client.strategies.plan import Plan
+from toolwire_client.run.plan_state import Plan
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.usage import Usage

@@ -14,8 +14,8 @@ import anyio
 
 from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run.state import RunState
-from toolwire_client.run.tokens import estimate_prompt
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.source import ChildRuns, ToolRequest, TransportInfo
 from toolwire_shared import errors

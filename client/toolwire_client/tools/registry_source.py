@@ -1,5 +1,5 @@
 """In-process tools: a toolwire_server Registry in this process, called through the server's own dispatch
-(`toolwire_server.execution.call_tool`), so validation, timeouts and error results are the ones stdio and HTTP
+(`toolwire_server.tools.execution.call_tool`), so validation, timeouts and error results are the ones stdio and HTTP
 callers get, with no transport in between."""
 
 import time
@@ -9,10 +9,10 @@ from mcp.shared.exceptions import MCPError
 
 from toolwire_client import texts
 from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, TransportInfo
-from toolwire_server.access import ALL_TOOLS, Grant
-from toolwire_server.execution import call_tool
+from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.limits import ServerLimits
-from toolwire_server.registry import Registry
+from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.registry import Registry
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
 from toolwire_shared.tools import ToolSpec

@@ -14,9 +14,15 @@ from typing import Any
 import mcp_types as types
 
 from toolwire_client import texts
+from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_client.run.state import RunState
-from toolwire_client.run.tokens import estimate_prompt, estimate_text
-from toolwire_client.tools.source import PromptSource, ServerRequestFailed, ToolRequest, ToolSource, TransportInfo
+from toolwire_client.tools.source import (
+    PromptSource,
+    ServerRequestFailed,
+    ToolRequest,
+    ToolSource,
+    TransportInfo,
+)
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import SKILL_PREFIX, ToolPolicy, ToolSpec

@@ -13,8 +13,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from toolwire_server import texts
-from toolwire_server.completion import Completer
-from toolwire_server.schema import arguments_model, describe_problems
+from toolwire_server.functions.schema import arguments_model, describe_problems
+from toolwire_server.surface.completion import Completer
 from toolwire_shared import errors
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server import texts
-from toolwire_server.responses import send_json
+from toolwire_server.transports.responses import send_json
 from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")

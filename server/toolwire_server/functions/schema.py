@@ -7,7 +7,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from toolwire_server.context import ToolContext
+from toolwire_server.functions.context import ToolContext
 from toolwire_shared import errors
 
 IDEMPOTENCY_KEY_PARAM = "idempotency_key"

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server.app import GRANT_SCOPE_KEY
-from toolwire_server.bodies import put_back, replay
-from toolwire_server.fast_path import Answerer, FastCall, fast_call
+from toolwire_server.transports.bodies import put_back, replay
+from toolwire_server.transports.fast_path import Answerer, FastCall, fast_call
 
 log = logging.getLogger("toolwire.server")
 

@@ -22,12 +22,13 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from toolwire_server import fast_path, texts
-from toolwire_server.access import ALL_TOOLS, Grant
+from toolwire_server import texts
 from toolwire_server.app import build_server
-from toolwire_server.fast_path import Answerer, StdioFastCalls, WriteLine
+from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
-from toolwire_server.registry import Registry
+from toolwire_server.tools.registry import Registry
+from toolwire_server.transports import fast_path
+from toolwire_server.transports.fast_path import Answerer, StdioFastCalls, WriteLine
 
 log = logging.getLogger("toolwire.server")
 

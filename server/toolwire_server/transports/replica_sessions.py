@@ -16,8 +16,8 @@ import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolwire_server import texts
-from toolwire_server.responses import send_json
-from toolwire_server.sessions import SESSION_HEADER, may_open_session
+from toolwire_server.transports.responses import send_json
+from toolwire_server.transports.sessions import SESSION_HEADER, may_open_session
 from toolwire_shared import errors
 
 REPLICA_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")

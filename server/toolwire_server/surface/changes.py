@@ -29,7 +29,7 @@ from mcp.server.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from toolwire_server.access import Grant
+from toolwire_server.auth.access import Grant
 
 log = logging.getLogger("toolwire.server")
 

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from toolwire_server.targets import load_target
+
 if TYPE_CHECKING:
-    from toolwire_server.output import OutputShape
+    from toolwire_server.functions.output import OutputShape
 
 PR_SET_PDEATHSIG = 1
 
@@ -85,10 +87,10 @@ class _Found:
 def _run(
     call: Call, conn: Connection, loop: asyncio.AbstractEventLoop, found: dict[ToolRef, _Found]
 ) -> tuple[Any, ...]:
-    from toolwire_server.context import ToolContext
-    from toolwire_server.output import output_shape
-    from toolwire_server.results import to_result
-    from toolwire_server.schema import arguments_model, injected_params
+    from toolwire_server.functions.context import ToolContext
+    from toolwire_server.functions.output import output_shape
+    from toolwire_server.functions.results import to_result
+    from toolwire_server.functions.schema import arguments_model, injected_params
 
     tool = found.get(call.ref)
     if tool is None:
@@ -135,12 +137,12 @@ def _run(
 def resolve(ref: ToolRef) -> Callable[..., Any]:
     """The tool's function in this process: from its registry when the server was started from MODULE:ATTR."""
     if ref.source is not None:
-        from toolwire_server.loading import load_registry
-
-        tool = load_registry(ref.source).get(ref.tool)
+        registry: Any = load_target(ref.source)  # the server checked that it is a Registry (tools/loading.py)
+        tool = registry.get(ref.tool)
         if tool is None:
             raise LookupError(f"{ref.source} has no tool '{ref.tool}'")
-        return tool.fn
+        found: Callable[..., Any] = tool.fn
+        return found
     module = sys.modules.get(ref.module)
     if module is None:
         try:

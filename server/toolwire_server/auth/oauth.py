@@ -29,7 +29,7 @@ from anyio.abc import TaskGroup
 from starlette.applications import Starlette
 
 from toolwire_server import texts
-from toolwire_server.access import Grant, OAuthSettings
+from toolwire_server.auth.access import Grant, OAuthSettings
 from toolwire_shared import errors
 from toolwire_shared.tls import ssl_context
 

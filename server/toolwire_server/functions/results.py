@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from toolwire_server import texts
-from toolwire_server.output import OutputMismatch, OutputShape
+from toolwire_server.functions.output import OutputMismatch, OutputShape
 from toolwire_shared import errors
 from toolwire_shared.results import TRUNCATED_META, failed_call
 

@@ -26,12 +26,12 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors.multiprocess import Multiprocess
 
-from toolwire_server.access import Access, access_from_env, load_access
-from toolwire_server.http import http_app
+from toolwire_server.auth.access import Access, access_from_env, load_access
 from toolwire_server.limits import ServerLimits
-from toolwire_server.loading import load_registry
-from toolwire_server.registry import Registry
-from toolwire_server.slow_clients import with_header_timeout
+from toolwire_server.tools.loading import load_registry
+from toolwire_server.tools.registry import Registry
+from toolwire_server.transports.http import http_app
+from toolwire_server.transports.slow_clients import with_header_timeout
 
 log = logging.getLogger("toolwire.server")
 

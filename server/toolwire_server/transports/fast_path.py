@@ -23,10 +23,10 @@ from opentelemetry.propagate import extract
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
 
-from toolwire_server.access import Grant
-from toolwire_server.execution import call_tool
+from toolwire_server.auth.access import Grant
 from toolwire_server.limits import ServerLimits
-from toolwire_server.registry import Registry
+from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.registry import Registry
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")

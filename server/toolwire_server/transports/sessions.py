@@ -17,10 +17,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolwire_server import texts
-from toolwire_server.access import Grant
 from toolwire_server.app import GRANT_SCOPE_KEY
-from toolwire_server.bodies import discard, one_shot
-from toolwire_server.responses import send_json
+from toolwire_server.auth.access import Grant
+from toolwire_server.transports.bodies import discard, one_shot
+from toolwire_server.transports.responses import send_json
 from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")

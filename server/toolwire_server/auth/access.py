@@ -24,7 +24,7 @@ agent whose `subject` it is, and that agent's `tools` apply: the same Grant as i
 
 The JWKS URL is not discovered from the issuer's metadata: one explicit URL, fetched when a token first needs it,
 fails in one place (set `jwks_url` for an issuer that publishes its keys elsewhere, e.g. Keycloak's `.../certs`).
-Validation and the protected-resource metadata are in `toolwire_server.oauth`.
+Validation and the protected-resource metadata are in `toolwire_server.auth.oauth`.
 """
 
 import hmac

@@ -13,13 +13,13 @@ import anyio.to_thread
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
-from toolwire_server.access import Grant
-from toolwire_server.context import LogFn, ProgressFn, ToolContext
-from toolwire_server.registry import RegisteredTool, Registry
-from toolwire_server.results import cut, to_result
-from toolwire_server.schema import describe_problems
-from toolwire_server.watchdog import on_loop
-from toolwire_server.workers import WorkerRaised
+from toolwire_server.auth.access import Grant
+from toolwire_server.functions.context import LogFn, ProgressFn, ToolContext
+from toolwire_server.functions.results import cut, to_result
+from toolwire_server.functions.schema import describe_problems
+from toolwire_server.isolation.watchdog import on_loop
+from toolwire_server.isolation.workers import WorkerRaised
+from toolwire_server.tools.registry import RegisteredTool, Registry
 from toolwire_shared import errors
 from toolwire_shared.results import ErrorKind, failed_call
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from toolwire_server.bodies import discard, one_shot, read_body, replay
+from toolwire_server.transports.bodies import discard, one_shot, read_body, replay
 from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")

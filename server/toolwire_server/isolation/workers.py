@@ -10,12 +10,12 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -24,18 +24,37 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from toolwire_server import texts
-from toolwire_server.context import ToolContext
-from toolwire_server.worker import Call, ToolRef, main
-
-if TYPE_CHECKING:
-    from toolwire_server.registry import RegisteredTool, Registry
+from toolwire_server.functions.context import ToolContext
+from toolwire_server.isolation.worker import Call, ToolRef, main
 
 log = logging.getLogger("toolwire.server")
 
 DEFAULT_WORKERS = max(2, min(4, os.cpu_count() or 2))
-PRELOAD = ["toolwire_server", "toolwire_server.worker", "toolwire_server.results", "toolwire_server.schema"]
+PRELOAD = [
+    "toolwire_server",
+    "toolwire_server.isolation.worker",
+    "toolwire_server.functions.results",
+    "toolwire_server.functions.schema",
+]
 """What the forkserver imports once, so a new worker starts in milliseconds rather than re-importing pydantic."""
 _context: BaseContext | None = None
+
+
+class Sourced(Protocol):
+    """What the pool needs of its registry (tools/registry.py, which holds the pool): where it was loaded from."""
+
+    @property
+    def source(self) -> str | None: ...
+
+
+class Runnable(Protocol):
+    """What the pool needs of a registered tool: its name and its function."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fn(self) -> Callable[..., Any]: ...
 
 
 class WorkerRaised(Exception):
@@ -99,7 +118,7 @@ class WorkerPool:
     """The worker processes of one registry's isolated tools; no process starts until one is needed (or
     `serving()` warms the pool at server start)."""
 
-    def __init__(self, registry: "Registry", size: int = DEFAULT_WORKERS) -> None:
+    def __init__(self, registry: Sourced, size: int = DEFAULT_WORKERS) -> None:
         if size < 1:
             raise ValueError("a worker pool needs at least one worker")
         self.registry, self.size = registry, size
@@ -112,7 +131,7 @@ class WorkerPool:
         self._refs: dict[str, ToolRef] = {}
 
     async def run(
-        self, tool: "RegisteredTool", arguments: dict[str, Any], context: ToolContext, *, max_result_chars: int
+        self, tool: Runnable, arguments: dict[str, Any], context: ToolContext, *, max_result_chars: int
     ) -> types.CallToolResult:
         """Run one call in a worker; on cancellation (timeout or caller) the worker is killed before this returns."""
         call = Call(
@@ -167,7 +186,7 @@ class WorkerPool:
             worker.kill()
             worker.reap()
 
-    def _ref(self, tool: "RegisteredTool") -> ToolRef:
+    def _ref(self, tool: Runnable) -> ToolRef:
         ref = self._refs.get(tool.name)
         if ref is None:
             fn = tool.fn

@@ -20,21 +20,23 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolwire_server import fast_path, oauth, texts
-from toolwire_server.access import ALL_TOOLS, Access, Grant
+from toolwire_server import texts
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
-from toolwire_server.bodies import read_body, replay
-from toolwire_server.disconnect import CancelOnDisconnect
-from toolwire_server.fast_http import FastHttpCalls
-from toolwire_server.fast_path import Answerer
-from toolwire_server.host_origin import HostOriginCheck, HostOriginRule
+from toolwire_server.auth import oauth
+from toolwire_server.auth.access import ALL_TOOLS, Access, Grant
+from toolwire_server.auth.oauth import OAuthVerifier, Refusal
 from toolwire_server.limits import ServerLimits
-from toolwire_server.oauth import OAuthVerifier, Refusal
-from toolwire_server.registry import Registry
-from toolwire_server.replica_sessions import NoSessions, ReplicaSessions, check_replica_name
-from toolwire_server.responses import send_json
-from toolwire_server.sessions import SessionGuard
-from toolwire_server.slow_clients import with_header_timeout
+from toolwire_server.tools.registry import Registry
+from toolwire_server.transports import fast_path
+from toolwire_server.transports.bodies import read_body, replay
+from toolwire_server.transports.disconnect import CancelOnDisconnect
+from toolwire_server.transports.fast_http import FastHttpCalls
+from toolwire_server.transports.fast_path import Answerer
+from toolwire_server.transports.host_origin import HostOriginCheck, HostOriginRule
+from toolwire_server.transports.replica_sessions import NoSessions, ReplicaSessions, check_replica_name
+from toolwire_server.transports.responses import send_json
+from toolwire_server.transports.sessions import SessionGuard
+from toolwire_server.transports.slow_clients import with_header_timeout
 from toolwire_shared import errors
 
 log = logging.getLogger("toolwire.server")

@@ -10,13 +10,19 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel
 
-from toolwire_server.changes import Changes, PromptsListChanged, ResourcesListChanged, ResourceUpdated, ToolsListChanged
-from toolwire_server.completion import Completer
-from toolwire_server.output import OutputShape, output_shape
-from toolwire_server.prompts import RegisteredPrompt, make_prompt
-from toolwire_server.resources import Resources
-from toolwire_server.schema import arguments_model, injected_params, json_schema
-from toolwire_server.workers import DEFAULT_WORKERS, WorkerPool
+from toolwire_server.functions.output import OutputShape, output_shape
+from toolwire_server.functions.schema import arguments_model, injected_params, json_schema
+from toolwire_server.isolation.workers import DEFAULT_WORKERS, WorkerPool
+from toolwire_server.surface.changes import (
+    Changes,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
+from toolwire_server.surface.completion import Completer
+from toolwire_server.surface.prompts import RegisteredPrompt, make_prompt
+from toolwire_server.surface.resources import Resources
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
 from toolwire_server import texts
-from toolwire_server.completion import Completer
-from toolwire_server.schema import arguments_model, describe_problems
+from toolwire_server.functions.schema import arguments_model, describe_problems
+from toolwire_server.surface.completion import Completer
 from toolwire_server.uris import canonical, unsafe_value
 from toolwire_shared import errors
 

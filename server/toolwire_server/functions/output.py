@@ -12,7 +12,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_meta
 from pydantic import ValidationError
 
 from toolwire_server import texts
-from toolwire_server.schema import MAX_PROBLEMS, strip_titles
+from toolwire_server.functions.schema import MAX_PROBLEMS, strip_titles
 from toolwire_shared import errors
 
 
