@@ -32,14 +32,12 @@ from toolwire_client import (
     estimate_text,
     inlined,
     list_skills,
+    load_skill_spec,
     run_task,
     skill_use,
     spec_or_script,
     step_lines,
-    texts,
 )
-from toolwire_client.tools import skills  # TODO(issue 22): its load_skill spec through the public API
-from toolwire_shared.tools import ToolSpec
 
 HERE = Path(__file__).resolve().parent
 TICKET = "Ticket from cus_8123: my order A124 has not arrived yet. Where is it?"
@@ -143,7 +141,7 @@ async def measure() -> tuple[int, int, int, list[Measured]]:
 
 def per_skill(index_tokens: int, inline_tokens: int, count: int) -> tuple[float, float]:
     """What one more skill like these adds to each request: its index line, and its text inlined."""
-    empty = ToolSpec(name="load_skill", description=texts.skills_description([]), input_schema=skills.SCHEMA)
+    empty = load_skill_spec([])
     return (index_tokens - estimate_prompt([], [empty])) / count, inline_tokens / count
 
 

@@ -168,9 +168,7 @@ class SkillSource:
     async def list_tools(self) -> list[ToolSpec]:
         if not self.skills:
             return []
-        index = [(skill.name, skill.description) for skill in self.skills.values()]
-        description = texts.skills_description(index)
-        return [ToolSpec(name=TOOL, description=description, input_schema=SCHEMA, policy=ToolPolicy(idempotent=True))]
+        return [load_skill_spec([(skill.name, skill.description) for skill in self.skills.values()])]
 
     def transport_info(self) -> TransportInfo:
         return TransportInfo(transport="inproc")
@@ -201,3 +199,9 @@ class SkillSource:
         if skill.name not in self._texts:
             self._texts[skill.name] = prompt_text(await skill.source.get_prompt(skill.prompt))
         return self._texts[skill.name]
+
+
+def load_skill_spec(index: list[tuple[str, str]]) -> ToolSpec:
+    """The `load_skill` tool as the model is offered it: its description lists the skills (name, description)."""
+    description = texts.skills_description(index)
+    return ToolSpec(name=TOOL, description=description, input_schema=SCHEMA, policy=ToolPolicy(idempotent=True))
