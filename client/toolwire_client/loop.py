@@ -6,36 +6,35 @@ below. Every exit is an exception; `_close_turn` is the one place a step ends on
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 from opentelemetry.trace import Span
 
+from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, in_call_order
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.current_run import driving
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.call_ids import unique_call_ids
-from toolwire_client.run.hooks import ToolHook, run_after, run_before
+from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.ordering import MessageOrderError
-from toolwire_client.run.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
+from toolwire_client.run.state import RunState, StepKind, StepRecord, now
 from toolwire_client.run.tokens import estimate_prompt
 from toolwire_client.store import seal
-from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease, held
-from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
+from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, parse_plan, step_failure
 from toolwire_client.strategies.review import approved
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
 from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
 from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
-from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
+from toolwire_shared.results import failed
 
 OnStep = Callable[[RunState, StepRecord], None]
 log = logging.getLogger("toolwire.client.loop")
@@ -168,7 +167,7 @@ class Agent:
         started = time.perf_counter()
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
-                await self._settle_pending(state)
+                await self._calls().settle(state)
             if state.plan is None:
                 await self._start_plan(state)
             while True:
@@ -194,8 +193,8 @@ class Agent:
             if await self._goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
-        await self._act(state, step)
-        self._append_results(state, step)
+        await self._calls().act(state, step)
+        append_results(state, step)
         self._end_step(state, step)
         await self._save(state)
 
@@ -207,16 +206,7 @@ class Agent:
             return
         step = state.steps[-1]
         if not isinstance(exit_, exits.WaitingForApproval):
-            answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
-            for call in (c for c in step.tool_calls if c.id not in answered):
-                if call.id in sent:
-                    step.results.append(
-                        failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name))
-                    )
-                else:
-                    step.results.append(failed(call.id, call.name, "blocked", errors.not_run(exit_.why)))
-            state.pending = []
-            self._append_results(state, step)
+            answer_the_rest(state, step, exit_.why)
         if step.finished_at is None:
             self._end_step(state, step)
 
@@ -325,7 +315,7 @@ class Agent:
             reply = await self._ask_model(state, cap, kind="plan")
             budget.check_spent(self.limits, state)
             reply.results = [failed(c.id, c.name, "blocked", errors.PLAN_NO_TOOLS) for c in reply.tool_calls]
-            self._append_results(state, reply)
+            append_results(state, reply)
             try:
                 steps = parse_plan(reply.model_text, self.config.plan.max_plan_steps)
             except PlanError as exc:
@@ -360,7 +350,7 @@ class Agent:
         budget.check_spent(self.limits, state)
         if verdict.tool_calls:  # answered, never run, so the list stays a valid request
             verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
-            self._append_results(state, verdict)
+            append_results(state, verdict)
         elif approved(verdict.model_text):
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
@@ -370,167 +360,19 @@ class Agent:
         return True
 
     # ---- the tools ------------------------------------------------------------------------------------------
-    async def _act(self, state: RunState, step: StepRecord) -> None:
-        """Answer repeats, run the safe calls concurrently, and pause if a risky call is left."""
-        repeats = self._repeats(state, step.tool_calls)
-        if repeats and self.limits.on_repeat == "stop":
-            call, times = repeats[0]
-            raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
-        for call, times in repeats:
-            step.results.append(failed(call.id, call.name, "blocked", errors.repeated(call.signature, times)))
-        repeated = {c.id for c, _ in repeats}
-        step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
-        answered = {r.call_id for r in step.results}
-        risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
-        await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        state.pending += [self._pending(c, "pending_approval") for c in risky]
-        _pause_if_waiting(state)
-
-    def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
-        """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
-        found = []
-        for call in calls:
-            signature = call.signature
-            this_turn[signature] += 1
-            times = before[signature] + this_turn[signature]
-            if times >= self.limits.repeat_limit:
-                found.append((call, times))
-        return found
+    def _calls(self) -> TurnCalls:
+        """The policy for a turn's calls, on the Agent's parts as they are now (the fleet swaps in step wrappers)."""
+        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, self._is_risky, self._save)
 
     def _is_risky(self, call: ToolCall) -> bool:
         spec = self.toolbox.spec(call.name)
         return call.name in self.risky_tools or (spec is not None and spec.policy.risky)
 
-    def _pending(self, call: ToolCall, state: CallState) -> PendingCall:
-        spec = self.toolbox.spec(call.name)
-        idempotent = bool(spec and spec.policy.idempotent)
-        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
-
-    async def _run_calls(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str] = frozenset()
-    ) -> None:
-        """All at once, marked `sent` before; each call has its own timeout and never cancels a sibling. A result
-        joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
-        if not calls:
-            return
-        calls = await self._authorized(state, step, calls, approved)
-        ids = {c.id for c in calls}
-        step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
-        state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
-        try:
-            await self._save(state)
-        except exits.SaveFailed:
-            state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
-            raise
-
-        async def one(call: ToolCall) -> None:
-            result = await self._call_with_hooks(state.run_id, call)
-            state.pending = [p for p in state.pending if p.call.id != call.id]
-            if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
-                child = {"child_run_id": result.sub_run.run_id}
-                state.pending.append(self._pending(call, "waiting_on_child").model_copy(update=child))
-            else:
-                step.results.append(result)
-
-        if len(calls) == 1:  # nothing to run beside it: no task group to pay for
-            await one(calls[0])
-            return
-        async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(one, call)
-
-    async def _authorized(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
-    ) -> list[ToolCall]:
-        """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
-        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
-        if self.store is None:
-            return calls
-        allowed = []
-        for call in calls:
-            if not self._is_risky(call) and call.id not in approved:
-                allowed.append(call)
-                continue
-            try:
-                found = await self.store.authorize(state.run_id, call, self._pending(call, "sent").idempotent)
-            except NotApproved as exc:
-                raise exits.Tampered(
-                    f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
-                ) from exc
-            if found == "sent_before":
-                step.results.append(failed(call.id, call.name, "outcome_unknown", errors.outcome_unknown(call.name)))
-            else:
-                allowed.append(call)
-        return allowed
-
-    async def _call_with_hooks(self, run_id: str, call: ToolCall) -> ToolResult:
-        checked = await run_before(self.hooks, call)
-        if isinstance(checked, ToolResult):
-            return checked
-        result = await self.toolbox.call(checked, run_id=run_id, timeout_s=self.limits.tool_timeout_s)
-        return await run_after(self.hooks, checked, result)
-
-    def _append_results(self, state: RunState, step: StepRecord) -> None:
-        """The step's results in the model's call order, and one result message for each call not yet answered."""
-        _in_call_order(step)
-        present = set()
-        for message in reversed(state.messages):
-            if not isinstance(message, ToolResultMessage):
-                break
-            present.add(message.call_id)
-        state.messages += [
-            ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
-            for r in step.results
-            if r.call_id not in present
-        ]
-
     def _end_step(self, state: RunState, step: StepRecord) -> None:
-        _in_call_order(step)
+        in_call_order(step)
         step.finished_at = now()
         if self.on_step:
             self.on_step(state, step)
-
-    # ---- resuming -------------------------------------------------------------------------------------------
-    async def _settle_pending(self, state: RunState) -> None:
-        """Answer the last turn's calls from the decisions on its pending calls, then let the loop go on."""
-        last = state.messages[-1] if state.messages else None
-        if not isinstance(last, AssistantMessage) or not last.tool_calls:
-            state.pending = []
-            return
-        waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
-        if waiting:
-            raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
-        step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
-        answered = {r.call_id for r in step.results}
-        to_run: list[ToolCall] = []
-        for p in (p for p in state.pending if p.call.id in asked):
-            if p.call != asked[p.call.id]:
-                why = f"its saved pending copy is not the call the model asked for ({asked[p.call.id].signature})"
-                if self.store is not None:
-                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
-                raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
-            by_record = self.store is not None and (
-                p.state == "approved" or (p.state == "sent" and self._is_risky(p.call))
-            )
-            answer = (
-                None if by_record else answer_without_running(p)
-            )  # the record, not the state, says what was approved and sent
-            if answer is None:
-                to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
-            elif p.call.id not in answered:
-                step.results.append(answer)
-        answered |= {r.call_id for r in step.results} | {c.id for c in to_run}
-        unrecorded = [c for c in last.tool_calls if c.id not in answered]
-        if any(self._is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
-            state.pending += [self._pending(c, "pending_approval") for c in unrecorded if self._is_risky(c)]
-            raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
-        approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
-        await self._run_calls(state, step, to_run + unrecorded, approved)
-        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
-        _pause_if_waiting(state)
-        self._append_results(state, step)
-        await self._save(state)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     def _recorded_config(self, run_id: str) -> dict[str, Any]:
@@ -550,22 +392,3 @@ class Agent:
             raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
         except SaveRefused as exc:
             raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
-
-
-def _pause_if_waiting(state: RunState) -> None:
-    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
-    waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
-    if waiting:
-        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
-
-
-def _in_call_order(step: StepRecord) -> None:
-    order = {c.id: n for n, c in enumerate(step.tool_calls)}
-    step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
-
-
-def _nth(n: int) -> str:
-    """An ordinal for a repeat, which is at least the second time (RunLimits.repeat_limit is 2 or more)."""
-    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return words.get(n, f"{n}{suffix}")
