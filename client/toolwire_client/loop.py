@@ -7,7 +7,7 @@ below. Every exit is an exception; `_close_turn` is the one place a step ends on
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from opentelemetry.trace import Span
@@ -26,7 +26,7 @@ from toolwire_client.run.tokens import estimate_prompt
 from toolwire_client.store import seal
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease, held
-from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, parse_plan, step_failure
+from toolwire_client.strategies.plan import PlanError, planned, read_plan, step_failure
 from toolwire_client.strategies.review import approved
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
@@ -38,6 +38,7 @@ from toolwire_shared.results import failed
 
 OnStep = Callable[[RunState, StepRecord], None]
 log = logging.getLogger("toolwire.client.loop")
+T = TypeVar("T")
 
 
 class Agent:
@@ -265,33 +266,11 @@ class Agent:
         state.steps.append(step)
         return step
 
+    # ---- the strategies: what follows a text answer ----------------------------------------------------------
     async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
         """The seam after a text answer: True when the run goes on (the plan's next step, a new plan after a failed
         step, a review that sent the draft back); False when the text is the final answer."""
         return await self._next_in_plan(state, answer) or await self._sent_back(state, answer)
-
-    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
-        """Plan-and-execute: the answer ends the running step; send the next one, or plan again when the model
-        reported the step failed. False without a plan or once its last step is answered."""
-        plan = state.plan
-        if plan is None or plan.finished:
-            return False
-        why = step_failure(answer.model_text)
-        if why is None:
-            plan.finish_step(answer.model_text)
-            if plan.finished:
-                return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
-            self._end_step(state, answer)
-            state.messages.append(UserMessage(content=plan.step_message()))
-            await self._save(state)
-            return True
-        i, n, planning = plan.current, len(plan.steps), self.config.plan
-        if planning is None or plan.workflow or plan.replans >= planning.max_replans:
-            spent = "a workflow is not replanned" if planning is None or plan.workflow else "no replan left"
-            raise exits.PlanFailed(f"stopped: step {i} of {n} ({plan.running.text}) failed ({why}) and {spent}")
-        self._end_step(state, answer)
-        await self._make_plan(state, errors.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
-        return True
 
     async def _start_plan(self, state: RunState) -> None:
         """Before the first step: a workflow's first step, or plan-and-execute's plan; nothing without either."""
@@ -301,32 +280,48 @@ class Agent:
         elif self.config.plan is not None:
             await self._make_plan(state, errors.plan_request(self.config.plan.max_plan_steps))
 
+    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
+        """Plan-and-execute and workflows: the answer ends the running step; send the next one, or plan again when
+        the model reported the step failed. False without a plan or once its last step is answered."""
+        plan = state.plan
+        if plan is None or plan.finished:
+            return False
+        why = step_failure(answer.model_text)
+        if why is not None:
+            try:
+                request = plan.replan_request(self.config.plan, why)
+            except PlanError as exc:
+                raise exits.PlanFailed(f"stopped: {exc}") from exc
+            self._end_step(state, answer)
+            await self._make_plan(state, request)
+            return True
+        plan.finish_step(answer.model_text)
+        if plan.finished:
+            return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
+        self._end_step(state, answer)
+        state.messages.append(UserMessage(content=plan.step_message()))
+        await self._save(state)
+        return True
+
     async def _make_plan(self, state: RunState, request: str) -> None:
         """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first
         step; a plan that fails twice stops the run."""
         assert self.config.plan is not None
+        most = self.config.plan.max_plan_steps
         for attempt in (1, 2):
-            state.messages.append(UserMessage(content=request))
-            try:
-                cap = self._check_limits(state)
-            except exits.RunExit:
-                state.messages.pop()  # unsent: the list ends where the last exchange ended
-                raise
-            reply = await self._ask_model(state, cap, kind="plan")
-            budget.check_spent(self.limits, state)
-            reply.results = [failed(c.id, c.name, "blocked", errors.PLAN_NO_TOOLS) for c in reply.tool_calls]
-            append_results(state, reply)
-            try:
-                steps = parse_plan(reply.model_text, self.config.plan.max_plan_steps)
-            except PlanError as exc:
+            asked = await self._aside(state, "plan", request, lambda text: read_plan(text, most))
+            assert asked is not None  # not optional: the limits' exit ends the run
+            reply, steps = asked
+            if isinstance(steps, PlanError):
                 if attempt == 2:
-                    raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({exc})") from exc
+                    raise exits.PlanFailed(
+                        f"stopped: the model's plan did not parse after one re-ask ({steps})"
+                    ) from steps
                 self._end_step(state, reply)
-                request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(exc))
+                request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(steps))
                 continue
-            replans = 0 if state.plan is None else state.plan.replans + 1
-            state.plan = Plan(steps=[PlanStep(text=text) for text in steps], replans=replans)
-            record_plan(steps, replans)
+            state.plan = planned(steps, state.plan)
+            record_plan(steps, state.plan.replans)
             self._end_step(state, reply)
             state.messages.append(UserMessage(content=state.plan.step_message()))
             await self._save(state)
@@ -340,24 +335,38 @@ class Agent:
         if review is None or rejected >= review.max_retries:
             return False
         self._end_step(state, draft)
-        state.messages.append(UserMessage(content=errors.review_request(review.criteria)))
-        try:
-            cap = self._check_limits(state)
-        except exits.RunExit:
-            state.messages.pop()  # the review request goes unsent: the list ends on the draft, a valid record
-            return False
-        verdict = await self._ask_model(state, cap, kind="review")
-        budget.check_spent(self.limits, state)
-        if verdict.tool_calls:  # answered, never run, so the list stays a valid request
-            verdict.results = [failed(c.id, c.name, "blocked", errors.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
-            append_results(state, verdict)
-        elif approved(verdict.model_text):
+        asked = await self._aside(state, "review", errors.review_request(review.criteria), approved, optional=True)
+        if asked is None:
+            return False  # the list ends on the draft, a valid record
+        verdict, ok = asked
+        if ok and not verdict.tool_calls:
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
         state.messages.append(UserMessage(content=errors.REVIEW_RETRY))
         self._end_step(state, verdict)
         await self._save(state)
         return True
+
+    async def _aside(
+        self, state: RunState, kind: StepKind, request: str, parse: Callable[[str], T], optional: bool = False
+    ) -> tuple[StepRecord, T] | None:
+        """A side question to the model (a plan, a review): the request as a user turn, the reply as a step of
+        `kind` whose tool calls are answered, never run, and the reply's text parsed. When the limits leave no room
+        for it the request goes unsent, and the limit's exit is raised (None when the question was `optional`)."""
+        state.messages.append(UserMessage(content=request))
+        try:
+            cap = self._check_limits(state)
+        except exits.RunExit:
+            state.messages.pop()  # unsent: the list ends where the last exchange ended
+            if optional:
+                return None
+            raise
+        reply = await self._ask_model(state, cap, kind)
+        budget.check_spent(self.limits, state)
+        no_tools = errors.PLAN_NO_TOOLS if kind == "plan" else errors.REVIEW_NO_TOOLS
+        reply.results = [failed(c.id, c.name, "blocked", no_tools) for c in reply.tool_calls]
+        append_results(state, reply)
+        return reply, parse(reply.model_text)
 
     # ---- the tools ------------------------------------------------------------------------------------------
     def _calls(self) -> TurnCalls:

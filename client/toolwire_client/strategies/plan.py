@@ -77,6 +77,15 @@ class Plan(BaseModel):
         self.outputs.append(answer)
         self.current += 1
 
+    def replan_request(self, planning: "Planning | None", why: str) -> str:
+        """The request for a new plan after the running step failed for `why`; PlanError (what stops the run) when
+        there is no replan: a workflow's path is the code's, and a plan has only `max_replans`."""
+        i, n = self.current, len(self.steps)
+        if planning is None or self.workflow or self.replans >= planning.max_replans:
+            spent = "a workflow is not replanned" if planning is None or self.workflow else "no replan left"
+            raise PlanError(f"step {i} of {n} ({self.running.text}) failed ({why}) and {spent}")
+        return errors.replan_request(i, n, self.running.text, why, planning.max_plan_steps)
+
 
 class PlanError(ValueError):
     """A plan reply that does not parse; the message says what was wrong (the model reads it in the re-ask)."""
@@ -98,6 +107,19 @@ def parse_plan(text: str, max_steps: int | None = None) -> list[str]:
     if max_steps is not None and len(steps) > max_steps:
         raise PlanError(errors.plan_too_long(len(steps), max_steps))
     return steps
+
+
+def planned(steps: list[str], before: Plan | None) -> Plan:
+    """The plan the model wrote, counted as a replan when it replaces `before`."""
+    return Plan(steps=[PlanStep(text=text) for text in steps], replans=0 if before is None else before.replans + 1)
+
+
+def read_plan(text: str, max_steps: int) -> list[str] | PlanError:
+    """parse_plan's steps, or what was wrong with them (for a re-ask, without unwinding the exchange)."""
+    try:
+        return parse_plan(text, max_steps)
+    except PlanError as exc:
+        return exc
 
 
 def step_failure(answer: str) -> str | None:
