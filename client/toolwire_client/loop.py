@@ -1,10 +1,12 @@
 """The agent loop: ask the model, append its turn, run the calls it asked for, append the results, until an exit.
 
-The core is `_drive`, `_loop` and `_step`; each limit, the concurrent calls and the checkpoints are small helpers
-below. Every exit is an exception; `_close_turn` is the one place a step ends on an exit.
+The core is `_drive`, `_loop`, `_step` and `_close_turn`; every exit is an exception (run/exits.py) and
+`_close_turn` is the one place a step ends on one. Beside the core: the limits, and the strategies' seam after a
+text answer (a plan's next step, a replan, a review) with its one side exchange, `_aside`. What happens to a turn's
+tool calls, and to those a paused or crashed run left, is calls.py; the model call model_call.py; the checkpoints
+store/checkpoint.py.
 """
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,29 +17,28 @@ from opentelemetry.trace import Span
 from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, in_call_order
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.current_run import driving
-from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.model_call import ask_model
+from toolwire_client.models.base import Model
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
-from toolwire_client.run.call_ids import unique_call_ids
 from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.ordering import MessageOrderError
 from toolwire_client.run.state import RunState, StepKind, StepRecord, now
 from toolwire_client.run.tokens import estimate_prompt
-from toolwire_client.store import seal
-from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
+from toolwire_client.store import checkpoint, seal
+from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import PlanError, planned, read_plan, step_failure
 from toolwire_client.strategies.review import approved
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
-from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
+from toolwire_otel.content import record_agent_content, record_plan
+from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared import errors
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
 
 OnStep = Callable[[RunState, StepRecord], None]
-log = logging.getLogger("toolwire.client.loop")
 T = TypeVar("T")
 
 
@@ -138,30 +139,7 @@ class Agent:
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
             if lease is None or lease.lost is None:  # a driver that lost the run saves nothing over it
-                await self._last_save(state, lease)
-
-    async def _last_save(self, state: RunState, lease: Lease | None) -> None:
-        """The run's end on record. When the store refuses it, the run ends `save_failed` and only that end is
-        written onto the state last saved; when even that fails, the log says so (the store still says `running`)."""
-        try:
-            await self._save(state)
-            return
-        except exits.SaveFailed as exc:
-            if state.stop_reason != exc.code:
-                exits.finish(state, exc)
-            refused = exc
-        assert self.store is not None
-        try:
-            await self.store.save_end(state, owner=lease.owner if lease else None)
-        except Exception as exc:
-            log.error(
-                "run %s: its end could not be saved either (%s); the store still shows it as last saved, `running`: %s",
-                state.run_id,
-                exc,
-                refused.why,
-            )
-            return
-        log.error("run %s: only its end was saved: %s", state.run_id, refused.why)
+                await checkpoint.save_last(self.store, state, lease)
 
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
@@ -188,7 +166,7 @@ class Agent:
             state.check_order()
         except MessageOrderError as exc:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
-        step = await self._ask_model(state, cap)
+        step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn)
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
             if await self._goes_on(state, step):
@@ -220,51 +198,6 @@ class Agent:
             return None
         prompt = estimate_prompt(state.messages, self.toolbox.specs)
         return budget.output_cap(self.limits, state, prompt, self.price_fn)
-
-    # ---- the model ------------------------------------------------------------------------------------------
-    async def _ask_model(self, state: RunState, cap: int | None, kind: StepKind = "act") -> StepRecord:
-        m = self.model
-        step_kind = kind if kind != "act" else None
-        with chat_span(
-            m.provider,
-            m.model,
-            state.run_id,
-            m.server_address,
-            m.server_port,
-            step=len(state.steps) + 1,
-            step_kind=step_kind,
-        ) as span:
-            try:
-                if cap is None:
-                    reply = await m.complete(state.messages, self.toolbox.specs)
-                else:
-                    reply = await m.complete(state.messages, self.toolbox.specs, max_output_tokens=cap)
-            except ModelCallFailed as exc:
-                raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
-            record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
-            record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
-        message = unique_call_ids(reply.message)
-        if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
-            reply = reply.model_copy(update={"message": message})
-        state.messages.append(reply.message)
-        state.usage = state.usage + reply.usage
-        cost = self.price_fn(reply.usage) if self.price_fn else None
-        if cost is not None:
-            state.cost_usd = (state.cost_usd or 0.0) + cost
-        step = StepRecord(
-            index=len(state.steps) + 1,
-            kind=kind,
-            model_text=reply.message.text,
-            tool_calls=list(reply.message.tool_calls),
-            usage=reply.usage,
-            usage_so_far=state.usage,
-            cost_usd=cost,
-            model_latency_s=reply.latency_s,
-            model_reply=reply,
-            plan_step=state.plan.position() if state.plan is not None and kind != "plan" else None,
-        )
-        state.steps.append(step)
-        return step
 
     # ---- the strategies: what follows a text answer ----------------------------------------------------------
     async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
@@ -310,22 +243,19 @@ class Agent:
         most = self.config.plan.max_plan_steps
         for attempt in (1, 2):
             asked = await self._aside(state, "plan", request, lambda text: read_plan(text, most))
-            assert asked is not None  # not optional: the limits' exit ends the run
+            assert asked is not None  # not optional: a limit's exit ends the run
             reply, steps = asked
-            if isinstance(steps, PlanError):
-                if attempt == 2:
-                    raise exits.PlanFailed(
-                        f"stopped: the model's plan did not parse after one re-ask ({steps})"
-                    ) from steps
+            if not isinstance(steps, PlanError):
+                state.plan = planned(steps, state.plan)
+                record_plan(steps, state.plan.replans)
                 self._end_step(state, reply)
-                request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(steps))
-                continue
-            state.plan = planned(steps, state.plan)
-            record_plan(steps, state.plan.replans)
+                state.messages.append(UserMessage(content=state.plan.step_message()))
+                await self._save(state)
+                return
+            if attempt == 2:
+                raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({steps})") from steps
             self._end_step(state, reply)
-            state.messages.append(UserMessage(content=state.plan.step_message()))
-            await self._save(state)
-            return
+            request = errors.plan_retry(errors.PLAN_CALLED_TOOLS if reply.tool_calls else str(steps))
 
     async def _sent_back(self, state: RunState, draft: StepRecord) -> bool:
         """Reflection: True when the review of this draft found problems and the model gets another try. The draft
@@ -361,7 +291,7 @@ class Agent:
             if optional:
                 return None
             raise
-        reply = await self._ask_model(state, cap, kind)
+        reply = await ask_model(self.model, self.toolbox.specs, state, cap, kind, self.price_fn)
         budget.check_spent(self.limits, state)
         no_tools = errors.PLAN_NO_TOOLS if kind == "plan" else errors.REVIEW_NO_TOOLS
         reply.results = [failed(c.id, c.name, "blocked", no_tools) for c in reply.tool_calls]
@@ -391,13 +321,4 @@ class Agent:
         return seal.sealed(run_id, recorded)
 
     async def _save(self, state: RunState) -> None:
-        if self.store is None:
-            return
-        lease = self._leases.get(state.run_id)
-        state.updated_at = now()
-        try:
-            await self.store.save(state, owner=lease.owner if lease else None)
-        except LeaseLost as exc:
-            raise (lease.lose(str(exc)) if lease else exits.LeaseLost(f"stopped: {exc}")) from exc
-        except SaveRefused as exc:
-            raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
+        await checkpoint.save(self.store, state, self._leases.get(state.run_id))
