@@ -1,45 +1,45 @@
 """The agent loop: ask the model, append its turn, run the calls it asked for, append the results, until an exit.
 
-The core is `_drive`, `_loop` and `_step`; each limit, the concurrent calls and the checkpoints are small helpers
-below. Every exit is an exception; `_close_turn` is the one place a step ends on an exit.
+The core is `_drive`, `_loop`, `_step` and `_close_turn`; every exit is an exception (run/exits.py) and
+`_close_turn` is the one place a step ends on one. Beside the core: the limits, and the strategies' seam after a
+text answer (a plan's next step, a replan, a review) with its one side exchange, `_aside`. What happens to a turn's
+tool calls, and to those a paused or crashed run left, is calls.py; the model call model_call.py; the checkpoints
+store/checkpoint.py.
 """
 
-import logging
 import time
-from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from opentelemetry.trace import Span
 
 from toolwire_client import texts
+from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, in_call_order
 from toolwire_client.config import RunConfig, RunLimits
-from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.model_call import ask_model
+from toolwire_client.models.base import Model
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
-from toolwire_client.run.call_ids import unique_call_ids
-from toolwire_client.run.hooks import ToolHook, run_after, run_before
+from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.ordering import MessageOrderError
-from toolwire_client.run.state import CallState, PendingCall, RunState, StepKind, StepRecord, args_hash, now
-from toolwire_client.store import seal
-from toolwire_client.store.approval_rules import NotApproved, answer_without_running
-from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
+from toolwire_client.run.state import RunState, StepKind, StepRecord, now
+from toolwire_client.store import checkpoint, seal
+from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
-from toolwire_client.strategies.plan import Plan, PlanError, PlanStep, off_step_calls, parse_plan, step_failure
+from toolwire_client.strategies.plan import PlanError, planned, read_plan, replan_request, step_failure
 from toolwire_client.strategies.review import draft_passes
-from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_otel.content import record_agent_content, record_chat_content, record_plan
-from toolwire_otel.spans import agent_span, chat_span, record_chat_response, record_run_end
+from toolwire_otel.content import record_agent_content, record_plan
+from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
-from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
+from toolwire_shared.results import failed
 from toolwire_shared.tools import ToolSpec
 
 OnStep = Callable[[RunState, StepRecord], None]
-log = logging.getLogger("toolwire.client.loop")
+T = TypeVar("T")
 
 
 class Agent:
@@ -138,37 +138,14 @@ class Agent:
             record_run_end(span, state.usage, state.status, state.stop_reason)
             record_agent_content(span, state.messages, state.final_answer)
             if lease is None or lease.lost is None:  # a driver that lost the run saves nothing over it
-                await self._last_save(state, lease)
-
-    async def _last_save(self, state: RunState, lease: Lease | None) -> None:
-        """The run's end on record. When the store refuses it, the run ends `save_failed` and only that end is
-        written onto the state last saved; when even that fails, the log says so (the store still says `running`)."""
-        try:
-            await self._save(state)
-            return
-        except exits.SaveFailed as exc:
-            if state.stop_reason != exc.code:
-                exits.finish(state, exc)
-            refused = exc
-        assert self.store is not None
-        try:
-            await self.store.save_end(state, owner=lease.owner if lease else None)
-        except Exception as exc:
-            log.error(
-                "run %s: its end could not be saved either (%s); the store still shows it as last saved, `running`: %s",
-                state.run_id,
-                exc,
-                refused.why,
-            )
-            return
-        log.error("run %s: only its end was saved: %s", state.run_id, refused.why)
+                await checkpoint.save_last(self.store, state, lease)
 
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
         started = time.perf_counter()
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
-                await self._settle_pending(state)
+                await self._calls().settle(state)
             if state.plan is None:
                 await self._start_plan(state)
             while True:
@@ -188,14 +165,14 @@ class Agent:
             state.check_order()
         except MessageOrderError as exc:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
-        step = await self._ask_model(state, cap)
+        step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn)
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
             if await self._goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
-        await self._act(state, step)
-        self._append_results(state, step)
+        await self._calls().act(state, step)
+        append_results(state, step)
         self._end_step(state, step)
         await self._save(state)
 
@@ -207,14 +184,7 @@ class Agent:
             return
         step = state.steps[-1]
         if not isinstance(exit_, exits.WaitingForApproval):
-            answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
-            for call in (c for c in step.tool_calls if c.id not in answered):
-                if call.id in sent:
-                    step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
-                else:
-                    step.results.append(failed(call.id, call.name, "blocked", texts.not_run(exit_.why)))
-            state.pending = []
-            self._append_results(state, step)
+            answer_the_rest(state, step, exit_.why)
         if step.finished_at is None:
             self._end_step(state, step)
 
@@ -228,78 +198,11 @@ class Agent:
         prompt = estimate_prompt(state.messages, self.toolbox.specs)
         return budget.output_cap(self.limits, state, prompt, self.price_fn)
 
-    # ---- the model ------------------------------------------------------------------------------------------
-    async def _ask_model(self, state: RunState, cap: int | None, kind: StepKind = "act") -> StepRecord:
-        m = self.model
-        step_kind = kind if kind != "act" else None
-        with chat_span(
-            m.provider,
-            m.model,
-            state.run_id,
-            m.server_address,
-            m.server_port,
-            step=len(state.steps) + 1,
-            step_kind=step_kind,
-        ) as span:
-            try:
-                if cap is None:
-                    reply = await m.complete(state.messages, self.toolbox.specs)
-                else:
-                    reply = await m.complete(state.messages, self.toolbox.specs, max_output_tokens=cap)
-            except ModelCallFailed as exc:
-                raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
-            record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
-            record_chat_content(span, state.messages, self.toolbox.specs, reply.message, reply.finish_reason)
-        message = unique_call_ids(reply.message)
-        if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
-            reply = reply.model_copy(update={"message": message})
-        state.messages.append(reply.message)
-        state.usage = state.usage + reply.usage
-        cost = self.price_fn(reply.usage) if self.price_fn else None
-        if cost is not None:
-            state.cost_usd = (state.cost_usd or 0.0) + cost
-        step = StepRecord(
-            index=len(state.steps) + 1,
-            kind=kind,
-            model_text=reply.message.text,
-            tool_calls=list(reply.message.tool_calls),
-            usage=reply.usage,
-            usage_so_far=state.usage,
-            cost_usd=cost,
-            model_latency_s=reply.latency_s,
-            model_reply=reply,
-            plan_step=state.plan.position() if state.plan is not None and kind != "plan" else None,
-        )
-        state.steps.append(step)
-        return step
-
+    # ---- the strategies: what follows a text answer ----------------------------------------------------------
     async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
         """The seam after a text answer: True when the run goes on (the plan's next step, a new plan after a failed
         step, a review that sent the draft back); False when the text is the final answer."""
         return await self._next_in_plan(state, answer) or await self._sent_back(state, answer)
-
-    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
-        """Plan-and-execute: the answer ends the running step; send the next one, or plan again when the model
-        reported the step failed. False without a plan or once its last step is answered."""
-        plan = state.plan
-        if plan is None or plan.finished:
-            return False
-        why = step_failure(answer.model_text)
-        if why is None:
-            plan.finish_step(answer.model_text)
-            if plan.finished:
-                return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
-            self._end_step(state, answer)
-            state.messages.append(UserMessage(content=plan.step_message()))
-            await self._save(state)
-            return True
-        i, n, planning = plan.current, len(plan.steps), self.config.plan
-        if planning is None or plan.workflow or plan.replans >= planning.max_replans:
-            spent = "a workflow is not replanned" if planning is None or plan.workflow else "no replan left"
-            raise exits.PlanFailed(f"stopped: step {i} of {n} ({plan.running.text}) failed ({why}) and {spent}")
-        self._end_step(state, answer)
-        await self._make_plan(state, texts.replan_request(i, n, plan.running.text, why, planning.max_plan_steps))
-        return True
 
     async def _start_plan(self, state: RunState) -> None:
         """Before the first step: a workflow's first step, or plan-and-execute's plan; nothing without either."""
@@ -309,36 +212,49 @@ class Agent:
         elif self.config.plan is not None:
             await self._make_plan(state, texts.plan_request(self.config.plan.max_plan_steps))
 
+    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
+        """Plan-and-execute and workflows: the answer ends the running step; send the next one, or plan again when
+        the model reported the step failed. False without a plan or once its last step is answered."""
+        plan = state.plan
+        if plan is None or plan.finished:
+            return False
+        why = step_failure(answer.model_text)
+        if why is not None:
+            try:
+                request = replan_request(plan, self.config.plan, why)
+            except PlanError as exc:
+                raise exits.PlanFailed(f"stopped: {exc}") from exc
+            self._end_step(state, answer)
+            await self._make_plan(state, request)
+            return True
+        plan.finish_step(answer.model_text)
+        if plan.finished:
+            return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
+        self._end_step(state, answer)
+        state.messages.append(UserMessage(content=plan.step_message()))
+        await self._save(state)
+        return True
+
     async def _make_plan(self, state: RunState, request: str) -> None:
         """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first
         step; a plan that fails twice stops the run."""
         assert self.config.plan is not None
+        most = self.config.plan.max_plan_steps
         for attempt in (1, 2):
-            state.messages.append(UserMessage(content=request))
-            try:
-                cap = self._check_limits(state)
-            except exits.RunExit:
-                state.messages.pop()  # unsent: the list ends where the last exchange ended
-                raise
-            reply = await self._ask_model(state, cap, kind="plan")
-            budget.check_spent(self.limits, state)
-            reply.results = [failed(c.id, c.name, "blocked", texts.PLAN_NO_TOOLS) for c in reply.tool_calls]
-            self._append_results(state, reply)
-            try:
-                steps = parse_plan(reply.model_text, self.config.plan.max_plan_steps)
-            except PlanError as exc:
-                if attempt == 2:
-                    raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({exc})") from exc
+            asked = await self._aside(state, "plan", request, lambda text: read_plan(text, most))
+            assert asked is not None  # not optional: a limit's exit ends the run
+            reply, steps = asked
+            if not isinstance(steps, PlanError):
+                state.plan = planned(steps, state.plan)
+                record_plan(steps, state.plan.replans)
                 self._end_step(state, reply)
-                request = texts.plan_retry(texts.PLAN_CALLED_TOOLS if reply.tool_calls else str(exc))
-                continue
-            replans = 0 if state.plan is None else state.plan.replans + 1
-            state.plan = Plan(steps=[PlanStep(text=text) for text in steps], replans=replans)
-            record_plan(steps, replans)
+                state.messages.append(UserMessage(content=state.plan.step_message()))
+                await self._save(state)
+                return
+            if attempt == 2:
+                raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({steps})") from steps
             self._end_step(state, reply)
-            state.messages.append(UserMessage(content=state.plan.step_message()))
-            await self._save(state)
-            return
+            request = texts.plan_retry(texts.PLAN_CALLED_TOOLS if reply.tool_calls else str(steps))
 
     async def _sent_back(self, state: RunState, draft: StepRecord) -> bool:
         """Reflection: True when the review of this draft found problems and the model gets another try. The draft
@@ -348,18 +264,11 @@ class Agent:
         if review is None or rejected >= review.max_retries:
             return False
         self._end_step(state, draft)
-        state.messages.append(UserMessage(content=texts.review_request(review.criteria)))
-        try:
-            cap = self._check_limits(state)
-        except exits.RunExit:
-            state.messages.pop()  # the review request goes unsent: the list ends on the draft, a valid record
-            return False
-        verdict = await self._ask_model(state, cap, kind="review")
-        budget.check_spent(self.limits, state)
-        if verdict.tool_calls:  # answered, never run, so the list stays a valid request
-            verdict.results = [failed(c.id, c.name, "blocked", texts.REVIEW_NO_TOOLS) for c in verdict.tool_calls]
-            self._append_results(state, verdict)
-        elif draft_passes(verdict.model_text):
+        asked = await self._aside(state, "review", texts.review_request(review.criteria), draft_passes, optional=True)
+        if asked is None:
+            return False  # the list ends on the draft, a valid record
+        verdict, ok = asked
+        if ok and not verdict.tool_calls:
             self._end_step(state, verdict)
             raise exits.FinalAnswer(draft.model_text, len(state.steps))
         state.messages.append(UserMessage(content=texts.REVIEW_RETRY))
@@ -367,169 +276,41 @@ class Agent:
         await self._save(state)
         return True
 
-    # ---- the tools ------------------------------------------------------------------------------------------
-    async def _act(self, state: RunState, step: StepRecord) -> None:
-        """Answer repeats, run the safe calls concurrently, and pause if a risky call is left."""
-        repeats = self._repeats(state, step.tool_calls)
-        if repeats and self.limits.on_repeat == "stop":
-            call, times = repeats[0]
-            raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
-        for call, times in repeats:
-            step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
-        repeated = {c.id for c, _ in repeats}
-        step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
-        answered = {r.call_id for r in step.results}
-        risky = [c for c in step.tool_calls if c.id not in answered and self._is_risky(c)]
-        await self._run_calls(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        state.pending += [self._pending(c, "pending_approval") for c in risky]
-        _pause_if_waiting(state)
+    async def _aside(
+        self, state: RunState, kind: StepKind, request: str, parse: Callable[[str], T], optional: bool = False
+    ) -> tuple[StepRecord, T] | None:
+        """A side question to the model (a plan, a review): the request as a user turn, the reply as a step of
+        `kind` whose tool calls are answered, never run, and the reply's text parsed. When the limits leave no room
+        for it the request goes unsent, and the limit's exit is raised (None when the question was `optional`)."""
+        state.messages.append(UserMessage(content=request))
+        try:
+            cap = self._check_limits(state)
+        except exits.RunExit:
+            state.messages.pop()  # unsent: the list ends where the last exchange ended
+            if optional:
+                return None
+            raise
+        reply = await ask_model(self.model, self.toolbox.specs, state, cap, kind, self.price_fn)
+        budget.check_spent(self.limits, state)
+        no_tools = texts.PLAN_NO_TOOLS if kind == "plan" else texts.REVIEW_NO_TOOLS
+        reply.results = [failed(c.id, c.name, "blocked", no_tools) for c in reply.tool_calls]
+        append_results(state, reply)
+        return reply, parse(reply.model_text)
 
-    def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
-        """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
-        found = []
-        for call in calls:
-            signature = call.signature
-            this_turn[signature] += 1
-            times = before[signature] + this_turn[signature]
-            if times >= self.limits.repeat_limit:
-                found.append((call, times))
-        return found
+    # ---- the tools ------------------------------------------------------------------------------------------
+    def _calls(self) -> TurnCalls:
+        """The policy for a turn's calls, on the Agent's parts as they are now (the fleet swaps in step wrappers)."""
+        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, self._is_risky, self._save, SubAgents(self))
 
     def _is_risky(self, call: ToolCall) -> bool:
         spec = self.toolbox.spec(call.name)
         return call.name in self.risky_tools or (spec is not None and spec.policy.risky)
 
-    def _pending(self, call: ToolCall, state: CallState) -> PendingCall:
-        spec = self.toolbox.spec(call.name)
-        idempotent = bool(spec and spec.policy.idempotent)
-        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
-
-    async def _run_calls(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str] = frozenset()
-    ) -> None:
-        """All at once, marked `sent` before; each call has its own timeout and never cancels a sibling. A result
-        joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
-        if not calls:
-            return
-        calls = await self._authorized(state, step, calls, approved)
-        ids = {c.id for c in calls}
-        step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
-        state.pending = [p for p in state.pending if p.call.id not in ids] + [self._pending(c, "sent") for c in calls]
-        try:
-            await self._save(state)
-        except exits.SaveFailed:
-            state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
-            raise
-
-        async def one(call: ToolCall) -> None:
-            result = await self._call_with_hooks(state, call)
-            state.pending = [p for p in state.pending if p.call.id != call.id]
-            if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
-                child = {"child_run_id": result.sub_run.run_id}
-                state.pending.append(self._pending(call, "waiting_on_child").model_copy(update=child))
-            else:
-                step.results.append(result)
-
-        if len(calls) == 1:  # nothing to run beside it: no task group to pay for
-            await one(calls[0])
-            return
-        async with anyio.create_task_group() as group:
-            for call in calls:
-                group.start_soon(one, call)
-
-    async def _authorized(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
-    ) -> list[ToolCall]:
-        """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
-        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
-        if self.store is None:
-            return calls
-        allowed = []
-        for call in calls:
-            if not self._is_risky(call) and call.id not in approved:
-                allowed.append(call)
-                continue
-            try:
-                found = await self.store.authorize(state.run_id, call, self._pending(call, "sent").idempotent)
-            except NotApproved as exc:
-                raise exits.Tampered(
-                    f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
-                ) from exc
-            if found == "sent_before":
-                step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
-            else:
-                allowed.append(call)
-        return allowed
-
-    async def _call_with_hooks(self, state: RunState, call: ToolCall) -> ToolResult:
-        checked = await run_before(self.hooks, call)
-        if isinstance(checked, ToolResult):
-            return checked
-        run = RunContext(state.run_id, state, SubAgents(self))  # what a source may need of this run
-        result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
-        return await run_after(self.hooks, checked, result)
-
-    def _append_results(self, state: RunState, step: StepRecord) -> None:
-        """The step's results in the model's call order, and one result message for each call not yet answered."""
-        _in_call_order(step)
-        present = set()
-        for message in reversed(state.messages):
-            if not isinstance(message, ToolResultMessage):
-                break
-            present.add(message.call_id)
-        state.messages += [
-            ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
-            for r in step.results
-            if r.call_id not in present
-        ]
-
     def _end_step(self, state: RunState, step: StepRecord) -> None:
-        _in_call_order(step)
+        in_call_order(step)
         step.finished_at = now()
         if self.on_step:
             self.on_step(state, step)
-
-    # ---- resuming -------------------------------------------------------------------------------------------
-    async def _settle_pending(self, state: RunState) -> None:
-        """Answer the last turn's calls from the decisions on its pending calls, then let the loop go on."""
-        last = state.messages[-1] if state.messages else None
-        if not isinstance(last, AssistantMessage) or not last.tool_calls:
-            state.pending = []
-            return
-        waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
-        if waiting:
-            raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
-        step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
-        answered = {r.call_id for r in step.results}
-        to_run: list[ToolCall] = []
-        for p in (p for p in state.pending if p.call.id in asked):
-            if p.call != asked[p.call.id]:
-                why = f"its saved pending copy is not the call the model asked for ({asked[p.call.id].signature})"
-                if self.store is not None:
-                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
-                raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
-            by_record = self.store is not None and (
-                p.state == "approved" or (p.state == "sent" and self._is_risky(p.call))
-            )
-            answer = (
-                None if by_record else answer_without_running(p)
-            )  # the record, not the state, says what was approved and sent
-            if answer is None:
-                to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
-            elif p.call.id not in answered:
-                step.results.append(answer)
-        answered |= {r.call_id for r in step.results} | {c.id for c in to_run}
-        unrecorded = [c for c in last.tool_calls if c.id not in answered]
-        if any(self._is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
-            state.pending += [self._pending(c, "pending_approval") for c in unrecorded if self._is_risky(c)]
-            raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
-        approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
-        await self._run_calls(state, step, to_run + unrecorded, approved)
-        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
-        _pause_if_waiting(state)
-        self._append_results(state, step)
-        await self._save(state)
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     def _recorded_config(self, run_id: str) -> dict[str, Any]:
@@ -539,16 +320,7 @@ class Agent:
         return seal.sealed(run_id, recorded)
 
     async def _save(self, state: RunState) -> None:
-        if self.store is None:
-            return
-        lease = self._leases.get(state.run_id)
-        state.updated_at = now()
-        try:
-            await self.store.save(state, owner=lease.owner if lease else None)
-        except LeaseLost as exc:
-            raise (lease.lose(str(exc)) if lease else exits.NoLongerDriving(f"stopped: {exc}")) from exc
-        except SaveRefused as exc:
-            raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
+        await checkpoint.save(self.store, state, self._leases.get(state.run_id))
 
 
 class SubAgents:
@@ -582,22 +354,3 @@ class SubAgents:
         p = self.parent
         view = p.toolbox.narrowed(tools)
         return Agent(p.model, view, config=config, store=p.store, hooks=p.hooks, price_fn=p.price_fn)
-
-
-def _pause_if_waiting(state: RunState) -> None:
-    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
-    waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
-    if waiting:
-        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
-
-
-def _in_call_order(step: StepRecord) -> None:
-    order = {c.id: n for n, c in enumerate(step.tool_calls)}
-    step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
-
-
-def _nth(n: int) -> str:
-    """An ordinal for a repeat, which is at least the second time (RunLimits.repeat_limit is 2 or more)."""
-    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return words.get(n, f"{n}{suffix}")

@@ -198,7 +198,8 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
         ToolBox([src]),
     )
     state = await agent.run("t")
-    state.pending = [agent._pending(c, "sent") for c in state.steps[0].tool_calls]  # as a crash mid-step leaves it
+    calls = agent._calls()
+    state.pending = [calls.pending(c, "sent") for c in state.steps[0].tool_calls]  # as a crash mid-step leaves it
     src.received.clear()
     resumed = await agent.resume(state)
     got, lost = resumed.steps[0].results

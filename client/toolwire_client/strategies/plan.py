@@ -55,6 +55,19 @@ def parse_plan(text: str, max_steps: int | None = None) -> list[str]:
     return steps
 
 
+def planned(steps: list[str], before: Plan | None) -> Plan:
+    """The plan the model wrote, counted as a replan when it replaces `before`."""
+    return Plan(steps=[PlanStep(text=text) for text in steps], replans=0 if before is None else before.replans + 1)
+
+
+def read_plan(text: str, max_steps: int) -> list[str] | PlanError:
+    """parse_plan's steps, or what was wrong with them (for a re-ask, without unwinding the exchange)."""
+    try:
+        return parse_plan(text, max_steps)
+    except PlanError as exc:
+        return exc
+
+
 def step_failure(answer: str) -> str | None:
     """The reason when a step's answer reports failure in the agreed form (it starts with STEP FAILED), else None."""
     found = _FAILED.match(answer)
@@ -74,3 +87,13 @@ def off_step_calls(plan: Plan | None, calls: list[ToolCall]) -> list[ToolResult]
         for c in calls
         if c.name not in allowed
     ]
+
+
+def replan_request(plan: Plan, planning: Planning | None, why: str) -> str:
+    """The request for a new plan after the running step failed for `why`; PlanError (what stops the run) when
+    there is no replan: a workflow's path is the code's, and a plan has only `max_replans`."""
+    i, n = plan.current, len(plan.steps)
+    if planning is None or plan.workflow or plan.replans >= planning.max_replans:
+        spent = "a workflow is not replanned" if planning is None or plan.workflow else "no replan left"
+        raise PlanError(f"step {i} of {n} ({plan.running.text}) failed ({why}) and {spent}")
+    return texts.replan_request(i, n, plan.running.text, why, planning.max_plan_steps)

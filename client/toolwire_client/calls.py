@@ -1,0 +1,232 @@
+"""What happens to the tool calls of one turn, and to the calls a paused or crashed run left behind.
+
+`TurnCalls.act` answers repeats and calls the running workflow step does not allow, runs the other safe calls at
+once (marked `sent` and saved before, each with its own timeout, through the hooks) and pauses the run while a risky
+call waits for approval. `TurnCalls.settle`, on resume, runs approved calls once, answers rejected ones, and sends a
+call left `sent` by a crash again only if it is idempotent. A risky call runs only on the store's record of an
+approval of exactly that call, whatever the saved state says.
+
+The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how to save); nothing here reaches back
+into it."""
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from toolwire_client import texts
+from toolwire_client.run import exits
+from toolwire_client.run.hooks import ToolHook, run_after, run_before
+from toolwire_client.run.limits import RunLimits
+from toolwire_client.run.state import CallState, PendingCall, RunState, StepRecord, args_hash
+from toolwire_client.store.approval_rules import NotApproved, answer_without_running
+from toolwire_client.store.base import RunStore
+from toolwire_client.strategies.plan import off_step_calls
+from toolwire_client.tools.source import ChildRuns, RunContext
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
+from toolwire_shared.results import ToolResult, failed
+
+Save = Callable[[RunState], Awaitable[None]]
+
+
+class TurnCalls:
+    """The calls of one turn: the repeat guard, off-step and risky calls, authorisation, hooks, concurrency."""
+
+    def __init__(
+        self,
+        toolbox: ToolBox,
+        store: RunStore | None,
+        hooks: tuple[ToolHook, ...],
+        limits: RunLimits,
+        is_risky: Callable[[ToolCall], bool],
+        save: Save,
+        children: ChildRuns | None = None,
+    ):
+        self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
+        self.is_risky, self.save, self.children = is_risky, save, children
+
+    async def act(self, state: RunState, step: StepRecord) -> None:
+        """Answer repeats and off-step calls, run the safe calls concurrently, and pause if a risky call is left."""
+        repeats = self._repeats(state, step.tool_calls)
+        if repeats and self.limits.on_repeat == "stop":
+            call, times = repeats[0]
+            raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
+        for call, times in repeats:
+            step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
+        repeated = {c.id for c, _ in repeats}
+        step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
+        answered = {r.call_id for r in step.results}
+        risky = [c for c in step.tool_calls if c.id not in answered and self.is_risky(c)]
+        await self._run(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
+        state.pending += [self.pending(c, "pending_approval") for c in risky]
+        _pause_if_waiting(state)
+
+    async def settle(self, state: RunState) -> None:
+        """On resume: answer the last turn's calls from the decisions on its pending calls, then let the loop go on."""
+        last = state.messages[-1] if state.messages else None
+        if not isinstance(last, AssistantMessage) or not last.tool_calls:
+            state.pending = []
+            return
+        waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
+        if waiting:
+            raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
+        step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
+        answered = {r.call_id for r in step.results}
+        to_run: list[ToolCall] = []
+        for p in (p for p in state.pending if p.call.id in asked):
+            if p.call != asked[p.call.id]:
+                why = f"its saved pending copy is not the call the model asked for ({asked[p.call.id].signature})"
+                if self.store is not None:
+                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
+                raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
+            by_record = self.store is not None and (
+                p.state == "approved" or (p.state == "sent" and self.is_risky(p.call))
+            )
+            answer = (
+                None if by_record else answer_without_running(p)
+            )  # the record, not the state, says what was approved and sent
+            if answer is None:
+                to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
+            elif p.call.id not in answered:
+                step.results.append(answer)
+        answered |= {r.call_id for r in step.results} | {c.id for c in to_run}
+        unrecorded = [c for c in last.tool_calls if c.id not in answered]
+        if any(self.is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
+            state.pending += [self.pending(c, "pending_approval") for c in unrecorded if self.is_risky(c)]
+            raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
+        approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
+        await self._run(state, step, to_run + unrecorded, approved)
+        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
+        _pause_if_waiting(state)
+        append_results(state, step)
+        await self.save(state)
+
+    def pending(self, call: ToolCall, state: CallState) -> PendingCall:
+        spec = self.toolbox.spec(call.name)
+        idempotent = bool(spec and spec.policy.idempotent)
+        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
+
+    def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
+        """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
+        before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
+        found = []
+        for call in calls:
+            signature = call.signature
+            this_turn[signature] += 1
+            times = before[signature] + this_turn[signature]
+            if times >= self.limits.repeat_limit:
+                found.append((call, times))
+        return found
+
+    async def _run(
+        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str] = frozenset()
+    ) -> None:
+        """All at once, marked `sent` before; each call has its own timeout and never cancels a sibling. A result
+        joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
+        if not calls:
+            return
+        calls = await self._authorized(state, step, calls, approved)
+        ids = {c.id for c in calls}
+        step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
+        state.pending = [p for p in state.pending if p.call.id not in ids] + [self.pending(c, "sent") for c in calls]
+        try:
+            await self.save(state)
+        except exits.SaveFailed:
+            state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
+            raise
+
+        async def one(call: ToolCall) -> None:
+            result = await self._call_with_hooks(state, call)
+            state.pending = [p for p in state.pending if p.call.id != call.id]
+            if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
+                child = {"child_run_id": result.sub_run.run_id}
+                state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
+            else:
+                step.results.append(result)
+
+        if len(calls) == 1:  # nothing to run beside it: no task group to pay for
+            await one(calls[0])
+            return
+        async with anyio.create_task_group() as group:
+            for call in calls:
+                group.start_soon(one, call)
+
+    async def _authorized(
+        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
+    ) -> list[ToolCall]:
+        """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
+        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
+        if self.store is None:
+            return calls
+        allowed = []
+        for call in calls:
+            if not self.is_risky(call) and call.id not in approved:
+                allowed.append(call)
+                continue
+            try:
+                found = await self.store.authorize(state.run_id, call, self.pending(call, "sent").idempotent)
+            except NotApproved as exc:
+                raise exits.Tampered(
+                    f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
+                ) from exc
+            if found == "sent_before":
+                step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
+            else:
+                allowed.append(call)
+        return allowed
+
+    async def _call_with_hooks(self, state: RunState, call: ToolCall) -> ToolResult:
+        checked = await run_before(self.hooks, call)
+        if isinstance(checked, ToolResult):
+            return checked
+        run = RunContext(state.run_id, state, self.children)  # what a source may need of this run
+        result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
+        return await run_after(self.hooks, checked, result)
+
+
+def append_results(state: RunState, step: StepRecord) -> None:
+    """The step's results in the model's call order, and one result message for each call not yet answered."""
+    in_call_order(step)
+    present = set()
+    for message in reversed(state.messages):
+        if not isinstance(message, ToolResultMessage):
+            break
+        present.add(message.call_id)
+    state.messages += [
+        ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
+        for r in step.results
+        if r.call_id not in present
+    ]
+
+
+def answer_the_rest(state: RunState, step: StepRecord, why: str) -> None:
+    """On an exit: every call of the turn not answered yet gets a result (a call left `sent` has an unknown outcome,
+    the others were not run, for `why`) and none is pending any more."""
+    answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
+    for call in (c for c in step.tool_calls if c.id not in answered):
+        if call.id in sent:
+            step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
+        else:
+            step.results.append(failed(call.id, call.name, "blocked", texts.not_run(why)))
+    state.pending = []
+    append_results(state, step)
+
+
+def in_call_order(step: StepRecord) -> None:
+    order = {c.id: n for n, c in enumerate(step.tool_calls)}
+    step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
+
+
+def _pause_if_waiting(state: RunState) -> None:
+    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
+    waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
+    if waiting:
+        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
+
+
+def _nth(n: int) -> str:
+    """An ordinal for a repeat, which is at least the second time (RunLimits.repeat_limit is 2 or more)."""
+    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return words.get(n, f"{n}{suffix}")

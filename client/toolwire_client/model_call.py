@@ -1,0 +1,59 @@
+"""One model call of a run, in its chat span: the reply (its call ids made unique) appended to the messages, its
+tokens and cost counted, and the step it opens recorded on the state. A failed call is the `model_failed` exit."""
+
+from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.run import exits
+from toolwire_client.run.budget import PriceFn
+from toolwire_client.run.call_ids import unique_call_ids
+from toolwire_client.run.state import RunState, StepKind, StepRecord
+from toolwire_otel.content import record_chat_content
+from toolwire_otel.spans import chat_span, record_chat_response
+from toolwire_shared.tools import ToolSpec
+
+
+async def ask_model(
+    model: Model, specs: list[ToolSpec], state: RunState, cap: int | None, kind: StepKind, price_fn: PriceFn | None
+) -> StepRecord:
+    """Send the run's messages and the tools offered (`cap`: the most output tokens the budgets leave, if any)."""
+    m = model
+    step_kind = kind if kind != "act" else None
+    with chat_span(
+        m.provider,
+        m.model,
+        state.run_id,
+        m.server_address,
+        m.server_port,
+        step=len(state.steps) + 1,
+        step_kind=step_kind,
+    ) as span:
+        try:
+            if cap is None:
+                reply = await m.complete(state.messages, specs)
+            else:
+                reply = await m.complete(state.messages, specs, max_output_tokens=cap)
+        except ModelCallFailed as exc:
+            raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
+        record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
+        record_chat_content(span, state.messages, specs, reply.message, reply.finish_reason)
+    message = unique_call_ids(reply.message)
+    if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
+        reply = reply.model_copy(update={"message": message})
+    state.messages.append(reply.message)
+    state.usage = state.usage + reply.usage
+    cost = price_fn(reply.usage) if price_fn else None
+    if cost is not None:
+        state.cost_usd = (state.cost_usd or 0.0) + cost
+    step = StepRecord(
+        index=len(state.steps) + 1,
+        kind=kind,
+        model_text=reply.message.text,
+        tool_calls=list(reply.message.tool_calls),
+        usage=reply.usage,
+        usage_so_far=state.usage,
+        cost_usd=cost,
+        model_latency_s=reply.latency_s,
+        model_reply=reply,
+        plan_step=state.plan.position() if state.plan is not None and kind != "plan" else None,
+    )
+    state.steps.append(step)
+    return step
