@@ -36,7 +36,7 @@ def limits(**kw: object) -> RunLimits:
 
 
 # One row: parent limits, what the parent spent, the option's ceilings, held children, next prompt, wall clock left,
-# and the child's limits (max_steps, max_tokens, max_cost_usd, max_wall_s).
+# and the child's limits (max_steps, max_tokens, max_cost_usd, max_wall_s), or the refusal.
 @pytest.mark.parametrize(
     ("parent", "spent", "option", "held", "next_prompt", "left_s", "child"),
     [
@@ -78,29 +78,7 @@ def limits(**kw: object) -> RunLimits:
         (limits(), state(), Delegation(), [], 0, 5.0, (6, None, None, 4.5)),
         (limits(), state(), Delegation(max_wall_s=30.0), [], 0, 60.0, (6, None, None, 30.0)),
         (limits(), state(), Delegation(max_wall_s=30.0), [], 0, INF, (6, None, None, 30.0)),  # no deadline around it
-    ],
-)
-def test_carve(
-    parent: RunLimits,
-    spent: RunState,
-    option: Delegation,
-    held: list[RunLimits],
-    next_prompt: int,
-    left_s: float,
-    child: tuple[int, int | None, float | None, float | None],
-) -> None:
-    carved = carve(parent, spent, option, held=held, next_prompt=next_prompt, left_s=left_s)
-    assert isinstance(carved, RunLimits), carved
-    got = (carved.max_steps, carved.max_tokens, carved.max_cost_usd, carved.max_wall_s)
-    assert got == pytest.approx(child)
-    # everything else is the parent's
-    assert carved.output_reserve_tokens == parent.output_reserve_tokens
-    assert carved.on_repeat == parent.on_repeat
-
-
-@pytest.mark.parametrize(
-    ("parent", "spent", "option", "held", "next_prompt", "left_s", "refusal"),
-    [
+        # refused: the first limit with too little left is named
         (limits(max_steps=12), state(steps=11), Delegation(), [], 0, INF, "1 of 12 steps left"),
         (limits(max_steps=12), state(steps=6, child_steps=5), Delegation(), [], 0, INF, "1 of 12 steps left"),
         (limits(max_steps=12), state(steps=5), Delegation(), [limits(max_steps=6)], 0, INF, "7 of 12 steps left"),
@@ -122,13 +100,23 @@ def test_carve(
         (limits(max_steps=2, max_tokens=10), state(steps=1), Delegation(), [], 0, 0.0, "1 of 2 steps left"),
     ],
 )
-def test_carve_refuses(
+def test_carve(
     parent: RunLimits,
     spent: RunState,
     option: Delegation,
     held: list[RunLimits],
     next_prompt: int,
     left_s: float,
-    refusal: str,
+    child: tuple[int, int | None, float | None, float | None] | str,
 ) -> None:
-    assert carve(parent, spent, option, held=held, next_prompt=next_prompt, left_s=left_s) == refusal
+    """`child`: the carved limits (steps, tokens, cost, wall clock), or the refusal when too little is left."""
+    carved = carve(parent, spent, option, held=held, next_prompt=next_prompt, left_s=left_s)
+    if isinstance(child, str):
+        assert carved == child
+        return
+    assert isinstance(carved, RunLimits), carved
+    got = (carved.max_steps, carved.max_tokens, carved.max_cost_usd, carved.max_wall_s)
+    assert got == pytest.approx(child)
+    # everything else is the parent's
+    assert carved.output_reserve_tokens == parent.output_reserve_tokens
+    assert carved.on_repeat == parent.on_repeat
