@@ -3,6 +3,7 @@
 Reusable by any test: `stdio_params(target)`, `HttpServer(target, ...)` (a context manager that waits for
 /healthz), `http_client(url, token=...)`."""
 
+import json
 import os
 import socket
 import subprocess
@@ -130,3 +131,14 @@ async def wait_for_file(path: Path, timeout_s: float = 15) -> None:
 
 def text_of(result: Any) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+def tokens_file(folder: Path, agents: dict[str, tuple[str, list[str]]]) -> Path:
+    """A server's access file in `folder`: agent name -> (its token, the tools and URIs granted to it)."""
+    path = folder / "tokens.toml"
+    tables = [
+        f"[agents.{name}]\ntoken = {json.dumps(token)}\ntools = {json.dumps(tools)}\n"
+        for name, (token, tools) in agents.items()
+    ]
+    path.write_text("".join(tables))
+    return path

@@ -15,6 +15,7 @@ import httpx2
 import pytest
 
 from helpers.issuer import DRIP_BYTES, Issuer, new_key
+from helpers.mcp_http import MCP_HEADERS, initialize
 from helpers.polling import await_until
 from helpers.servers import TEST_TOOLS, HttpServer
 
@@ -22,13 +23,7 @@ JWKS_DEADLINE_S = 5.0
 """The default `[oauth] jwks_timeout_s` (set here, not imported: the test runs against code without it too)."""
 MARGIN_S = 5.0
 DRIP_S = 1.0
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "jwks", "version": "0"}},
-}
+INITIALIZE = initialize("jwks")
 assert DRIP_BYTES * DRIP_S > 2 * (JWKS_DEADLINE_S + MARGIN_S)  # the drip outlasts every bound below
 
 
@@ -50,7 +45,7 @@ def issuer() -> Iterator[Issuer]:
 
 async def _timed_post(http: httpx2.AsyncClient, server: HttpServer, token: str) -> tuple[httpx2.Response, float]:
     started = time.monotonic()
-    response = await http.post(server.url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {token}"})
+    response = await http.post(server.url, json=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {token}"})
     return response, time.monotonic() - started
 
 

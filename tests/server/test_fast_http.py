@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from helpers.polling import await_until
-from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of
+from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of, tokens_file
 from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
 
 READER, ADMIN = "tok-fast-reader", "tok-fast-admin"
@@ -26,11 +26,8 @@ FAST_LINE = "on the fast path"
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, HttpServer]]:
-    tokens = tmp_path_factory.mktemp("access") / "tokens.toml"
-    tokens.write_text(
-        f'[agents.reader]\ntoken = "{READER}"\ntools = ["echo", "add", "boom", "big_*", "slow_sleep", "order"]\n'
-        f'[agents.admin]\ntoken = "{ADMIN}"\ntools = ["*"]\n'
-    )
+    grants = {"reader": (READER, ["echo", "add", "boom", "big_*", "slow_sleep", "order"]), "admin": (ADMIN, ["*"])}
+    tokens = tokens_file(tmp_path_factory.mktemp("access"), grants)
     args = ("--tokens", str(tokens), "--max-result-chars", "100", "--log-level", "DEBUG")
     with (
         HttpServer(TEST_TOOLS, *args, env={FAST_PATH_OFF_ENV: "0"}) as fast,

@@ -15,19 +15,14 @@ import jwt
 import pytest
 
 from helpers.issuer import Issuer, new_key
+from helpers.mcp_http import MCP_HEADERS, initialize
 from helpers.servers import REPO, TEST_TOOLS, HttpServer, http_client, serve_argv, text_of
 from toolwire_server.auth.access import ASYMMETRIC_ALGORITHMS, AccessConfigError, parse_access
 
 ADMIN = "tok-admin-5b1e"
 READER_TOOLS = {"echo", "add"}
 SCOPE = "mcp:tools"
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "oauth", "version": "0"}},
-}
+INITIALIZE = initialize("oauth")
 
 
 @pytest.fixture(scope="module")

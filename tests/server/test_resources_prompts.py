@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
 
-from helpers.servers import REPO, HttpServer, http_client, stdio_params, text_of
+from helpers.servers import REPO, HttpServer, http_client, stdio_params, text_of, tokens_file
 
 SURFACE = "tests/server/surface.py:registry"
 Mode = Literal["auto", "legacy"]
@@ -288,11 +288,8 @@ CLERK, TOOLS_ONLY = "tok-clerk-5e1d", "tok-tools-77b0"
 
 @pytest.fixture(scope="module")
 def granted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    tokens = tmp_path_factory.mktemp("access") / "tokens.toml"
-    tokens.write_text(
-        f'[agents.clerk]\ntoken = "{CLERK}"\ntools = ["echo", "orders://*", "docs://readme", "reply"]\n'
-        f'[agents.tools_only]\ntoken = "{TOOLS_ONLY}"\ntools = ["echo"]\n'
-    )
+    grants = {"clerk": (CLERK, ["echo", "orders://*", "docs://readme", "reply"]), "tools_only": (TOOLS_ONLY, ["echo"])}
+    tokens = tokens_file(tmp_path_factory.mktemp("access"), grants)
     with HttpServer(SURFACE, "--tokens", str(tokens)) as running:
         yield running
 

@@ -14,6 +14,7 @@ from helpers.servers import (
     check_client_cancel_stops_the_tool,
     http_client,
     text_of,
+    tokens_file,
     wait_for_file,
 )
 
@@ -24,11 +25,8 @@ READER_TOOLS = {"echo", "add", "big_text", "slow_sleep", "rendezvous"}
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
-    tokens = tmp_path_factory.mktemp("access") / "tokens.toml"
-    tokens.write_text(
-        f'[agents.reader]\ntoken = "{READER}"\ntools = ["echo", "add", "big_*", "slow_sleep", "rendezvous"]\n'
-        f'[agents.admin]\ntoken = "{ADMIN}"\ntools = ["*"]\n'
-    )
+    grants = {"reader": (READER, ["echo", "add", "big_*", "slow_sleep", "rendezvous"]), "admin": (ADMIN, ["*"])}
+    tokens = tokens_file(tmp_path_factory.mktemp("access"), grants)
     with HttpServer(TEST_TOOLS, "--tokens", str(tokens), "--max-body-bytes", "8192") as running:
         yield running
 
