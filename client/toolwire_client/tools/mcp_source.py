@@ -49,6 +49,8 @@ from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy,
 log = logging.getLogger("toolwire.client.mcp")
 E = TypeVar("E", bound=BaseException)
 R = TypeVar("R")
+Page = TypeVar("Page", types.ListPromptsResult, types.ListResourcesResult)
+Item = TypeVar("Item")
 
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
@@ -360,31 +362,30 @@ class McpSource:
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
     async def list_prompts(self) -> list[types.Prompt]:
         """Every prompt the server lists (all pages); none when it offers no prompts."""
-        prompts: list[types.Prompt] = []
-        cursor: str | None = None
-        while True:
-            page = await self._listing("prompts/list", partial(Client.list_prompts, cursor=cursor))
-            prompts += page.prompts if page else []
-            cursor = page.next_cursor if page else None
-            if not cursor:
-                return prompts
+        return await self._all_pages("prompts/list", Client.list_prompts, lambda page: page.prompts)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
         return await self._ask("prompts/get", lambda c: c.get_prompt(name, arguments))
 
     async def list_resources(self) -> list[types.Resource]:
         """Every resource the server lists (all pages); none when it offers no resources."""
-        resources: list[types.Resource] = []
-        cursor: str | None = None
-        while True:
-            page = await self._listing("resources/list", partial(Client.list_resources, cursor=cursor))
-            resources += page.resources if page else []
-            cursor = page.next_cursor if page else None
-            if not cursor:
-                return resources
+        return await self._all_pages("resources/list", Client.list_resources, lambda page: page.resources)
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         return await self._ask("resources/read", lambda c: c.read_resource(uri))
+
+    async def _all_pages(
+        self, method: str, list_page: Callable[..., Awaitable[Page]], items: Callable[[Page], list[Item]]
+    ) -> list[Item]:
+        """Every item of a paginated list request, page after page (none when the server does not implement it)."""
+        found: list[Item] = []
+        cursor: str | None = None
+        while True:
+            page = await self._listing(method, partial(list_page, cursor=cursor))
+            found += items(page) if page else []
+            cursor = page.next_cursor if page else None
+            if not cursor:
+                return found
 
     async def _listing(self, method: str, send: Callable[[Client], Awaitable[R]]) -> R | None:
         """A list request; None from a server that does not implement it (it has none of those)."""
