@@ -26,8 +26,30 @@ from toolwire_client.tools.source import ChildRuns, RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
+from toolwire_shared.tools import ToolSpec
 
 Save = Callable[[RunState], Awaitable[None]]
+WhyRisky = Callable[[ToolCall], str | None]
+"""Why a call needs a person's approval before it runs (the reason saved with the pending call), or None."""
+
+NAMED_RISKY = "named with --risky"
+MARKED_RISKY = "marked risky by its server"
+DESTRUCTIVE = "destructive per the server's annotations"
+
+
+def approval_reason(call: ToolCall, spec: ToolSpec | None, risky_tools: set[str] | frozenset[str]) -> str | None:
+    """Why `call` waits for approval, or None: named with `--risky` (whatever the server's hints say: a
+    `readOnlyHint` never removes it), toolwire's own `risky=True` of its server, or a server's annotations that say
+    destructive (`destructiveHint: true`, not `readOnlyHint: true`) unless the user trusts that server."""
+    if call.name in risky_tools:
+        return NAMED_RISKY
+    if spec is None:
+        return None
+    if spec.policy.risky:
+        return MARKED_RISKY
+    if spec.policy.destructive_hint and not spec.policy.trusted:
+        return DESTRUCTIVE
+    return None
 
 
 class TurnCalls:
@@ -39,12 +61,15 @@ class TurnCalls:
         store: RunStore | None,
         hooks: tuple[ToolHook, ...],
         limits: RunLimits,
-        is_risky: Callable[[ToolCall], bool],
+        why_risky: WhyRisky,
         save: Save,
         children: ChildRuns | None = None,
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
-        self.is_risky, self.save, self.children = is_risky, save, children
+        self.why_risky, self.save, self.children = why_risky, save, children
+
+    def is_risky(self, call: ToolCall) -> bool:
+        return self.why_risky(call) is not None
 
     async def act(self, state: RunState, step: StepRecord) -> None:
         """Answer repeats and off-step calls, run the safe calls concurrently, and pause if a risky call is left."""
@@ -104,8 +129,11 @@ class TurnCalls:
 
     def pending(self, call: ToolCall, state: CallState) -> PendingCall:
         spec = self.toolbox.spec(call.name)
-        idempotent = bool(spec and spec.policy.idempotent)
-        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent)
+        idempotent = bool(spec and spec.policy.resend_ok)  # an untrusted server's idempotentHint does not count
+        why = self.why_risky(call) if state == "pending_approval" else None
+        return PendingCall(
+            call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent, approval_reason=why
+        )
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""

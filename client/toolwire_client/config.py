@@ -51,6 +51,10 @@ class ServerSpec(BaseModel):
     """Name of the environment variable holding the bearer token for an HTTP server, read where the run runs."""
     oauth: OAuthClientSpec | None = None
     """An HTTP server's token from the OAuth client-credentials grant instead (fetched, refreshed before expiry)."""
+    trust: bool = False
+    """Trust the server's MCP tool annotations (`--trust NAME`): its `destructiveHint` tools run without asking for
+    approval, and its `idempotentHint` (or `readOnlyHint`) tools are sent again after a crash. Never waives a
+    `--risky` nor the server's own `risky=True` (docs/durable-runs.md)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":

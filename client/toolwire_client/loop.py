@@ -15,7 +15,7 @@ import anyio
 from opentelemetry.trace import Span
 
 from toolwire_client import texts
-from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, in_call_order
+from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, approval_reason, in_call_order
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.model_call import ask_model
 from toolwire_client.models.base import Model
@@ -300,11 +300,11 @@ class Agent:
     # ---- the tools ------------------------------------------------------------------------------------------
     def _calls(self) -> TurnCalls:
         """The policy for a turn's calls, on the Agent's parts as they are now (the fleet swaps in step wrappers)."""
-        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, self._is_risky, self._save, SubAgents(self))
+        why, children = self._why_risky, SubAgents(self)
+        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, why, self._save, children)
 
-    def _is_risky(self, call: ToolCall) -> bool:
-        spec = self.toolbox.spec(call.name)
-        return call.name in self.risky_tools or (spec is not None and spec.policy.risky)
+    def _why_risky(self, call: ToolCall) -> str | None:
+        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)

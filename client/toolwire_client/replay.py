@@ -87,10 +87,11 @@ class ReplaySource:
 class _ReplayAgent(Agent):
     """The same loop; only the calls the recorded run still waits on pause (the others' decisions are recorded)."""
 
-    waiting_ids: set[str]
+    waiting: dict[str, str]
+    """Call id -> why it waited, for the calls the recorded run waits on."""
 
-    def _is_risky(self, call: ToolCall) -> bool:
-        return call.id in self.waiting_ids
+    def _why_risky(self, call: ToolCall) -> str | None:
+        return self.waiting.get(call.id)
 
 
 @dataclass
@@ -116,7 +117,11 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     source = ReplaySource(_specs(config, recorded), results)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
-    agent.waiting_ids = {p.call.id for p in recorded.pending if p.state in ("pending_approval", "waiting_on_child")}
+    agent.waiting = {
+        p.call.id: p.approval_reason or "waiting in the recorded run"
+        for p in recorded.pending
+        if p.state in ("pending_approval", "waiting_on_child")
+    }
     fresh = RunState(
         run_id=recorded.run_id,
         agent_name=recorded.agent_name,
@@ -140,9 +145,8 @@ def _opening(recorded: RunState) -> list[Message]:
 
 def _specs(config: RunConfig, recorded: RunState) -> list[ToolSpec]:
     """The recorded tool definitions, made not risky (the loop asks _ReplayAgent instead)."""
-    specs = {
-        s.name: s.model_copy(update={"policy": s.policy.model_copy(update={"risky": False})}) for s in config.tools
-    }
+    safe = {"risky": False, "destructive_hint": False}
+    specs = {s.name: s.model_copy(update={"policy": s.policy.model_copy(update=safe)}) for s in config.tools}
     for step in recorded.steps:  # a record without definitions: offer each tool it called, with an open schema
         for call in step.tool_calls:
             specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))

@@ -29,7 +29,21 @@ class ToolPolicy(BaseModel):
     risky: bool = False
     """Needs a person's approval before it runs."""
     idempotent: bool = False
-    """Safe to send again with the same idempotency key."""
+    """Safe to send again with the same idempotency key (toolwire's own policy, `_meta` io.toolwire/idempotent)."""
+    destructive_hint: bool = False
+    """The server's MCP annotations say `destructiveHint: true` and not `readOnlyHint: true`: asks for approval
+    unless the user trusts the server (`trusted`)."""
+    idempotent_hint: bool = False
+    """The server's MCP annotations say `readOnlyHint: true`, or `idempotentHint: true`: allows a resend after a
+    crash only when the user trusts the server."""
+    trusted: bool = False
+    """The user trusts this server's annotations (ServerSpec.trust, `--trust NAME`)."""
+
+    @property
+    def resend_ok(self) -> bool:
+        """May a call left `sent` by a crash be sent again (same idempotency key)? Toolwire's own idempotency policy,
+        or a trusted server's hint; an untrusted server's hint never allows it."""
+        return self.idempotent or (self.trusted and self.idempotent_hint)
 
     def to_meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {
@@ -49,6 +63,28 @@ class ToolPolicy(BaseModel):
             idempotent=bool(meta.get(META_IDEMPOTENT, False)),
             timeout_s=float(meta.get(META_TIMEOUT, DEFAULT_TIMEOUT_S)),
             max_concurrency=meta.get(META_MAX_CONCURRENCY),
+        )
+
+    def with_annotations(
+        self,
+        *,
+        read_only: bool | None,
+        destructive: bool | None,
+        idempotent: bool | None,
+        trusted: bool,
+    ) -> "ToolPolicy":
+        """This policy with a listed tool's MCP annotations (`readOnlyHint`, `destructiveHint`, `idempotentHint`;
+        None: not given). Only hints a server gives count: a tool with no annotations, or without `destructiveHint`,
+        is not taken as destructive (the spec's default is `true`, which would make every tool of every server ask
+        for approval); `destructiveHint` and `idempotentHint` mean something only when `readOnlyHint` is not true
+        (the spec), and a read-only tool has no effect to repeat."""
+        reads_only = read_only is True
+        return self.model_copy(
+            update={
+                "destructive_hint": destructive is True and not reads_only,
+                "idempotent_hint": reads_only or idempotent is True,
+                "trusted": trusted,
+            }
         )
 
 

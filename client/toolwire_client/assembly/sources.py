@@ -34,7 +34,15 @@ def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None
                 stderr_sink(name, described(env, missing))
         auth = _client_credentials(server.oauth, server.url) if server.oauth else None
         source = McpSource(
-            name, command=server.command, url=server.url, token=token, auth=auth, env=env, cwd=server.cwd, stderr=stderr
+            name,
+            command=server.command,
+            url=server.url,
+            token=token,
+            auth=auth,
+            env=env,
+            cwd=server.cwd,
+            stderr=stderr,
+            trusted=server.trust,
         )
         pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
         sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)

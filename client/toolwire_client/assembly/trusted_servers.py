@@ -109,7 +109,8 @@ class ServerTrust:
             )
         if not RUN_ID.match(run_id) or ".." in run_id:
             raise Untrusted(f"run id {run_id!r} cannot name a tool server's files; start runs with toolwire")
-        return own.expand({"run_id": run_id})
+        trusted = own.model_copy(update={"trust": own.trust or spec.trust})  # `--trust NAME` of the run's config
+        return trusted.expand({"run_id": run_id})
 
 
 def worker_trust(path: str | None) -> ServerTrust:

@@ -48,12 +48,13 @@ def approvals(db: str | None, as_json: bool) -> None:
     if not waiting:
         console.print(f"no calls wait for approval in {store_name(db)}", markup=False, highlight=False)
     else:
-        table = Table("run", "call id", "tool", "arguments", "hash", "since", "note")
+        table = Table("run", "call id", "tool", "arguments", "hash", "since", "why", "note")
         for state, p in waiting:
             args = json.dumps(p.call.arguments, sort_keys=True)
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
             note = p.decision_reason or (f"sub-agent of {state.parent_run_id}" if state.parent_run_id else "")
-            table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, note)
+            waits_for = p.approval_reason or ""
+            table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
         console.print(table)
     if tampered:
         flagged_table = Table("run", "call id", "tool", "what was wrong", "when", title="not run: tampered")

@@ -202,6 +202,13 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
     click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
     click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool."),
     click.option(
+        "--trust",
+        multiple=True,
+        metavar="SERVER",
+        help="Trust this server's MCP tool annotations (by its name in the run): its destructive tools run without "
+        "approval and its idempotent ones are sent again after a crash; never waives --risky.",
+    ),
+    click.option(
         "--review",
         "criteria",
         multiple=True,
@@ -269,6 +276,7 @@ def config_from(
     stream: bool,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
+    trust: tuple[str, ...],
     criteria: tuple[str, ...],
     review_retries: int,
     delegate: bool,
@@ -291,6 +299,11 @@ def config_from(
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
     else:
         specs = servers.server_specs(commands or [], urls or [], token_env, server_env)
+    unknown = sorted(set(trust) - {spec.name for spec in specs})
+    if unknown:
+        named = ", ".join(str(spec.name) for spec in specs)
+        raise click.UsageError(f"--trust {unknown[0]}: no tool server of this run has that name (its servers: {named})")
+    specs = [spec.model_copy(update={"trust": True}) if spec.name in trust else spec for spec in specs]
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)

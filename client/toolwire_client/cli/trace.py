@@ -40,7 +40,7 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         return _plan_lines(step, tokens, wide)
     if not step.tool_calls:
         return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
-    waiting = {p.call.id for p in state.pending if p.state == "pending_approval"}
+    waiting = {p.call.id: p.approval_reason for p in state.pending if p.state == "pending_approval"}
     results = {r.call_id: r for r in step.results}
     lines = []
     for call in step.tool_calls:
@@ -48,7 +48,8 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         if result is not None:
             observation = _cut(result.content, wide)
         elif call.id in waiting:
-            observation = "not run: waiting for approval"
+            why = waiting[call.id]
+            observation = "not run: waiting for approval" + (f" ({why})" if why else "")
         else:
             observation = "not run"
         record = (decided or {}).get((state.run_id, call.id))

@@ -66,6 +66,9 @@ class PendingCall(BaseModel):
     decided_by: str | None = None
     """Who approved or rejected it (a copy: the store's approval events are the record)."""
     idempotent: bool = False
+    approval_reason: str | None = None
+    """Why it waits for a person ("named with --risky", "marked risky by its server", "destructive per the
+    server's annotations"); None in runs saved before it was kept."""
     child_run_id: str | None = None
     """For a delegate call waiting on its sub-agent: the sub-agent's run, where the person decides."""
 

@@ -79,6 +79,7 @@ class McpSource:
         stderr: ServerStderr | None = None,
         start_timeout_s: float = START_TIMEOUT_S,
         mode: Literal["auto", "legacy"] = "auto",
+        trusted: bool = False,
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -91,6 +92,8 @@ class McpSource:
         """Where a stdio server's stderr goes (default: this process's stderr); its latest lines explain a failure."""
         self.start_timeout_s = start_timeout_s
         self.mode = mode
+        self.trusted = trusted
+        """The user trusts this server's tool annotations (ServerSpec.trust): see ToolPolicy.with_annotations."""
         """'auto': the 2026-07-28 era where the server speaks it; 'legacy': the initialize handshake (a session)."""
         self._http_error: str | None = None
         self._spawn_ok = False
@@ -306,7 +309,7 @@ class McpSource:
         cursor: str | None = None
         while True:
             page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
-            specs += [_spec(tool, self.name) for tool in page.tools]
+            specs += [_spec(tool, self.name, self.trusted) for tool in page.tools]
             cursor = page.next_cursor
             if not cursor:
                 return specs
@@ -438,12 +441,21 @@ def _jsonrpc_error_message(body: bytes) -> str | None:
     return message if isinstance(message, str) else None
 
 
-def _spec(tool: types.Tool, source: str) -> ToolSpec:
+def _spec(tool: types.Tool, source: str, trusted: bool = False) -> ToolSpec:
+    """A listed tool as a ToolSpec: toolwire's own policy from its `_meta`, the MCP annotations as hints beside it
+    (ToolPolicy.with_annotations; the decisions on them are calls.py's)."""
+    hints = tool.annotations
+    policy = ToolPolicy.from_meta(tool.meta).with_annotations(
+        read_only=hints.read_only_hint if hints else None,
+        destructive=hints.destructive_hint if hints else None,
+        idempotent=hints.idempotent_hint if hints else None,
+        trusted=trusted,
+    )
     return ToolSpec(
         name=tool.name,
         description=tool.description or tool.title or tool.name,
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
-        policy=ToolPolicy.from_meta(tool.meta),
+        policy=policy,
         source=source,
     )
