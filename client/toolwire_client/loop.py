@@ -304,7 +304,8 @@ class Agent:
 
     def _is_risky(self, call: ToolCall) -> bool:
         spec = self.toolbox.spec(call.name)
-        return call.name in self.risky_tools or (spec is not None and spec.policy.risky)
+        known = self.toolbox.known_name(call.name)  # what `--risky` names: the model calls it by its wire name
+        return known in self.risky_tools or call.name in self.risky_tools or (spec is not None and spec.policy.risky)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)
