@@ -304,7 +304,8 @@ class Agent:
         return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, why, self._save, children)
 
     def _why_risky(self, call: ToolCall) -> str | None:
-        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools)
+        known = self.toolbox.known_name(call.name)  # what `--risky` names: the model calls it by its wire name
+        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, known)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)

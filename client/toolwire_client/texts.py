@@ -62,6 +62,14 @@ def transport_failed(name: str, problem: str, *, retried: bool) -> str:
     return tool_failed(name, f"the tool server connection failed ({problem}). {again}")
 
 
+def result_cut(kept: int, total: int) -> str:
+    """The note after a result the client cut to its cap (`--max-result-chars`)."""
+    return (
+        f"\n[toolwire: result cut to the first {kept} of {total} characters. "
+        "Ask for less: narrow the query, filter, page, or request one item at a time.]"
+    )
+
+
 def not_recorded(name: str, call_id: str) -> str:
     return f"ERROR: replay: the recorded run has no result for {name} call {call_id}; it was never sent there"
 

@@ -59,7 +59,8 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
     allow = config.allow
     if allow is not None:
         allow = [*allow, *(source.name for source in own)]
-    return ToolBox([*sources, *own], allow=allow, on_progress=on_progress)
+    cap = config.limits.max_result_chars
+    return ToolBox([*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap)
 
 
 async def run_task(config: RunConfig, task: str, *, db: str | None = None, on_step: OnStep | None = None) -> RunState:

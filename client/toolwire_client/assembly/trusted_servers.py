@@ -109,8 +109,10 @@ class ServerTrust:
             )
         if not RUN_ID.match(run_id) or ".." in run_id:
             raise Untrusted(f"run id {run_id!r} cannot name a tool server's files; start runs with toolwire")
-        trusted = own.model_copy(update={"trust": own.trust or spec.trust})  # `--trust NAME` of the run's config
-        return trusted.expand({"run_id": run_id})
+        if self.takes_seal:  # resume: the user's own `--trust NAME`, saved with the run, stands
+            own = own.model_copy(update={"trust": own.trust or spec.trust})
+        # a worker: only its servers file trusts a server (a submitter never waives an approval the worker asks)
+        return own.expand({"run_id": run_id})
 
 
 def worker_trust(path: str | None) -> ServerTrust:

@@ -22,6 +22,7 @@ from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.models.pricing import default_prices
 from toolwire_client.models.providers import spec_help_wrapped
+from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
@@ -259,6 +260,13 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         type=click.FloatRange(min=0, min_open=True),
         help="Wall-clock limit for the whole run, in seconds.",
     ),
+    click.option(
+        "--max-result-chars",
+        default=DEFAULT_MAX_RESULT_CHARS,
+        show_default=True,
+        type=click.IntRange(min=100),
+        help="Cut any tool result longer than this (from any server), with a note asking the model for less.",
+    ),
 ]
 
 
@@ -288,6 +296,7 @@ def config_from(
     max_tokens: int | None,
     max_cost: float | None,
     max_wall: float | None,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> RunConfig:
     """The RunConfig the config options describe; a combination that makes no sense is a usage error.
     `server_names`: a submitted run's servers, by their names in the workers' servers file."""
@@ -306,7 +315,13 @@ def config_from(
     specs = [spec.model_copy(update={"trust": True}) if spec.name in trust else spec for spec in specs]
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
-    limits = RunLimits(max_steps=max_steps, max_tokens=max_tokens, max_cost_usd=max_cost, max_wall_s=max_wall)
+    limits = RunLimits(
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_cost_usd=max_cost,
+        max_wall_s=max_wall,
+        max_result_chars=max_result_chars,
+    )
     return RunConfig(
         model=model_spec or default_spec(),
         base_url=base_url,

@@ -1,8 +1,11 @@
-"""The harness's limits for one run (steps, tokens, cost, wall clock, repeats, tool timeouts)."""
+"""The harness's limits for one run (steps, tokens, cost, wall clock, repeats, tool timeouts, result size)."""
 
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+DEFAULT_MAX_RESULT_CHARS = 20_000
+"""The client's cap on a tool result's text: the same as a toolwire server's own default (`ServerLimits`)."""
 
 
 class RunLimits(BaseModel):
@@ -21,3 +24,5 @@ class RunLimits(BaseModel):
     """The same tool with the same arguments this many times is a loop (2 or more: a first call is no repeat)."""
     tool_timeout_s: float | None = None
     """Overrides every tool's own timeout when set."""
+    max_result_chars: int | None = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=1)
+    """Any tool result's text beyond this is cut by the ToolBox, with a note the model can act on (None: no cap)."""

@@ -1,5 +1,6 @@
-"""All tool sources of one run behind one `call` that never raises: allow-list, name routing, timeouts,
-idempotent retries, and spans."""
+"""All tool sources of one run behind one `call` that never raises: allow-list, name routing (wire names the
+providers accept, mapped back to each source's own), timeouts, idempotent retries, the client's result cap, and
+spans."""
 
 import fnmatch
 import hashlib
@@ -15,6 +16,7 @@ import anyio
 from toolwire_client import texts
 from toolwire_client.tools.output_check import checked
 from toolwire_client.tools.source import ProgressFn, RunContext, ToolRequest, ToolSource, ToolTransportError
+from toolwire_client.tools.wire_names import wire_names
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
@@ -34,7 +36,12 @@ shows live."""
 class Route:
     source: ToolSource
     remote_name: str
+    """The tool's name on its source."""
     spec: ToolSpec
+    """As the model sees it: named by its wire name."""
+    known: str
+    """The name users know and write (`--risky`, `--allow`): the tool's own name, `SOURCE__NAME` for a name two
+    sources share."""
 
 
 def idempotency_key(run_id: str, call_id: str) -> str:
@@ -50,12 +57,14 @@ class ToolBox:
         timeouts: dict[str, float] | None = None,
         transport_retries: int = 1,
         on_progress: OnProgress | None = None,
+        max_result_chars: int | None = None,
     ):
         self.sources = sources
         self.allow = allow
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
+        self.max_result_chars = max_result_chars
         self._routes: dict[str, Route] = {}
         self.started = False
 
@@ -72,11 +81,16 @@ class ToolBox:
                 await self.aclose()
             raise
         counts = Counter(spec.name for _, spec in listed)
+        kept: list[tuple[ToolSource, ToolSpec, str]] = []
         for source, spec in listed:
-            name = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
-            if self._allowed(name) or self._allowed(spec.name):
-                offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
-                self._routes[name] = Route(source, spec.name, offered)
+            known = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
+            if self._allowed(known) or self._allowed(spec.name):
+                kept.append((source, spec, known))
+        wire = wire_names(known for _, _, known in kept)
+        for source, spec, known in kept:
+            name = wire[known]
+            offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
+            self._routes[name] = Route(source, spec.name, offered, known)
 
     async def aclose(self) -> None:
         self.started = False
@@ -108,10 +122,14 @@ class ToolBox:
         return [route.spec for route in self._routes.values()]
 
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
-        """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts and retries;
-        closing it closes nothing, the sources stay this ToolBox's."""
+        """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts, retries
+        and cap; closing it closes nothing, the sources stay this ToolBox's."""
         view = ToolBox(
-            [], timeouts=self.timeouts, transport_retries=self.transport_retries, on_progress=self.on_progress
+            [],
+            timeouts=self.timeouts,
+            transport_retries=self.transport_retries,
+            on_progress=self.on_progress,
+            max_result_chars=self.max_result_chars,
         )
         wanted = set(names)
         view._routes = {name: route for name, route in self._routes.items() if name in wanted}
@@ -122,10 +140,16 @@ class ToolBox:
         route = self._routes.get(name)
         return route.spec if route else None
 
+    def known_name(self, name: str) -> str:
+        """The name users know (`--risky`, `--allow`, spans) of the tool the model calls `name`; `name` itself for a
+        tool this ToolBox does not offer."""
+        route = self._routes.get(name)
+        return route.known if route else name
+
     async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
         """Run one call of the run `run`; every failure comes back as an error result."""
-        with tool_span(call.name, call.id, run.run_id) as span:
-            route = self._routes.get(call.name)
+        route = self._routes.get(call.name)
+        with tool_span(route.known if route else call.name, call.id, run.run_id) as span:
             if route is not None:
                 info = route.source.transport_info()
                 record_mcp(
@@ -160,7 +184,7 @@ class ToolBox:
             text = texts.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
             return failed(call.id, call.name, "bad_arguments", text, since=started), 1
         policy = route.spec.policy
-        timeout = timeout_s or self.timeouts.get(call.name) or policy.timeout_s
+        timeout = timeout_s or self.timeouts.get(route.known) or policy.timeout_s
         key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
         sent = call.model_copy(update={"name": route.remote_name, "arguments": dict(call.arguments)})
@@ -168,7 +192,8 @@ class ToolBox:
         for attempt in range(1, tries + 1):
             try:
                 result = await self._send(request, route, started)
-                return (result if route.source.checks_output else checked(result, route.spec)), attempt
+                result = result if route.source.checks_output else checked(result, route.spec)
+                return capped(result, self.max_result_chars), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
                     text = texts.transport_failed(call.name, str(exc), retried=attempt > 1)
@@ -194,3 +219,17 @@ class ToolBox:
             listener(call, progress, total, message)
 
         return report
+
+
+NOTE_ROOM = 300
+"""A result its server already cut (and noted) is cut again only when longer than the cap and this much more."""
+
+
+def capped(result: ToolResult, max_chars: int | None) -> ToolResult:
+    """`result` with its text cut to `max_chars` and a note the model can act on, marked truncated (as a toolwire
+    server marks what it cuts); any server's result, ours or another's. The structured value stays whole."""
+    total = len(result.content)
+    if max_chars is None or total <= max_chars or (result.truncated and total <= max_chars + NOTE_ROOM):
+        return result
+    text = result.content[:max_chars] + texts.result_cut(max_chars, total)
+    return result.model_copy(update={"content": text, "truncated": True})
