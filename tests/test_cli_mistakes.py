@@ -164,6 +164,16 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         ]
     ],
     ("replay-repeat-limit-1", ("replay", "run_x", "--repeat-limit", "1"), {}, 2, r".*'--repeat-limit': 1 is not", True),
+    # the run store
+    (
+        "db-unknown-scheme",
+        (*RUN, *SCRIPTED, "--server", "true", "--db", "mysql://x/y"),
+        {},
+        2,
+        r"Error: Invalid value for '--db': unknown run store 'mysql://': use a SQLite file path, sqlite:///PATH, "
+        r"or a postgresql:// \(or postgres://\) URL \(`toolwire run --help` lists the options\)$",
+        True,
+    ),
     # unknown run ids
     ("resume-unknown", ("resume", "run_does_not_exist"), {}, 1, UNKNOWN_RUN, False),
     ("replay-unknown", ("replay", "run_does_not_exist"), {}, 1, UNKNOWN_RUN, False),

@@ -2,6 +2,7 @@
 into `toolwire resume` (the model is an OpenAI-compatible server on 127.0.0.1 speaking the real wire format)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,12 @@ def test_run_prints_the_step_table_and_saves_the_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert 'step 1 | get_order({"id": "A123"}) | ERROR: bad arguments for get_order' in done.stdout
     assert "answer: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
+    said = re.search(
+        r"^run: (run_\w+) \(`toolwire trace show \1` shows it, `toolwire replay \1` replays it\)$", done.stdout, re.M
+    )
+    assert said is not None, done.stdout  # the id to look at the run again
     runs = run_toolwire("runs", "--db", db, env=env)
-    assert " done " in runs.stdout, runs.stdout
+    assert " done " in runs.stdout and said.group(1) in runs.stdout, runs.stdout
 
 
 def test_run_with_delegate_offers_the_delegate_tool_and_shows_the_sub_agent(tmp_path: Path) -> None:

@@ -141,6 +141,8 @@ def server_failed(exc: ToolServerFailed) -> str:
     hint = {
         "no_command": "check the --server command: is the program installed and on PATH?",
         "exited": "" if exc.said else _STDIO_HINT,
+        "dropped": "",
+        "list_failed": "",
         "timeout": _STDIO_HINT,
         "unreachable": "nothing answers there: start it (`toolwire serve MODULE:ATTR --http --port PORT`)"
         " or fix --server-url",

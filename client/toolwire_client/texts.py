@@ -220,6 +220,10 @@ def server_request_failed(server: str, method: str, message: str) -> str:
     return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
 
 
+def tool_listing_skipped(server: str, tool: str, problem: str) -> str:
+    return f"tool '{tool}' of server '{server}': {problem}; skipped, the server's other tools are offered"
+
+
 SKILL_TOOL = "load_skill"
 SKILL_NAME_HELP = "A skill's name, as listed."
 

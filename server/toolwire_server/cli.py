@@ -226,6 +226,12 @@ def serve(
             logging.getLogger("toolwire.server").info("stdio: the [oauth] table applies to --http only")
         anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
         return
+    from toolwire_server.transports.http import PortInUse, check_bindable
+
+    try:
+        check_bindable(host, port)  # before "serving": a port in use is this one line, not uvicorn's after it
+    except PortInUse as exc:
+        raise click.ClickException(str(exc)) from exc
     if access is None:
         logging.getLogger("toolwire.server").warning("no access config: every caller may use every tool")
     app = spec.app(registry, access)  # with --workers too: a mistake is one line here, not one traceback per worker

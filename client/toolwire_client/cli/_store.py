@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import anyio
 import click
 
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore, check_db, open_store
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -17,7 +17,16 @@ DB_HELP = "Run store: a SQLite file path or a postgresql:// URL (default: runs.d
 
 
 def db_option(fn: F) -> F:
-    return click.option("--db", envvar="TOOLWIRE_DB", default=None, metavar="PATH|URL", help=DB_HELP)(fn)
+    return click.option(
+        "--db", envvar="TOOLWIRE_DB", default=None, metavar="PATH|URL", help=DB_HELP, callback=_checked_db
+    )(fn)
+
+
+def _checked_db(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    try:
+        return check_db(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
 
 
 def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T:

@@ -102,6 +102,12 @@ def print_outcome(console: Console, state: RunState) -> None:
     )
 
 
+def print_run_id(console: Console, run_id: str) -> None:
+    """The run's id, to look at it again: every command about a saved run takes it."""
+    text = f"run: {run_id} (`toolwire trace show {run_id}` shows it, `toolwire replay {run_id}` replays it)"
+    console.print(text, markup=False, highlight=False)
+
+
 def print_server_log(console: Console, output: ServerOutput) -> None:
     """Where the tool servers' own output went, when they wrote any."""
     log = output.close()
@@ -368,6 +374,7 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
         if live is not None:
             live.end_line()  # text of a reply whose step never ended (the run failed) still gets its line
     print_outcome(console, state)
+    print_run_id(console, state.run_id)
     print_server_log(console, output)
     if state.status == "waiting_for_approval":
         console.print(

@@ -16,23 +16,25 @@ import shlex
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from functools import partial
 from typing import Literal, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
 import mcp_types as types
+import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.methods import validate_server_result
 
 from toolwire_client import texts
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
-from toolwire_client.tools.server_stderr import ServerStderr, error_line
+from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import (
     ServerRequestFailed,
     StartFailure,
@@ -97,6 +99,9 @@ class McpSource:
         """'auto': the 2026-07-28 era where the server speaks it; 'legacy': the initialize handshake (a session)."""
         self._http_error: str | None = None
         self._spawn_ok = False
+        self._first_listing = False
+        """True while a run's own server lists its tools the first time: a drop then is a failed start, not a crash
+        to restart it for."""
         self.restarts = 0
         self.restart_window: RestartWindow | None = None
         """None: at most `max_restarts` in the source's life (a run's own server). Else the shared connection's."""
@@ -153,6 +158,9 @@ class McpSource:
                 log.warning("tool server %s: connection ended with %s: %s", self.name, type(exc).__name__, exc)
             self._client = None
             if self._closing:
+                self._notify()
+                return
+            if self._dead:
                 self._notify()
                 return
             if self.restart_window is None:
@@ -287,6 +295,8 @@ class McpSource:
         """Called by a call that saw the connection drop; only the first caller per connection restarts it."""
         if generation == self._generation and self._client is not None:
             self._client = None
+            if self._first_listing:
+                self._dead = f"the tool server '{self.name}' stopped before it listed its tools"
             if self.restart_window is not None:
                 for run_id in self.restart_window.crashed(self._in_flight):
                     log.warning("tool server %s: run %s gets no more restarts of it", self.name, run_id)
@@ -297,22 +307,79 @@ class McpSource:
         return self._info
 
     async def list_tools(self) -> list[ToolSpec]:
-        """Every tool the server lists (all pages). A read, so a connection that dropped under it is asked again
-        once it is made again: a shared connection's drop must not fail the runs that were only starting on it."""
+        """Every tool the server lists (all pages). A read, so on a shared connection one that dropped under it is
+        asked again once it is made again: a shared connection's drop must not fail the runs that were only starting
+        on it. A server that cannot list its tools has failed its start (ToolServerFailed: its own error message, or
+        what it wrote on stderr before it went away); a tool whose listing breaks MCP's schema is skipped with a note,
+        and the others are listed."""
+        self._first_listing = self.restart_window is None and self._generation == 1
         try:
-            return await self._list_tools()
-        except ToolTransportError:
-            return await self._list_tools()
+            try:
+                return await self._list_tools()
+            except ToolTransportError:
+                if self.restart_window is None:
+                    raise
+                return await self._list_tools()
+        except ToolTransportError as exc:
+            raise await self._listing_lost(exc) from exc
+        except ServerRequestFailed as exc:
+            raise ToolServerFailed(
+                self.name, self._target(), "list_failed", "answered tools/list with an error", exc.said
+            ) from exc
+        finally:
+            self._first_listing = False
 
     async def _list_tools(self) -> list[ToolSpec]:
         specs: list[ToolSpec] = []
         cursor: str | None = None
         while True:
-            page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
+            try:
+                page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
+            except pydantic.ValidationError:
+                page = await self._ask("tools/list", partial(self._valid_tools, cursor=cursor))
             specs += [_spec(tool, self.name, self.trusted) for tool in page.tools]
             cursor = page.next_cursor
             if not cursor:
                 return specs
+
+    async def _valid_tools(self, client: Client, cursor: str | None) -> types.ListToolsResult:
+        """A page of tools/list that failed MCP's schema, asked again and checked tool by tool (as the SDK checks
+        the page, for the session's protocol version): a broken tool is skipped and named with its field, so the
+        server's other tools still work."""
+        params = {"cursor": cursor} if cursor else None
+        raw = await client.session._dispatcher.send_raw_request("tools/list", params, {})  # the unchecked page
+        version = client.protocol_version or "2025-11-25"
+        tools: list[types.Tool] = []
+        for item in raw.get("tools") or []:
+            try:
+                validate_server_result("tools/list", version, {"tools": [item]})
+                tools.append(types.Tool.model_validate(item))
+            except pydantic.ValidationError as exc:
+                self._note(texts.tool_listing_skipped(self.name, _tool_name(item), _schema_problem(exc)))
+        next_cursor = raw.get("nextCursor")
+        page = types.ListToolsResult(tools=tools, next_cursor=next_cursor if isinstance(next_cursor, str) else None)
+        return client.session._absorb_tool_listing(page, complete=cursor is None and page.next_cursor is None)
+
+    def _note(self, text: str) -> None:
+        """A note of toolwire's on this server (beside its stderr: with `toolwire run -v`, inline; else in the run's
+        server log), and in the log."""
+        log.info("%s", text)
+        with suppress(Exception):
+            self.stderr.sink(self.name, NOTE + text)
+
+    def _target(self) -> str:
+        return shlex.join(self.command) if self.command is not None else str(self.url)
+
+    async def _listing_lost(self, exc: ToolTransportError) -> ToolServerFailed:
+        """The connection ended after initialize, before the server listed its tools: in its own words where a stdio
+        server wrote some on stderr."""
+        if self.command is None:
+            reason = "closed the connection after MCP's initialize"
+            return ToolServerFailed(self.name, self._target(), "dropped", reason, str(exc))
+        said = error_line(await self.stderr.latest())
+        reason = "exited after MCP's initialize, before it listed its tools"
+        reason += "" if said else ", with nothing on stderr"
+        return ToolServerFailed(self.name, self._target(), "dropped", reason, said)
 
     async def call(self, request: ToolRequest) -> ToolResult:
         run_id = request.run.run_id  # the calling run's: a connection may be shared by many (shared_connections.py)
@@ -352,7 +419,7 @@ class McpSource:
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)
-            if exc.error.code == types.CONNECTION_CLOSED:
+            if _closed(exc):
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
             text = errors.tool_failed(call.name, exc.error.message)
@@ -406,14 +473,36 @@ class McpSource:
         try:
             return await send(client)
         except MCPError as exc:
-            if exc.error.code == types.CONNECTION_CLOSED:
+            if _closed(exc):
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
             text = texts.server_request_failed(self.name, method, exc.error.message)
-            raise ServerRequestFailed(text, exc.error.code) from exc
+            raise ServerRequestFailed(text, exc.error.code, exc.error.message) from exc
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
+
+
+def _closed(exc: MCPError) -> bool:
+    """The SDK's own "the connection closed": code -32000 is also the first of the range a server's own errors use
+    (JSON-RPC), so a server's `-32000: backend unavailable` is its answer, not a lost connection."""
+    return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
+
+
+def _tool_name(item: object) -> str:
+    name = item.get("name") if isinstance(item, dict) else None
+    return name if isinstance(name, str) else "?"
+
+
+def _schema_problem(exc: pydantic.ValidationError) -> str:
+    """The first field of a listed tool that breaks MCP's schema: `inputSchema has no "type"`."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"] if not isinstance(part, int)]
+    loc = loc[1:] if loc[:1] == ["tools"] else loc
+    if error["type"] == "missing" and loc:
+        parent = ".".join(loc[:-1])
+        return f'{parent} has no "{loc[-1]}"' if parent else f'no "{loc[-1]}"'
+    return f"{'.'.join(loc) or 'the tool'}: {error['msg']}"
 
 
 def _first(exc: BaseException, kind: type[E]) -> E | None:

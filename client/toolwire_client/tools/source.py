@@ -133,16 +133,22 @@ class ServerRequestFailed(Exception):
     """A tool server answered a prompts/ or resources/ request with an error; the message says which and why,
     `code` is the JSON-RPC error code."""
 
-    def __init__(self, message: str, code: int):
+    def __init__(self, message: str, code: int, said: str | None = None):
         super().__init__(message)
         self.code = code
+        self.said = message if said is None else said
+        """The server's own error message, as it wrote it."""
 
 
 class ToolTransportError(Exception):
     """The call may not have reached the tool, or its answer was lost (server died, connection dropped)."""
 
 
-StartFailure = Literal["no_command", "exited", "unreachable", "refused", "not_found", "timeout", "failed"]
+StartFailure = Literal[
+    "no_command", "exited", "dropped", "list_failed", "unreachable", "refused", "not_found", "timeout", "failed"
+]
+"""`exited`: before it answered initialize; `dropped`: after initialize, before it listed its tools; `list_failed`: it
+answered tools/list with an error of its own."""
 
 
 class ToolServerFailed(Exception):

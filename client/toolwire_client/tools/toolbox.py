@@ -77,8 +77,7 @@ class ToolBox:
                 await source.start()
                 listed += [(source, spec) for spec in await source.list_tools()]
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.aclose()
+            await self.aclose()  # not shielded: each McpSource's task group must be the innermost scope it exits
             raise
         counts = Counter(spec.name for _, spec in listed)
         kept: list[tuple[ToolSource, ToolSpec, str]] = []

@@ -6,7 +6,9 @@ Only the SDK's default mode is offered (SSE responses, sessions for legacy clien
 that cancels or goes away really cancels the running tool in both protocol eras. Modern (2026-07-28) requests are
 self-contained POSTs, so replicas can stand behind a load balancer without sticky sessions."""
 
+import errno
 import logging
+import socket
 from urllib.parse import urlsplit
 
 import anyio
@@ -258,3 +260,23 @@ def serve_http(
     uvicorn.run(  # workers=1: a $WEB_CONCURRENCY in the environment would ask for more (see processes.py)
         app, host=host, port=port, workers=1, log_level="warning", access_log=False, http=protocol
     )
+
+
+class PortInUse(OSError):
+    """`serve --http` cannot bind its host and port; the message says which and what to do."""
+
+
+def check_bindable(host: str, port: int) -> None:
+    """Bind `host:port` as uvicorn will (SO_REUSEADDR) and let go again, so a port in use is said before the server
+    says it is serving. Raises PortInUse."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise PortInUse(
+                    f"port {port} on {host} is in use (another server listens there): stop it or choose another --port"
+                ) from exc
+            raise PortInUse(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
