@@ -185,6 +185,13 @@ _SERVER_OPTIONS: list[Callable[[Any], Any]] = [
         help="Pass NAME to every --server from this environment (never saved), or set NAME=VALUE (saved with the "
         "run); a server gets only a minimal environment otherwise (docs/security.md).",
     ),
+    click.option(
+        "--trust",
+        multiple=True,
+        metavar="SERVER",
+        help="Trust this server's MCP tool annotations (by its name in the run): its destructive tools run without "
+        "approval and its idempotent ones are sent again after a crash; never waives --risky.",
+    ),
 ]
 _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
     click.option(
@@ -208,13 +215,6 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
     ),
     click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
     click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool."),
-    click.option(
-        "--trust",
-        multiple=True,
-        metavar="SERVER",
-        help="Trust this server's MCP tool annotations (by its name in the run): its destructive tools run without "
-        "approval and its idempotent ones are sent again after a crash; never waives --risky.",
-    ),
     click.option(
         "--review",
         "criteria",
@@ -290,7 +290,7 @@ def config_from(
     stream: bool,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
-    trust: tuple[str, ...],
+    trust: tuple[str, ...] = (),
     criteria: tuple[str, ...],
     review_retries: int,
     delegate: bool,
