@@ -130,6 +130,7 @@ def test_workers_that_cannot_start_stop_the_server_with_the_reason() -> None:
     argv = serve_argv(BROKEN_IN_WORKERS, "--http", "--port", str(free_port()), "--workers", "2")
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 1, done.stderr
-    assert "cannot start: this registry cannot be loaded in a worker process" in done.stderr
+    where = "tests/server/replica_tools.py line 61: RuntimeError"  # the user's file and line, then the error
+    assert f"cannot start: {where}: this registry cannot be loaded in a worker process" in done.stderr
     assert done.stderr.rstrip().endswith("Error: a worker process failed to start (its error is above); stopped")
     assert "Traceback" not in done.stderr

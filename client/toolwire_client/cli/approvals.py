@@ -7,7 +7,7 @@ from typing import Any
 import anyio.to_thread
 import click
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.run.state import PendingCall, RunState
@@ -48,7 +48,9 @@ def approvals(db: str | None, as_json: bool) -> None:
     if not waiting:
         console.print(f"no calls wait for approval in {store_name(db)}", markup=False, highlight=False)
     else:
-        table = Table("run", "call id", "tool", "arguments", "hash", "since", "why", "note")
+        arguments = Column("arguments", max_width=48, overflow="fold")  # the rest of a row keeps its width
+        headers: list[str | Column] = ["run", "call id", "tool", arguments, "hash", "since", "why"]
+        table = ids_first([*headers, Column("note", no_wrap=True)], waiting_ids(waiting))
         for state, p in waiting:
             args = json.dumps(p.call.arguments, sort_keys=True)
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
@@ -57,18 +59,31 @@ def approvals(db: str | None, as_json: bool) -> None:
             table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
         console.print(table)
     if tampered:
-        flagged_table = Table("run", "call id", "tool", "what was wrong", "when", title="not run: tampered")
+        ids = [(r, c) for r, c, *_ in tampered]
+        flagged_table = ids_first(["run", "call id", "tool", "what was wrong", "when"], ids, "not run: tampered")
         for run_id, call_id, tool, why, when in tampered:
             flagged_table.add_row(run_id, call_id, tool, why or "", str(when)[:19])
         console.print(flagged_table)
     if decided:
-        decided_table = Table("run", "call id", "tool", "decision", "by", "reason", "when", title="decided")
+        ids = [(d.run_id, d.call_id) for d in decided]
+        decided_table = ids_first(["run", "call id", "tool", "decision", "by", "reason", "when"], ids, "decided")
         for d in decided:
             when = d.at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
             decided_table.add_row(
                 d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
             )
         console.print(decided_table)
+
+
+def waiting_ids(waiting: list[tuple[RunState, PendingCall]]) -> list[tuple[str, str]]:
+    return [(state.run_id, p.call.id) for state, p in waiting]
+
+
+def ids_first(headers: list[str | Column], ids: list[tuple[str, str]], title: str | None = None) -> Table:
+    """A table whose first two columns, the run and call ids a person copies into `approve`, are never cut."""
+    widths = [max([len(str(h)), *(len(row[i]) for row in ids)]) for i, h in enumerate(headers[:2])]
+    columns = [Column(str(h), no_wrap=True, min_width=w) for h, w in zip(headers[:2], widths, strict=True)]
+    return Table(*columns, *headers[2:], title=title)
 
 
 def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
