@@ -55,6 +55,9 @@ class ServerSpec(BaseModel):
     """Trust the server's MCP tool annotations (`--trust NAME`): its `destructiveHint` tools run without asking for
     approval, and its `idempotentHint` (or `readOnlyHint`) tools are sent again after a crash. Never waives a
     `--risky` nor the server's own `risky=True` (docs/durable-runs.md)."""
+    instructions: bool = True
+    """Join the server's MCP `instructions` to a new run's system prompt (saved with the run's opening system
+    message, so resume and replay see the same prompt); False: they are not used."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":

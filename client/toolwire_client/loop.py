@@ -122,7 +122,9 @@ class Agent:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
             async with self.toolbox.opened():
-                state.config = state.config or self._recorded_config(state.run_id)  # the tools offered, listed
+                if not state.config:  # a new run: the tools offered, listed; the servers' instructions joined
+                    state.config = self._recorded_config(state.run_id)
+                    self._join_instructions(state)
                 await self._drive_held(state, resuming, span)
         return state
 
@@ -165,7 +167,9 @@ class Agent:
             state.check_order()
         except MessageOrderError as exc:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
+        changed = await self._refresh_tools(state)
         step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn)
+        step.tools = list(self.toolbox.specs) if changed else None
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
             if await self._goes_on(state, step):
@@ -312,6 +316,23 @@ class Agent:
         step.finished_at = now()
         if self.on_step:
             self.on_step(state, step)
+
+    async def _refresh_tools(self, state: RunState) -> bool:
+        """Before a model call: the tools of a server that said its list changed listed again (True: the model is
+        offered other tools than on the step before)."""
+        return await self.toolbox.refresh()
+
+    def _join_instructions(self, state: RunState) -> None:
+        """A new run's opening system message gets the servers' `instructions` after the run's own system prompt
+        (saved with the messages: a resume and a replay send the same prompt)."""
+        parts = [texts.server_instructions(name, text) for name, text in self.toolbox.instructions]
+        if not parts:
+            return
+        first = state.messages[0] if state.messages else None
+        if isinstance(first, SystemMessage):
+            state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
+        else:
+            state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     def _recorded_config(self, run_id: str) -> dict[str, Any]:

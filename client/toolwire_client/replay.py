@@ -60,6 +60,12 @@ class ReplaySource:
         self._specs = specs
         self._results = results
         self.sent: list[ToolCall] = []
+        self.tools_changed = False
+        """Set by `offer`: the ToolBox lists this source again before the next model call, as a server's change did."""
+
+    def offer(self, specs: list[ToolSpec]) -> None:
+        """From now on, the tools a recorded step was offered after a server's tool list changed."""
+        self._specs, self.tools_changed = specs, True
 
     async def start(self) -> None:
         return None
@@ -90,8 +96,18 @@ class _ReplayAgent(Agent):
     waiting: dict[str, str]
     """Call id -> why it waited, for the calls the recorded run waits on."""
 
+    changes: dict[int, list[ToolSpec]]
+    """Step position -> the tools the recorded step was offered when they had changed before it."""
+    source: ReplaySource
+
     def _why_risky(self, call: ToolCall) -> str | None:
         return self.waiting.get(call.id)
+
+    async def _refresh_tools(self, state: RunState) -> bool:
+        offered = self.changes.get(len(state.steps))
+        if offered is not None:
+            self.source.offer(_safe(offered))
+        return await super()._refresh_tools(state)
 
 
 @dataclass
@@ -117,6 +133,8 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     source = ReplaySource(_specs(config, recorded), results)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
+    agent.source = source
+    agent.changes = {n: step.tools for n, step in enumerate(recorded.steps) if step.tools is not None}
     agent.waiting = {
         p.call.id: p.approval_reason or "waiting in the recorded run"
         for p in recorded.pending
@@ -144,13 +162,20 @@ def _opening(recorded: RunState) -> list[Message]:
 
 
 def _specs(config: RunConfig, recorded: RunState) -> list[ToolSpec]:
-    """The recorded tool definitions, made not risky (the loop asks _ReplayAgent instead)."""
-    safe = {"risky": False, "destructive_hint": False}
-    specs = {s.name: s.model_copy(update={"policy": s.policy.model_copy(update=safe)}) for s in config.tools}
+    """The recorded tool definitions of the first step, made not risky (the loop asks _ReplayAgent instead)."""
+    specs = {s.name: s for s in _safe(config.tools)}
+    offered_later = {s.name for step in recorded.steps for s in step.tools or []}
     for step in recorded.steps:  # a record without definitions: offer each tool it called, with an open schema
         for call in step.tool_calls:
-            specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))
+            if call.name not in offered_later:
+                specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))
     return list(specs.values())
+
+
+def _safe(specs: list[ToolSpec]) -> list[ToolSpec]:
+    """Tool definitions made not risky (the replay's loop asks _ReplayAgent instead)."""
+    safe = {"risky": False, "destructive_hint": False}
+    return [s.model_copy(update={"policy": s.policy.model_copy(update=safe)}) for s in specs]
 
 
 def exit_text(state: RunState) -> str:

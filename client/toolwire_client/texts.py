@@ -220,6 +220,15 @@ def server_request_failed(server: str, method: str, message: str) -> str:
     return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
 
 
+def tool_changes_unheard(server: str, why: str) -> str:
+    return f"the tool server '{server}' says its tools may change, but its subscriptions/listen stream failed ({why})"
+
+
+def server_instructions(server: str, text: str) -> str:
+    """A server's `instructions`, as joined to a run's system prompt."""
+    return f"Instructions from the tool server '{server}':\n{text}"
+
+
 def tool_listing_skipped(server: str, tool: str, problem: str) -> str:
     return f"tool '{tool}' of server '{server}': {problem}; skipped, the server's other tools are offered"
 

@@ -43,6 +43,7 @@ def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None
             cwd=server.cwd,
             stderr=stderr,
             trusted=server.trust,
+            use_instructions=server.instructions,
         )
         pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
         sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)

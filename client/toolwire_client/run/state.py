@@ -13,6 +13,7 @@ from toolwire_client.run.ordering import OrderCheck
 from toolwire_client.run.plan_state import Plan
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
+from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
@@ -51,6 +52,9 @@ class StepRecord(BaseModel):
     started_at: datetime = Field(default_factory=now)
     finished_at: datetime | None = None
     model_reply: ModelReply | None = None
+    tools: list[ToolSpec] | None = None
+    """The tool definitions offered from this step on, when a server's tool list changed since the step before (MCP
+    `list_changed`); None: the same as before (the first step's are `RunConfig.tools`). Replay offers them again."""
     """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
     the run is saved, not on every step)."""
 

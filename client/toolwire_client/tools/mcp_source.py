@@ -26,10 +26,12 @@ import mcp_types as types
 import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
-from mcp.client._transport import TransportStreams
+from mcp.client._transport import Transport, TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ToolsListChanged
 from mcp_types.methods import validate_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_client import texts
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
@@ -56,6 +58,8 @@ Item = TypeVar("Item")
 
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
+LOG_LEVEL: types.LoggingLevel = "info"
+"""The server log messages asked for in the 2026-07-28 era (a handshake-era server sends what it sends)."""
 START_TIMEOUT_S = 60.0
 """How long a server may take to answer MCP's initialize (spawn and import included) before the start has failed."""
 
@@ -82,6 +86,7 @@ class McpSource:
         start_timeout_s: float = START_TIMEOUT_S,
         mode: Literal["auto", "legacy"] = "auto",
         trusted: bool = False,
+        use_instructions: bool = True,
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -97,6 +102,14 @@ class McpSource:
         self.trusted = trusted
         """The user trusts this server's tool annotations (ServerSpec.trust): see ToolPolicy.with_annotations."""
         """'auto': the 2026-07-28 era where the server speaks it; 'legacy': the initialize handshake (a session)."""
+        self.use_instructions = use_instructions
+        self.instructions: str | None = None
+        """The server's `instructions` (initialize or server/discover), unless the user opted out; the loop joins
+        them to a new run's system prompt."""
+        self.tools_changed = False
+        """Set when the server says its tool list changed (`notifications/tools/list_changed`, or a
+        `subscriptions/listen` event in the 2026-07-28 era): the ToolBox lists this source again before the next
+        model call."""
         self._http_error: str | None = None
         self._spawn_ok = False
         self._first_listing = False
@@ -147,11 +160,17 @@ class McpSource:
                 async with self._opened() as client:
                     self._client, self._generation = client, self._generation + 1
                     self._info.protocol_version = client.protocol_version
-                    self._notify()
-                    if not started:
-                        started = True
-                        task_status.started()
-                    await self._wake.wait()
+                    if self.use_instructions:
+                        self.instructions = (client.instructions or "").strip() or None
+                    async with anyio.create_task_group() as listening:
+                        if _announces_tool_changes(client):
+                            listening.start_soon(self._listen, client)
+                        self._notify()
+                        if not started:
+                            started = True
+                            task_status.started()
+                        await self._wake.wait()
+                        listening.cancel_scope.cancel()
             except Exception as exc:
                 if not started:
                     raise await self._start_failure(exc) from exc
@@ -175,6 +194,41 @@ class McpSource:
                 return
             self.restarts += 1
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
+
+    async def _listen(self, client: Client) -> None:
+        """A 2026-07-28 connection's `subscriptions/listen` stream for tool list changes, while the connection
+        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead)."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for event in events:
+                    if isinstance(event, ToolsListChanged):
+                        self.tools_changed = True
+        except Exception as exc:  # the connection's own failures are seen by its calls; this only stops listening
+            self._note(texts.tool_changes_unheard(self.name, f"{type(exc).__name__}: {exc}"))
+
+    async def _on_message(self, message: object) -> None:
+        """What the server sends unasked: a handshake-era tool list change is noted (the rest the SDK handles)."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed = True
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log message (MCP logging) goes where its stderr goes: the run's server log, or inline with
+        `-v`, under the server's name (over HTTP too, where there is no stderr)."""
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+        where = f" {params.logger}" if params.logger else ""
+        with suppress(Exception):
+            self.stderr.sink(self.name, f"[{params.level}{where}] {data}")
+
+    def _client_on(self, transport: Transport) -> Client:
+        """The SDK's Client on `transport`, with this source's handlers for what the server sends unasked."""
+        return Client(
+            transport,
+            mode=self.mode,
+            cache=None,
+            logging_callback=self._on_log,
+            message_handler=self._on_message,
+            log_level=LOG_LEVEL,
+        )
 
     async def _backed_off(self, window: RestartWindow) -> bool:
         """Wait until the window allows a restart (callers wait through a backoff, and fail at once while the window
@@ -210,7 +264,7 @@ class McpSource:
             params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env, cwd=self.cwd)
             async with (
                 self.stderr.pipe() as errlog,
-                Client(self._spawned(params, errlog), mode=self.mode, cache=None) as client,
+                self._client_on(self._spawned(params, errlog)) as client,
             ):
                 yield client
             return
@@ -225,7 +279,7 @@ class McpSource:
                 event_hooks=hooks,
                 verify=ssl_context(),
             ) as http,
-            Client(streamable_http_client(self.url, http_client=http), mode=self.mode, cache=None) as client,
+            self._client_on(streamable_http_client(self.url, http_client=http)) as client,
         ):
             yield client
 
@@ -487,6 +541,13 @@ def _closed(exc: MCPError) -> bool:
     """The SDK's own "the connection closed": code -32000 is also the first of the range a server's own errors use
     (JSON-RPC), so a server's `-32000: backend unavailable` is its answer, not a lost connection."""
     return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
+
+
+def _announces_tool_changes(client: Client) -> bool:
+    """A 2026-07-28 connection to a server that says its tool list may change (the only way to hear it is to
+    listen)."""
+    tools = client.server_capabilities.tools
+    return client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(tools and tools.list_changed)
 
 
 def _tool_name(item: object) -> str:

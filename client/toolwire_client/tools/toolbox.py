@@ -66,19 +66,38 @@ class ToolBox:
         self.on_progress = on_progress
         self.max_result_chars = max_result_chars
         self._routes: dict[str, Route] = {}
+        self._listed: dict[int, list[ToolSpec]] = {}
+        """Source (by id) -> the tools it listed last."""
         self.started = False
 
     async def start(self) -> None:
         """Start every source in turn; if one fails, the ones already started are closed before the error goes on."""
         self.started = True
-        listed: list[tuple[ToolSource, ToolSpec]] = []
         try:
             for source in self.sources:
                 await source.start()
-                listed += [(source, spec) for spec in await source.list_tools()]
+                self._listed[id(source)] = await source.list_tools()
         except BaseException:
             await self.aclose()  # not shielded: each McpSource's task group must be the innermost scope it exits
             raise
+        self._route()
+
+    async def refresh(self) -> bool:
+        """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
+        is offered its new tools. True when what the model is offered changed."""
+        before = self.specs
+        for source in self.sources:
+            if getattr(source, "tools_changed", False):
+                source.tools_changed = False  # type: ignore[attr-defined]  # an McpSource's (or a replay's)
+                self._listed[id(source)] = await source.list_tools()
+        if not any(id(source) in self._listed for source in self.sources):
+            return False  # a view (narrowed): its routes are its parent's
+        self._route()
+        return self.specs != before
+
+    def _route(self) -> None:
+        """The routes of the tools listed: names two sources share prefixed, the allow-list applied, wire names."""
+        listed = [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
         counts = Counter(spec.name for _, spec in listed)
         kept: list[tuple[ToolSource, ToolSpec, str]] = []
         for source, spec in listed:
@@ -86,10 +105,18 @@ class ToolBox:
             if self._allowed(known) or self._allowed(spec.name):
                 kept.append((source, spec, known))
         wire = wire_names(known for _, _, known in kept)
+        routes: dict[str, Route] = {}
         for source, spec, known in kept:
             name = wire[known]
             offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
-            self._routes[name] = Route(source, spec.name, offered, known)
+            routes[name] = Route(source, spec.name, offered, known)
+        self._routes = routes
+
+    @property
+    def instructions(self) -> list[tuple[str, str]]:
+        """(server name, its `instructions`) of every source that sent some (McpSource), in the servers' order."""
+        found = [(source.name, getattr(source, "instructions", None)) for source in self.sources]
+        return [(name, text) for name, text in found if isinstance(text, str) and text]
 
     async def aclose(self) -> None:
         self.started = False
