@@ -14,6 +14,7 @@ from helpers.servers import TEST_TOOLS, HttpServer, free_port
 from toolwire_client.models.providers import scripted_names
 
 PY = sys.executable
+SUPPORT = f"{PY} -m toolwire_server examples.support_tools:registry --stdio"
 NOTHING_LISTENS = f"http://127.0.0.1:{free_port()}/mcp"
 
 
@@ -119,6 +120,32 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         r"Error: Invalid value for '--server': .*No closing quotation",
         True,
     ),
+    # names of tools the servers do not have: said once every server has listed its tools
+    (
+        "allow-matches-no-tool",
+        (*RUN, *SCRIPTED, "--server", SUPPORT, "--allow", "get_order", "--allow", "get_ordr*"),
+        {},
+        2,
+        r"Error: --allow 'get_ordr\*' matches no tool of this run "
+        r"\(its tools: calculator, get_order, issue_refund, search_orders\)$",
+        False,
+    ),
+    (
+        "tool-choice-no-tool",
+        (*RUN, *SCRIPTED, "--server", SUPPORT, "--tool-choice", "get_ordr"),
+        {},
+        2,
+        r"Error: --tool-choice 'get_ordr' names no tool of this run \(its tools: .*\bget_order\b.*\)$",
+        False,
+    ),
+    (
+        "tool-choice-not-allowed",
+        (*RUN, *SCRIPTED, "--server", SUPPORT, "--allow", "[cg]*", "--tool-choice", "issue_refund"),
+        {},
+        2,
+        r"Error: --tool-choice 'issue_refund' names no tool of this run \(its tools: calculator, get_order\)$",
+        False,
+    ),
     # an HTTP tool server
     (
         "not-a-url",
@@ -161,6 +188,7 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
             ("--max-tokens", "-5", "x>=1"),
             ("--max-cost", "-1", "x>0"),
             ("--max-wall", "-0.5", "x>0"),
+            ("--tool-timeout", "0", "x>0"),
         ]
     ],
     ("replay-repeat-limit-1", ("replay", "run_x", "--repeat-limit", "1"), {}, 2, r".*'--repeat-limit': 1 is not", True),

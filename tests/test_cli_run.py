@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.cli import clean_env, run_toolwire
+from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_call, openai_completion
 
 SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
@@ -125,3 +125,33 @@ def test_run_plan_prints_the_plan_and_the_replan_and_the_run_replays(tmp_path: P
 
     misused = run_toolwire("run", task, "--server", SUPPORT, "--max-replans", "2", env=env)
     assert misused.returncode == 2 and "--max-replans applies to planned runs: add --plan" in misused.stderr
+
+
+def test_a_server_command_runs_in_the_folder_it_was_typed_in_when_resumed_from_another(tmp_path: Path) -> None:
+    """`--server 'python -m toolwire_server tools.py:registry'` names a file of the folder the run started in: the
+    run saves that folder as the server's cwd, so `resume` from elsewhere starts the same server."""
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    desk = tmp_path / "desk"
+    desk.mkdir()
+    (desk / "tools.py").write_text((REPO / "examples" / "support_tools.py").read_text())
+    server = f"{sys.executable} -m toolwire_server tools.py:registry --stdio"
+    with FakeProvider(provider_turns) as provider:
+        model = ("--model", "openai:local-model", "--base-url", provider.openai_url)
+        paused = run_toolwire("run", "Refund A123", *model, "--server", server, "--db", db, env=env, cwd=desk)
+        assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
+        run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
+        assert run_toolwire("approve", run_id, "--db", db, env=env).returncode == 0
+        resumed = run_toolwire("resume", run_id, "--db", db, env=env, cwd=tmp_path)  # not the run's folder
+        assert resumed.returncode == 0 and "done" in resumed.stdout, resumed.stdout + resumed.stderr
+    exported = json.loads(run_toolwire("trace", "export", run_id, "--json", "--db", db, env=env).stdout)
+    assert exported["config"]["servers"][0]["cwd"] == str(desk)
+
+
+def test_tool_timeout_is_the_runs_limit(tmp_path: Path) -> None:
+    env, db = support_env(tmp_path), str(tmp_path / "runs.db")
+    model = ("--model", "scripted:recovers")
+    done = run_on_support("What does order A123 cost?", db, env, *model, "--tool-timeout", "7.5")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = re.search(r"^run: (run_\w+)", done.stdout, re.M).group(1)  # type: ignore[union-attr]
+    exported = json.loads(run_toolwire("trace", "export", run_id, "--json", "--db", db, env=env).stdout)
+    assert exported["config"]["limits"]["tool_timeout_s"] == 7.5

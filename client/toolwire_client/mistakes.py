@@ -16,6 +16,7 @@ from toolwire_client.models import MissingApiKey, UnknownModel
 from toolwire_client.models.providers import scripted_names
 from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState
 from toolwire_client.tools.source import ToolServerFailed
+from toolwire_client.tools.toolbox import NoSuchTool
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"
 USAGE, FAILED, CLAIMED = 2, 1, 3
@@ -91,6 +92,8 @@ def _explain(leaf: BaseException) -> tuple[str, int]:
         return str(leaf), USAGE
     if isinstance(leaf, MissingApiKey):
         return _no_key(leaf), USAGE
+    if isinstance(leaf, NoSuchTool):
+        return str(leaf), USAGE
     if isinstance(leaf, ToolServerFailed):
         return server_failed(leaf), USAGE if leaf.kind == "no_command" else FAILED
     if isinstance(leaf, RunAlreadyClaimed):
@@ -115,6 +118,7 @@ _TYPED = (
     UnknownModel,
     MissingApiKey,
     ToolServerFailed,
+    NoSuchTool,
     RunAlreadyClaimed,
     StaleRunState,
     RunNotFound,

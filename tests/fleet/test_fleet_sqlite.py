@@ -120,7 +120,8 @@ async def test_request_budget_is_shared(tmp_path: Path) -> None:
 
 
 def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> None:
-    """No worker runs: the run stays queued; once its workflow is cancelled, `wait` says so instead of blocking."""
+    """No worker runs: the run stays queued, and `wait` says no worker has taken it; once its workflow is
+    cancelled, `wait` says so instead of blocking."""
     from toolwire_client.fleet.submit import FleetClient
 
     queued = toolwire(
@@ -128,8 +129,10 @@ def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> N
         "support", "--db", db,
     )  # fmt: skip
     run_id = queued.stdout.strip()
-    still = toolwire("wait", run_id, "--db", db, "--timeout", "1")
-    assert still.returncode == 1 and f"run {run_id} is still running after 1 s" in still.stderr
+    still = toolwire("wait", run_id, "--db", db, "--timeout", "5")  # the first look at the queue is after 3 s
+    assert still.returncode == 1 and f"run {run_id} is still running after 5 s" in still.stderr
+    note = f"no worker has taken run {run_id} yet; is `toolwire worker` running on this store?"
+    assert still.stderr.splitlines()[0] == note, still.stderr  # said once, while it goes on waiting
     fleet = FleetClient(db)
     try:
         fleet.client.cancel_workflow(run_id)

@@ -75,3 +75,20 @@ def test_grants_match_globs_and_tokens() -> None:
     assert grant is not None and grant.agent == "r"
     assert grant.allows("get_order") and grant.allows("calculator") and not grant.allows("issue_refund")
     assert access.grant_for_token("t2") is None and access.grant_for_token("") is None
+
+
+@pytest.mark.parametrize(
+    ("grant", "said"),
+    [
+        ('["echo", "ecoh"]', "grants agent 'reader' 'ecoh', which names no tool of this server (its tools: add, "),
+        ('["echo", "get_*"]', "grants agent 'reader' 'get_*', which matches no tool of this server (its tools: add, "),
+    ],
+)
+def test_a_grant_of_no_registered_tool_stops_serve(tmp_path: Path, grant: str, said: str) -> None:
+    tokens = tmp_path / "tokens.toml"
+    tokens.write_text(f'[agents.reader]\ntoken = "t1"\ntools = {grant}\n')
+    for transport in ("--http", "--stdio"):
+        proc = _serve(TEST_TOOLS, transport, "--tokens", str(tokens), "--port", "0")
+        assert proc.returncode == 1, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and said in lines[0] and "echo" in lines[0], proc.stderr

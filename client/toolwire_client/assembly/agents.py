@@ -60,7 +60,9 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
     if allow is not None:
         allow = [*allow, *(source.name for source in own)]
     cap = config.limits.max_result_chars
-    return ToolBox([*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap)
+    return ToolBox(
+        [*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap, choice=config.tool_choice
+    )
 
 
 async def run_task(config: RunConfig, task: str, *, db: str | None = None, on_step: OnStep | None = None) -> RunState:

@@ -3,6 +3,7 @@
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -90,17 +91,20 @@ def submit(task: str, db: str | None, **options: object) -> None:
 
 class FleetWatch:
     """While `wait` waits: every few seconds, whether the run's fleet workflow has failed or been cancelled (then
-    no worker will ever end the run). Nothing of DBOS is loaded for a run store that never had a fleet."""
+    no worker will ever end the run), and, once, whether no worker has taken it yet (`note` gets that line). Nothing
+    of DBOS is loaded for a run store that never had a fleet."""
 
     EVERY_S = 3.0
 
-    def __init__(self, db: str | None) -> None:
+    def __init__(self, db: str | None, note: Callable[[str], None] = lambda line: None) -> None:
         self.db = db
+        self.note = note
+        self.noted = False
         self.fleet: FleetClient | None = None
         self.next_check = time.monotonic() + self.EVERY_S
 
     async def stuck(self, run_id: str) -> str | None:
-        from toolwire_client.fleet.submit import FleetClient, has_fleet, stuck
+        from toolwire_client.fleet.submit import FleetClient, has_fleet, stuck, unclaimed
 
         if time.monotonic() < self.next_check:
             return None
@@ -110,7 +114,11 @@ class FleetWatch:
                 return None
             self.fleet = await anyio.to_thread.run_sync(lambda: FleetClient(self.db))
         fleet = self.fleet
-        return await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id))
+        why = await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id))
+        if why is None and not self.noted and await anyio.to_thread.run_sync(lambda: unclaimed(fleet, run_id)):
+            self.noted = True
+            self.note(f"no worker has taken run {run_id} yet; is `toolwire worker` running on this store?")
+        return why
 
     def close(self) -> None:
         if self.fleet is not None:
@@ -126,7 +134,7 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
 
     async def work(store: SqlRunStore) -> RunState:
         deadline = None if timeout is None else time.monotonic() + timeout
-        watch = FleetWatch(db)
+        watch = FleetWatch(db, lambda line: click.echo(line, err=True))
         try:
             while True:
                 state = await store.load(run_id)

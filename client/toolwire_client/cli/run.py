@@ -267,6 +267,12 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Wall-clock limit for the whole run, in seconds.",
     ),
     click.option(
+        "--tool-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="Timeout of every tool call, in seconds, instead of each tool's own.",
+    ),
+    click.option(
         "--max-result-chars",
         default=DEFAULT_MAX_RESULT_CHARS,
         show_default=True,
@@ -303,6 +309,7 @@ def config_from(
     max_cost: float | None,
     max_wall: float | None,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    tool_timeout: float | None = None,
 ) -> RunConfig:
     """The RunConfig the config options describe; a combination that makes no sense is a usage error.
     `server_names`: a submitted run's servers, by their names in the workers' servers file."""
@@ -327,6 +334,7 @@ def config_from(
         max_cost_usd=max_cost,
         max_wall_s=max_wall,
         max_result_chars=max_result_chars,
+        tool_timeout_s=tool_timeout,
     )
     return RunConfig(
         model=model_spec or default_spec(),

@@ -105,7 +105,8 @@ def server_specs(
     env: tuple[dict[str, str], list[str]] = ({}, []),
 ) -> list[ServerSpec]:
     """One ServerSpec per server, each named after what it serves (the log's prefix and, for tools two servers
-    share, the tool names' prefix)."""
+    share, the tool names' prefix). A command runs in the folder it was typed in (its `cwd`, saved with the run),
+    so `resume` or a worker started elsewhere finds the files it names."""
     names: list[str] = []
 
     def unique(name: str) -> str:
@@ -114,8 +115,10 @@ def server_specs(
         return name if not taken else f"{name}-{taken + 1}"
 
     values, passed = env
+    here = os.getcwd()
     specs = [
-        ServerSpec(name=unique(_safe(_command_name(argv))), command=argv, env=values, pass_env=passed) for argv in argvs
+        ServerSpec(name=unique(_safe(_command_name(argv))), command=argv, env=values, pass_env=passed, cwd=here)
+        for argv in argvs
     ]
     specs += [ServerSpec(name=unique("http"), url=url, token_env=token_env) for url in urls]
     return specs

@@ -95,6 +95,12 @@ def stuck(fleet: FleetClient, run_id: str) -> str | None:
     return None
 
 
+def unclaimed(fleet: FleetClient, run_id: str) -> bool:
+    """Whether the run's workflow still waits on the queue: no worker has taken it (DBOS's ENQUEUED; a worker's
+    is PENDING)."""
+    return any(w.workflow_id == run_id and w.status == "ENQUEUED" for w in fleet.legs(run_id))
+
+
 async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig) -> str:
     """Save the run (so `toolwire runs` lists it at once) and enqueue its workflow under the run's id."""
     state = new_state(task, config)
@@ -116,4 +122,14 @@ async def is_fleet_run(fleet: FleetClient, run_id: str) -> bool:
     return bool(await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)))
 
 
-__all__ = ["FleetClient", "NotAFleetRun", "RunNotFound", "is_fleet_run", "new_state", "notify", "stuck", "submit"]
+__all__ = [
+    "FleetClient",
+    "NotAFleetRun",
+    "RunNotFound",
+    "is_fleet_run",
+    "new_state",
+    "notify",
+    "stuck",
+    "submit",
+    "unclaimed",
+]

@@ -49,6 +49,20 @@ def idempotency_key(run_id: str, call_id: str) -> str:
     return hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:32]
 
 
+CHOICE_WORDS = ("auto", "required", "none")
+"""The tool choices that name no tool."""
+
+
+class NoSuchTool(ValueError):
+    """An --allow pattern or a --tool-choice that names no tool of the run (a usage mistake)."""
+
+    def __init__(self, option: str, value: str, tools: list[str]):
+        self.option, self.value, self.tools = option, value, tools
+        what = "matches" if option == "--allow" else "names"
+        listed = ", ".join(tools) if tools else "none"
+        super().__init__(f"{option} {value!r} {what} no tool of this run (its tools: {listed})")
+
+
 class ToolBox:
     def __init__(
         self,
@@ -58,9 +72,12 @@ class ToolBox:
         transport_retries: int = 1,
         on_progress: OnProgress | None = None,
         max_result_chars: int | None = None,
+        choice: str | None = None,
     ):
         self.sources = sources
         self.allow = allow
+        self.choice = choice
+        """The tool the model is made to call (`tool_choice` naming a tool), checked against the tools listed."""
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
@@ -80,7 +97,11 @@ class ToolBox:
         except BaseException:
             await self.aclose()  # not shielded: each McpSource's task group must be the innermost scope it exits
             raise
-        self._route()
+        try:
+            self._check_names(self._route())
+        except BaseException:
+            await self.aclose()
+            raise
 
     async def refresh(self) -> bool:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
@@ -95,13 +116,16 @@ class ToolBox:
         self._route()
         return self.specs != before
 
-    def _route(self) -> None:
-        """The routes of the tools listed: names two sources share prefixed, the allow-list applied, wire names."""
+    def _route(self) -> list[tuple[str, str]]:
+        """The routes of the tools listed: names two sources share prefixed, the allow-list applied, wire names;
+        every (name, known name) listed."""
         listed = [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
         counts = Counter(spec.name for _, spec in listed)
         kept: list[tuple[ToolSource, ToolSpec, str]] = []
+        names: list[tuple[str, str]] = []
         for source, spec in listed:
             known = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
+            names.append((spec.name, known))
             if self._allowed(known) or self._allowed(spec.name):
                 kept.append((source, spec, known))
         wire = wire_names(known for _, _, known in kept)
@@ -111,12 +135,26 @@ class ToolBox:
             offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
             routes[name] = Route(source, spec.name, offered, known)
         self._routes = routes
+        return names
 
     @property
     def instructions(self) -> list[tuple[str, str]]:
         """(server name, its `instructions`) of every source that sent some (McpSource), in the servers' order."""
         found = [(source.name, getattr(source, "instructions", None)) for source in self.sources]
         return [(name, text) for name, text in found if isinstance(text, str) and text]
+
+    def _check_names(self, listed: list[tuple[str, str]]) -> None:
+        """An --allow pattern that matches no tool of any source, or a tool choice that names none, is a mistake
+        of the run's configuration: said once every source has listed its tools (a pattern may match nothing on
+        one server and something on another)."""
+        names = sorted({known for _, known in listed})
+        for pattern in self.allow or []:
+            if not any(fnmatch.fnmatchcase(n, pattern) for pair in listed for n in pair):
+                raise NoSuchTool("--allow", pattern, names)
+        if self.choice is not None and self.choice not in CHOICE_WORDS:
+            offered = {route.known for route in self._routes.values()} | set(self._routes)
+            if self.choice not in offered:
+                raise NoSuchTool("--tool-choice", self.choice, sorted({r.known for r in self._routes.values()}))
 
     async def aclose(self) -> None:
         self.started = False

@@ -31,6 +31,7 @@ import hmac
 import json
 import os
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -109,6 +110,24 @@ class Access:
                 return grant
         known = ", ".join(sorted({g.agent for g in everyone})) or "(none)"
         raise AccessConfigError(f"no agent named '{agent}' in the access config; agents: {known}")
+
+
+def check_grants(access: Access, tools: Sequence[str], others: Sequence[str] = ()) -> None:
+    """Every pattern of every agent must match a registered tool (or prompt name, resource URI or URI template,
+    `others`): a grant naming nothing is a typo, said when the server starts rather than as a tool that is never
+    listed. `*` always passes, and so does a resource URI pattern (`files://public/*`): a template's URIs cannot be
+    listed to check it against."""
+    agents = {grant.agent: grant for grant in [*access.grants.values(), *access.subjects.values()]}
+    for agent, grant in sorted(agents.items()):
+        for pattern in grant.patterns:
+            if pattern == "*" or "://" in pattern or any(fnmatchcase(name, pattern) for name in [*tools, *others]):
+                continue
+            what = "matches" if any(c in pattern for c in "*?[") else "names"
+            listed = ", ".join(sorted(tools)) or "none"
+            raise AccessConfigError(
+                f"the access config grants agent '{agent}' {pattern!r}, which {what} no tool of this server "
+                f"(its tools: {listed})"
+            )
 
 
 _EXAMPLE = '[agents.support]\ntoken = "..."\ntools = ["get_order", "search_*"]'

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors.multiprocess import Multiprocess
 
-from toolwire_server.auth.access import Access, access_from_env, load_access
+from toolwire_server.auth.access import Access, access_from_env, check_grants, load_access
 from toolwire_server.limits import ServerLimits
 from toolwire_server.tools.loading import load_registry
 from toolwire_server.tools.registry import Registry
@@ -64,6 +64,10 @@ class ServeSpec:
             registry.isolate_all()
         if self.isolate_workers is not None:
             registry.workers.size = self.isolate_workers
+        if access is not None:
+            resources = registry.resources
+            others = [*registry.prompts, *resources.static, *(str(t.template) for t in resources.templates)]
+            check_grants(access, registry.names(), others)
         return registry, access
 
     def app(self, registry: Registry, access: Access | None) -> Starlette:
