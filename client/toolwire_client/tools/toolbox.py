@@ -106,13 +106,14 @@ class ToolBox:
     async def refresh(self) -> bool:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
-        before = self.specs
+        before, relisted = self.specs, False
         for source in self.sources:
             if getattr(source, "tools_changed", False):
                 source.tools_changed = False  # type: ignore[attr-defined]  # an McpSource's (or a replay's)
                 self._listed[id(source)] = await source.list_tools()
-        if not any(id(source) in self._listed for source in self.sources):
-            return False  # a view (narrowed): its routes are its parent's
+                relisted = True
+        if not relisted or not any(id(source) in self._listed for source in self.sources):
+            return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         self._route()
         return self.specs != before
 
@@ -251,7 +252,9 @@ class ToolBox:
         timeout = timeout_s or self.timeouts.get(route.known) or policy.timeout_s
         key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
-        sent = call.model_copy(update={"name": route.remote_name, "arguments": dict(call.arguments)})
+        # the call as its source gets it: its name there, its own copy of the arguments (built, not model_copy'd:
+        # a pydantic copy costs more than the rest of the call's bookkeeping)
+        sent = ToolCall.model_construct(id=call.id, name=route.remote_name, arguments=dict(call.arguments))
         request = ToolRequest(sent, run, timeout, key, self._progress_of(call))
         for attempt in range(1, tries + 1):
             try:
