@@ -319,7 +319,7 @@ class Agent:
 
     async def _refresh_tools(self, state: RunState) -> bool:
         """Before a model call: the tools of a server that said its list changed listed again (True: the model is
-        offered other tools than on the step before)."""
+        offered other tools than on the step before). Replay overrides it to offer what the recorded step saw."""
         return await self.toolbox.refresh()
 
     def _join_instructions(self, state: RunState) -> None:

@@ -50,7 +50,7 @@ def approvals(db: str | None, as_json: bool) -> None:
     else:
         arguments = Column("arguments", max_width=48, overflow="fold")  # the rest of a row keeps its width
         headers: list[str | Column] = ["run", "call id", "tool", arguments, "hash", "since", "why"]
-        table = ids_first([*headers, Column("note", no_wrap=True)], waiting_ids(waiting))
+        table = ids_first([*headers, Column("note", no_wrap=True)], [(state.run_id, p.call.id) for state, p in waiting])
         for state, p in waiting:
             args = json.dumps(p.call.arguments, sort_keys=True)
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
@@ -73,10 +73,6 @@ def approvals(db: str | None, as_json: bool) -> None:
                 d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
             )
         console.print(decided_table)
-
-
-def waiting_ids(waiting: list[tuple[RunState, PendingCall]]) -> list[tuple[str, str]]:
-    return [(state.run_id, p.call.id) for state, p in waiting]
 
 
 def ids_first(headers: list[str | Column], ids: list[tuple[str, str]], title: str | None = None) -> Table:

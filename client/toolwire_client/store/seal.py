@@ -4,6 +4,7 @@ A saved configuration says which commands to start, which URLs to send tokens to
 approval; anyone who can write the run store can write it. The seal tells the configuration this user's toolwire
 saved from one written by anybody else, so `toolwire resume` rebuilds only the former (trusted_servers.py)."""
 
+import functools
 import hashlib
 import hmac
 import json
@@ -25,9 +26,14 @@ def key_path() -> Path:
 
 
 def _key() -> bytes:
+    return _key_at(key_path())
+
+
+@functools.cache
+def _key_at(path: Path) -> bytes:
     """This user's key, made on first use: readable by this user only, and written whole or not at all (two
-    processes making it at once agree on the one that landed first)."""
-    path = key_path()
+    processes making it at once agree on the one that landed first). Read once per process (each saved run's
+    config is sealed, each resumed one checked)."""
     try:
         return bytes.fromhex(path.read_text().strip())
     except FileNotFoundError:

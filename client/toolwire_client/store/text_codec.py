@@ -9,6 +9,7 @@ stored as it was) are never decoded; the text columns were made consistent by st
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 ESCAPE = "\ue000"
@@ -39,7 +40,7 @@ def unescape_opt(text: str | None) -> str | None:
     return None if text is None else unescape(text)
 
 
-def _tree(value: Any, fn: Any) -> Any:
+def _tree(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, dict):

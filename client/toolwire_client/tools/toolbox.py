@@ -106,14 +106,13 @@ class ToolBox:
     async def refresh(self) -> bool:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
-        before, relisted = self.specs, False
-        for source in self.sources:
-            if getattr(source, "tools_changed", False):
-                source.tools_changed = False  # type: ignore[attr-defined]  # an McpSource's (or a replay's)
-                self._listed[id(source)] = await source.list_tools()
-                relisted = True
-        if not relisted or not any(id(source) in self._listed for source in self.sources):
+        changed = [source for source in self.sources if getattr(source, "tools_changed", False)]
+        if not changed or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
+        before = self.specs
+        for source in changed:
+            source.tools_changed = False  # type: ignore[attr-defined]  # an McpSource's (or a replay's)
+            self._listed[id(source)] = await source.list_tools()
         self._route()
         return self.specs != before
 
