@@ -233,6 +233,13 @@ def tool_listing_skipped(server: str, tool: str, problem: str) -> str:
     return f"tool '{tool}' of server '{server}': {problem}; skipped, the server's other tools are offered"
 
 
+def tool_needs_tasks(server: str, tool: str) -> str:
+    return (
+        f"tool '{tool}' of server '{server}' runs only as an MCP task (taskSupport \"required\"), which this client "
+        "does not call yet; not offered"
+    )
+
+
 SKILL_TOOL = "load_skill"
 SKILL_NAME_HELP = "A skill's name, as listed."
 

@@ -391,10 +391,18 @@ class McpSource:
                 page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
             except pydantic.ValidationError:
                 page = await self._ask("tools/list", partial(self._valid_tools, cursor=cursor))
-            specs += [_spec(tool, self.name, self.trusted) for tool in page.tools]
+            specs += [_spec(tool, self.name, self.trusted) for tool in page.tools if self._plainly_callable(tool)]
             cursor = page.next_cursor
             if not cursor:
                 return specs
+
+    def _plainly_callable(self, tool: types.Tool) -> bool:
+        """False, with a note, for a tool that runs only as an MCP task (`taskSupport: "required"`): a plain
+        tools/call of it fails every time, and this client makes no task calls yet, so it is not offered."""
+        if tool.execution is None or tool.execution.task_support != "required":
+            return True
+        self._note(texts.tool_needs_tasks(self.name, tool.name))
+        return False
 
     async def _valid_tools(self, client: Client, cursor: str | None) -> types.ListToolsResult:
         """A page of tools/list that failed MCP's schema, asked again and checked tool by tool (as the SDK checks
