@@ -4,7 +4,7 @@
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,8 +60,8 @@ def refunded_cents(support_db: Path, order_id: str) -> int:
 
 
 @contextmanager
-def console(db: str, folder: Path, *args: str) -> Iterator[str]:
-    """`toolwire ui --db DB --port P ARGS` running; its base URL."""
+def console(db: str, folder: Path, *args: str, meanwhile: Callable[[], object] = lambda: None) -> Iterator[str]:
+    """`toolwire ui --db DB --port P ARGS` running; its base URL. `meanwhile` runs while the console starts."""
     port = free_port()
     log = folder / f"ui-{port}.log"
     argv = [TOOLWIRE, "ui", "--db", db, "--port", str(port), *args]
@@ -69,6 +69,7 @@ def console(db: str, folder: Path, *args: str) -> Iterator[str]:
         proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(), stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
+        meanwhile()
         wait_until_ok(f"{url}/static/ui.css", proc, log, 60, "toolwire ui")
         yield url
     finally:

@@ -11,6 +11,7 @@ from console import CHROMIUM, NO_CHROMIUM, console, refunded_cents, waiting_runs
 
 from helpers.cli import REPO
 from toolwire_client.run.state import RunState
+from toolwire_client.store.approvals import default_approver
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 DOCS = REPO / "docs"
@@ -22,9 +23,10 @@ WAIT_MS = 30_000
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, list[RunState]]]:
     folder = tmp_path_factory.mktemp("ui")
     db, support_db = str(folder / "runs.db"), folder / "support.sqlite3"
-    runs = waiting_runs(db, support_db, ["Refund one item of order A123", "Refund one item of order B200"])
-    assert [r.status for r in runs] == ["waiting_for_approval"] * 2
-    with console(db, folder) as url:
+    runs: list[RunState] = []
+    tasks = ["Refund one item of order A123", "Refund one item of order B200"]
+    with console(db, folder, meanwhile=lambda: runs.extend(waiting_runs(db, support_db, tasks))) as url:
+        assert [r.status for r in runs] == ["waiting_for_approval"] * 2
         yield url, support_db, runs
 
 
@@ -76,7 +78,9 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
     watcher.locator("#run-status", has_text="done").wait_for(timeout=WAIT_MS)  # pushed by the event stream
     assert watcher.evaluate("window.notReloaded") is True
     assert watcher.locator("#steps tr.step[data-step='4']").count() == 1  # the final answer's step, new
-    assert "approved by" in watcher.locator(f'#steps tr[data-call="{pending.call.id}"]').inner_text()
+    assert (
+        f"approved by {default_approver()}" in watcher.locator(f'#steps tr[data-call="{pending.call.id}"]').inner_text()
+    )
     assert watcher.locator("#waterfall svg rect").count() >= 4
     assert refunded_cents(support_db, "A123") == pending.call.arguments["amount_cents"]
     watcher.screenshot(path=str(DOCS / "ui-run.png"), full_page=True)

@@ -22,14 +22,27 @@ class FleetInfo:
     """Runs on the queue that no worker has taken yet."""
 
 
+FRESH_S = 2.0
+"""A read this young is answered again (every open page polls; the fleet's own tables are not read for each)."""
+
+
 class FleetView:
     """Reads the fleet of one run store; the DBOS client is made once, on the first read that finds a fleet."""
 
     def __init__(self, db: str | None) -> None:
         self.db = db
         self.client: FleetClient | None = None
+        self.last: tuple[float, FleetInfo | None] = (-FRESH_S, None)
 
     async def read(self, store: SqlRunStore) -> FleetInfo | None:
+        at, info = self.last
+        if time.monotonic() - at < FRESH_S:
+            return info
+        info = await self._read(store)
+        self.last = (time.monotonic(), info)
+        return info
+
+    async def _read(self, store: SqlRunStore) -> FleetInfo | None:
         if self.client is None:
             if not await anyio.to_thread.run_sync(lambda: has_fleet(self.db)):
                 return None
