@@ -62,6 +62,8 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
     watcher = browser.new_page(viewport={"width": 1400, "height": 1100})
     watcher.goto(f"{url}/runs/{run.run_id}")
     watcher.evaluate("window.notReloaded = true")
+    listing = browser.new_page()
+    listing.goto(url + "/?status=&q=A123")
     assert watcher.locator("#steps tr.step[data-step='4']").count() == 0
     stale = browser.new_context(java_script_enabled=False).new_page()  # a second tab that is not kept current
     stale.goto(url + "/decisions")
@@ -77,6 +79,7 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
 
     watcher.locator("#run-status", has_text="done").wait_for(timeout=WAIT_MS)  # pushed by the event stream
     assert watcher.evaluate("window.notReloaded") is True
+    listing.locator(f'#runs tr[data-run="{run.run_id}"] td.status', has_text="done").wait_for(timeout=WAIT_MS)
     assert watcher.locator("#steps tr.step[data-step='4']").count() == 1  # the final answer's step, new
     assert (
         f"approved by {default_approver()}" in watcher.locator(f'#steps tr[data-call="{pending.call.id}"]').inner_text()
@@ -88,7 +91,7 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
     again = stale.locator(f'form.decision[data-run="{run.run_id}"][data-call="{pending.call.id}"] button.approve')
     again.click()  # the same call, from a tab opened before the decision
     assert "was already decided" in stale.locator("#refused").inner_text()
-    for tab in (watcher, deciding, stale):
+    for tab in (watcher, deciding, stale, listing):
         tab.close()
 
 

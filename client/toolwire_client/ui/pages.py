@@ -111,8 +111,9 @@ def runs_fragment(rows: list[RunRow]) -> str:
         cost = "" if s.cost_usd is None else f"{s.cost_usd:.4f} USD"
         indent = "↳ " * row.depth
         body.append(
-            f'<tr class="status-{e(s.status)}" data-run="{e(s.run_id)}"><td>{indent}<a href="/runs/{e(s.run_id)}">'
-            f'{e(s.run_id)}</a></td><td class="status">{e(s.status)}</td><td>{e(clip(s.task, 90))}</td>'
+            f'<tr class="run" data-run="{e(s.run_id)}"><td>{indent}<a href="/runs/{e(s.run_id)}">'
+            f'{e(s.run_id)}</a></td><td class="status status-{e(s.status)}">{e(s.status)}</td>'
+            f"<td>{e(clip(s.task, 90))}</td>"
             f"<td>{e(s.agent_name)}</td><td>{s.steps}</td><td>{s.tokens}</td><td>{cost}</td>"
             f"<td>{when(s.started_at)}</td><td>{e(row.waits_for)}</td></tr>"
         )
