@@ -73,6 +73,7 @@ def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
         httpx2.Client(base_url=url, timeout=30) as browser,
     ):
         assert browser.get("/").headers["location"] == "/login"
+        assert browser.get("/runs/no_such_run").headers["location"] == "/login"  # not even a 404 before a login
         assert browser.get("/events/runs").status_code == 401
         wrong = browser.post("/login", data={"token": "tok-mallory"}, headers={"origin": url})
         assert wrong.status_code == 401 and "that token is not in the" in wrong.text

@@ -155,6 +155,15 @@ def _routes(console: Console) -> list[Route]:
             "waiting-count": pages.waiting_badge(len(waiting)),
         }
 
+    def login_first(handler: Handler) -> Handler:
+        """A page reads nothing of the store for a visitor who must log in first (not even whether a run exists)."""
+
+        async def guarded(request: Request) -> Response:
+            session, _ = session_of(request)
+            return RedirectResponse("/login", 303) if session is None else await handler(request)
+
+        return guarded
+
     async def runs_page(request: Request) -> Response:
         status, text = request.query_params.get("status", ""), request.query_params.get("q", "")
         parts = await runs_parts(status, text)
@@ -261,9 +270,9 @@ def _routes(console: Console) -> list[Route]:
         return Response(body, media_type=STATIC[name])
 
     return [
-        Route("/", runs_page),
-        Route("/runs/{run_id}", run_page),
-        Route("/decisions", decisions_page),
+        Route("/", login_first(runs_page)),
+        Route("/runs/{run_id}", login_first(run_page)),
+        Route("/decisions", login_first(decisions_page)),
         Route("/events/runs", streamed(runs_events)),
         Route("/events/run/{run_id}", streamed(run_events)),
         Route("/events/decisions", streamed(decisions_events)),
