@@ -137,40 +137,6 @@ def sessions_off(workers: int) -> str:
     )
 
 
-# What the HTTP server answers a request whose Host or Origin is not its own (DNS-rebinding protection: 421/403).
-
-NO_HOST = "the request has no Host header. Send the Host of the URL you connect to."
-ORIGIN_NULL = (
-    "requests from a web page with 'Origin: null' (a sandboxed frame, a file: page) are never served: it does not "
-    "say which site the page is from. Clients that are not browsers send no Origin."
-)
-
-
-def host_refused(host: str, option: str | None) -> str:
-    text = (
-        f"this server does not answer to the name in 'Host: {host}': it answers to its own names only, so a web page "
-        "on another name cannot reach it by pointing that name at this machine (DNS rebinding)."
-    )
-    if option is None:
-        return text + " That Host is not a valid name[:port]."
-    name = option.rsplit(":", 1)[0] if not option.endswith("]") else option
-    return (
-        f"{text} If clients really reach this server by that name, start it with '--allowed-host {option}' "
-        f"(or '--allowed-host {name}:*' for any port)."
-    )
-
-
-def origin_refused(origin: str, option: str | None) -> str:
-    text = (
-        f"this server does not serve requests from web pages at 'Origin: {origin}': only pages of its own names "
-        "and port, so a page elsewhere cannot use a visitor's browser to call the tools. Clients that are not "
-        "browsers send no Origin."
-    )
-    if option is None:
-        return text
-    return f"{text} If that page should call these tools, start the server with '--allowed-origin {option}'."
-
-
 # What the HTTP Gate answers a caller it does not let in (401/403/503 bodies; the short texts also go into
 # WWW-Authenticate's error_description).
 

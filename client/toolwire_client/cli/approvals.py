@@ -1,15 +1,14 @@
 """`toolwire approvals` lists calls waiting for a person; `approve` and `reject` record a decision on one."""
 
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import anyio.to_thread
 import click
 from rich.console import Console
 from rich.table import Column, Table
 
 from toolwire_client.cli._store import db_option, store_name, with_store
+from toolwire_client.fleet.decide import Decide, decide_and_wake
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
@@ -93,33 +92,14 @@ def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
     return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}{by}; {go_on}"
 
 
-def _decided(db: str | None, run_id: str, decide: Callable[[SqlRunStore], Awaitable[PendingCall]]) -> None:
+def _decided(db: str | None, run_id: str, decide: Decide) -> None:
     """Record the decision; a run that was submitted to the worker fleet is told (its workflow waits for it)."""
 
     async def work(store: SqlRunStore) -> tuple[PendingCall, str | None]:
-        pending = await decide(store)
-        return pending, await notified(db, await decisions.root_run(store, run_id))
+        return await decide_and_wake(db, store, run_id, decide)
 
     pending, workflow = with_store(db, work)
     click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow))
-
-
-async def notified(db: str | None, run_id: str) -> str | None:
-    """The run's workflow id when `run_id` (a top run: a sub-agent's decision wakes its top run) is a fleet run (it
-    was sent the decision), else None (nothing of the fleet is touched)."""
-    from toolwire_client.fleet.submit import has_fleet
-
-    if not await anyio.to_thread.run_sync(lambda: has_fleet(db)):
-        return None
-    from toolwire_client.fleet.submit import FleetClient, NotAFleetRun, notify
-
-    fleet = await anyio.to_thread.run_sync(lambda: FleetClient(db))
-    try:
-        return await notify(fleet, run_id)
-    except NotAFleetRun:
-        return None
-    finally:
-        fleet.close()
 
 
 @click.command("approve")

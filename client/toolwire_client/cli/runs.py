@@ -18,31 +18,11 @@ from toolwire_client.loop import Agent
 from toolwire_client.run.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
+from toolwire_client.store.tree import as_tree
 
 
 def _when(summary: RunSummary, field: str) -> str:
     return str(getattr(summary, field).astimezone().strftime("%Y-%m-%d %H:%M:%S"))
-
-
-def as_tree(found: list[RunSummary]) -> list[tuple[int, RunSummary]]:
-    """The runs in their order, each sub-agent's run (depth 1, 2, ...) right under the run that started it; one whose
-    parent is not in the list stays at the top level."""
-    listed = {s.run_id for s in found}
-    below: dict[str, list[RunSummary]] = {}
-    for s in found:
-        if s.parent_run_id in listed:
-            below.setdefault(s.parent_run_id, []).append(s)
-    ordered: list[tuple[int, RunSummary]] = []
-
-    def add(s: RunSummary, depth: int) -> None:
-        ordered.append((depth, s))
-        for child in sorted(below.get(s.run_id, []), key=lambda c: (c.started_at, c.run_id)):
-            add(child, depth + 1)
-
-    for s in found:
-        if s.parent_run_id not in listed:
-            add(s, 0)
-    return ordered
 
 
 @click.command("runs")

@@ -11,6 +11,7 @@ from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.store.tree import load_tree
 from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
 
 Decided = dict[tuple[str, str], DecisionRecord]
@@ -170,13 +171,7 @@ def _load_tree(db: str | None, run_id: str) -> tuple[RunState, dict[str, RunStat
     """The run and every sub-agent run below it, by run id, and their recorded decisions."""
 
     async def work(store: SqlRunStore) -> tuple[RunState, dict[str, RunState], Decided]:
-        root = await store.load(run_id)
-        found: dict[str, RunState] = {}
-        todo = [sub.run_id for sub in root.children.values()]
-        while todo:
-            child = await store.load(todo.pop())
-            found[child.run_id] = child
-            todo += [sub.run_id for sub in child.children.values()]
+        root, found = await load_tree(store, run_id)
         return root, found, await _decided(store, [run_id, *found])
 
     return with_store(db, work)

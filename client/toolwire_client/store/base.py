@@ -72,6 +72,10 @@ class RunSummary(BaseModel):
     updated_at: datetime
     parent_run_id: str | None = None
     """A sub-agent's run: the run that started it (`toolwire runs` lists it under that run)."""
+    agent_name: str = ""
+    claimed_by: str | None = None
+    """The process driving the run now (host-pid-random: a `toolwire worker`, `run` or `resume`), while it holds
+    the run's lease; None when no one does."""
 
 
 class RunStore(Protocol):

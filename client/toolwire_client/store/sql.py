@@ -350,8 +350,8 @@ class SqlRunStore(ABC):
             with self._transaction() as cur:
                 rows = self._execute(
                     cur,
-                    "SELECT run_id, task, status, steps, tokens, cost_usd, started_at, updated_at, parent_run_id"
-                    " FROM runs "
+                    "SELECT run_id, task, status, steps, tokens, cost_usd, started_at, updated_at, parent_run_id,"
+                    " agent_name, claimed_by FROM runs "
                     f"{where} ORDER BY started_at DESC, run_id DESC LIMIT ?",
                     (*params, limit),
                 ).fetchall()
@@ -365,6 +365,8 @@ class SqlRunStore(ABC):
                 "started_at",
                 "updated_at",
                 "parent_run_id",
+                "agent_name",
+                "claimed_by",
             )
             summaries = [RunSummary.model_validate(dict(zip(keys, r, strict=True))) for r in rows]
             for summary in summaries:
@@ -530,6 +532,8 @@ class Tx:
 def _check_decidable(
     state: RunState, call_id: str, previous: ApprovalEvent | None, shown_hash: str | None
 ) -> PendingCall:
+    if previous is not None:  # first: once the run went on, the call is no longer pending, but it was decided
+        raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous.event})")
     match = [p for p in state.pending if p.call.id == call_id]
     if not match:
         asked = [p.call.id for p in state.pending if p.state == "pending_approval"]
@@ -538,8 +542,6 @@ def _check_decidable(
             f"run {state.run_id} never asked for approval of call '{call_id}'; calls waiting: {listing}"
         )
     pending = match[0]
-    if previous is not None:
-        raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous.event})")
     if pending.state != "pending_approval":
         raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} is not waiting for approval ({pending.state})")
     if args_hash(pending.call.arguments) != pending.args_hash:

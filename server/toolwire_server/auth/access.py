@@ -27,10 +27,6 @@ fails in one place (set `jwks_url` for an issuer that publishes its keys elsewhe
 Validation and the protected-resource metadata are in `toolwire_server.auth.oauth`.
 """
 
-import hmac
-import json
-import os
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -39,14 +35,20 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolwire_server.uris import canonical
+from toolwire_shared.tokens import EXAMPLE as _EXAMPLE
+from toolwire_shared.tokens import (  # the tokens file itself is shared with `toolwire ui`
+    TOKENS_ENV,
+    AccessConfigError,
+    agent_entries,
+    agent_token,
+    config_from_env,
+    find_token,
+    read_config,
+)
 
-TOKENS_ENV = "TOOLWIRE_TOKENS"
+__all__ = ["TOKENS_ENV", "AccessConfigError"]
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """The JWT algorithms the server may accept: signatures checked with a public key only (never `none`, never HS*)."""
-
-
-class AccessConfigError(ValueError):
-    """The access config is malformed; the message says where and what a correct entry looks like."""
 
 
 @dataclass(frozen=True)
@@ -97,11 +99,7 @@ class Access:
     """OAuth: value of the token's `agent_claim` -> grant"""
 
     def grant_for_token(self, token: str) -> Grant | None:
-        found = None
-        for known, grant in self.grants.items():  # compare against every token: no early exit to time
-            if hmac.compare_digest(known.encode(), token.encode()):
-                found = grant
-        return found
+        return find_token(self.grants, token)
 
     def grant_for_agent(self, agent: str) -> Grant:
         everyone = [*self.grants.values(), *self.subjects.values()]
@@ -130,7 +128,6 @@ def check_grants(access: Access, tools: Sequence[str], others: Sequence[str] = (
             )
 
 
-_EXAMPLE = '[agents.support]\ntoken = "..."\ntools = ["get_order", "search_*"]'
 _OAUTH_EXAMPLE = (
     '[oauth]\nissuer = "https://auth.example.com"\nresource = "https://tools.example.com/mcp"\n'
     'required_scopes = ["mcp:tools"]'
@@ -150,20 +147,12 @@ _OAUTH_KEYS = {
 
 
 def parse_access(data: dict[str, Any], origin: str) -> Access:
-    agents = data.get("agents")
-    if not isinstance(agents, dict) or not agents:
-        raise AccessConfigError(f"{origin}: expected a table 'agents'. A correct entry looks like:\n{_EXAMPLE}")
+    agents = agent_entries(data, origin)
     oauth = parse_oauth(data["oauth"], origin) if "oauth" in data else None
     grants: dict[str, Grant] = {}
     subjects: dict[str, Grant] = {}
     for agent, entry in agents.items():
-        if not isinstance(entry, dict):
-            raise AccessConfigError(f"{origin}: agents.{agent} must be a table. Example:\n{_EXAMPLE}")
-        token = entry.get("token")
-        if token is None and "token_env" in entry:
-            token = os.environ.get(str(entry["token_env"]))
-            if not token:
-                raise AccessConfigError(f"{origin}: agents.{agent}: env var {entry['token_env']} is unset or empty")
+        token = agent_token(agent, entry, origin)
         subject = entry.get("subject")
         tools = entry.get("tools")
         if subject is not None and (not isinstance(subject, str) or not subject):
@@ -256,21 +245,9 @@ def _seconds(table: dict[str, Any], key: str, where: str, default: float) -> flo
 
 
 def load_access(path: str | Path) -> Access:
-    file = Path(path)
-    text = file.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if file.suffix == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AccessConfigError(f"{file}: not valid {'JSON' if file.suffix == '.json' else 'TOML'}: {exc}") from exc
-    return parse_access(data, str(file))
+    return parse_access(*read_config(path))
 
 
 def access_from_env() -> Access | None:
-    raw = os.environ.get(TOKENS_ENV)
-    if not raw:
-        return None
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise AccessConfigError(f"${TOKENS_ENV}: not valid JSON: {exc}") from exc
-    return parse_access(data, f"${TOKENS_ENV}")
+    found = config_from_env()
+    return None if found is None else parse_access(*found)

@@ -1,0 +1,94 @@
+"""`toolwire ui`: the run console in a browser (toolwire_client.ui). Bound to 127.0.0.1 by default; bound to any
+other address it requires a login with a token of a tokens file (the tool server's format), and refuses to start
+without one."""
+
+import ipaddress
+
+import click
+
+from toolwire_client.cli._store import db_option, store_name
+from toolwire_client.cli.servers import servers_file_option
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("ui")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; not loopback needs --tokens.")
+@click.option("--port", default=8400, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option(
+    "--tokens",
+    "tokens_file",
+    metavar="FILE",
+    help="Require a login with a token of this file (TOML/JSON, as `toolwire serve --tokens`; $TOOLWIRE_TOKENS too); "
+    "decisions are recorded under the token's agent name.",
+)
+@servers_file_option("Tool servers a run resumed here may start, by the names it saved (as `toolwire resume`).")
+@click.option(
+    "--trace-url",
+    envvar="TOOLWIRE_TRACE_URL",
+    metavar="URL",
+    help="Link each run's trace id to a tracing backend: a URL with {trace_id} in it ($TOOLWIRE_TRACE_URL).",
+)
+@click.option("--allowed-host", "allowed_hosts", multiple=True, metavar="NAME[:PORT]", help="Also answer this Host.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True, metavar="ORIGIN", help="Also accept this Origin.")
+def ui(
+    db: str | None,
+    host: str,
+    port: int,
+    tokens_file: str | None,
+    servers_file: str | None,
+    trace_url: str | None,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins: tuple[str, ...],
+) -> None:
+    """A run console in the browser: runs live, a run's steps and waterfall, approve or reject waiting calls."""
+    import uvicorn
+
+    from toolwire_client.assembly.trusted_servers import resume_trust
+    from toolwire_client.ui import UiSettings, build_app
+    from toolwire_shared.host_origin import check_allowed_host, check_allowed_origin
+    from toolwire_shared.tokens import agent_tokens, config_from_env, read_config
+
+    found = read_config(tokens_file) if tokens_file else config_from_env()
+    tokens = agent_tokens(*found) if found is not None else None
+    if tokens is not None and not tokens:
+        raise click.UsageError("the tokens file names no agent with a token; the console logs in with a token")
+    if tokens is None and not is_loopback(host):
+        raise click.UsageError(
+            f"--host {host} lets other machines reach the console, so it needs a login: give --tokens FILE "
+            "(the tool server's tokens file), or bind 127.0.0.1"
+        )
+    if trace_url is not None and "{trace_id}" not in trace_url:
+        raise click.BadParameter(f"{trace_url!r} has no {{trace_id}} in it", param_hint="--trace-url")
+    try:
+        hosts = tuple(check_allowed_host(h) for h in allowed_hosts)
+        origins = tuple(check_allowed_origin(o) for o in allowed_origins)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    settings = UiSettings(
+        db=db,
+        host=host,
+        port=port,
+        tokens=tokens,
+        trust=resume_trust(servers_file),
+        trace_url=trace_url,
+        allowed_hosts=hosts,
+        allowed_origins=origins,
+    )
+    shown = f"[{host}]" if ":" in host else host
+    login = "a token of the tokens file" if tokens is not None else "no login (this machine only)"
+    click.echo(f"toolwire ui: http://{shown}:{port}/ ; runs of {store_name(db)}; {login}; Ctrl-C stops it", err=True)
+    config = uvicorn.Config(
+        build_app(settings), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
+    )
+    uvicorn.Server(config).run()

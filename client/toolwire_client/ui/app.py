@@ -1,0 +1,283 @@
+"""The console's routes: the runs list, a run, the decisions, their live streams, a decision, log in and out.
+Every route is behind guard.Guard (Host/Origin, an Origin on every POST); every page needs a session (guard.py);
+every decision needs the session's CSRF token and goes through fleet/decide.py, as `toolwire approve` does."""
+
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib.resources import files
+from urllib.parse import urlencode
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
+from toolwire_client.fleet.decide import decide_and_wake
+from toolwire_client.fleet.overview import FleetInfo, FleetView
+from toolwire_client.run.state import PendingCall
+from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, open_store
+from toolwire_client.store import approvals as decisions
+from toolwire_client.ui import pages
+from toolwire_client.ui.guard import Guard, Session, Sessions, csrf_ok, set_cookie
+from toolwire_client.ui.live import fragment_stream
+from toolwire_client.ui.reads import run_rows, run_view, waiting_calls
+from toolwire_client.ui.resumes import LocalResumes
+from toolwire_shared.host_origin import HostOriginRule
+
+STATIC = {"live.js": "text/javascript", "ui.css": "text/css"}
+REASON_CHARS = 2000
+_BACK = re.compile(r"/(runs/[A-Za-z0-9_.:@-]{1,200}|decisions)?")
+"""Where a decision may send the browser back to: a page of this console, never another site."""
+DECIDED_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    db: str | None
+    host: str = "127.0.0.1"
+    port: int = 8400
+    tokens: dict[str, str] | None = None
+    """token -> agent name, from the tokens file; None: no login (loopback only)."""
+    trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
+    """Which tool servers a run resumed here may start (as `toolwire resume --servers`)."""
+    trace_url: str | None = None
+    """A tracing backend's page of one trace, with `{trace_id}` in it."""
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+class Console:
+    """What the routes share while the app runs: the store, the sessions, the fleet view, local resumes."""
+
+    store: SqlRunStore
+    resumes: LocalResumes
+
+    def __init__(self, settings: UiSettings) -> None:
+        self.settings = settings
+        self.sessions = Sessions(settings.tokens)
+        self.fleet = FleetView(settings.db)
+
+    async def fleet_info(self) -> FleetInfo | None:
+        return await self.fleet.read(self.store)
+
+
+def build_app(settings: UiSettings) -> ASGIApp:
+    console = Console(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        console.store = await open_store(settings.db, connections=4)
+        try:
+            async with anyio.create_task_group() as group:
+                console.resumes = LocalResumes(console.store, settings.trust, group)
+                yield
+                group.cancel_scope.cancel()
+        finally:
+            console.fleet.close()
+            await console.store.aclose()
+
+    routes = _routes(console)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    rule = HostOriginRule(settings.host, settings.port, settings.allowed_hosts, settings.allowed_origins)
+    return Guard(app, rule)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _routes(console: Console) -> list[Route]:
+
+    def store() -> SqlRunStore:
+        return console.store  # opened in the lifespan
+
+    sessions = console.sessions
+
+    def session_of(request: Request) -> tuple[Session | None, str | None]:
+        """The visitor's session, and a new session id to set when one was started for them (no login needed):
+        once per request, so the page's forms carry the token of the session its cookie names."""
+        if not hasattr(request.state, "session"):
+            session, sid = sessions.of(request), None
+            if session is None and not sessions.login_required:
+                sid, session = sessions.start(None)
+            request.state.session, request.state.sid = session, sid
+        return request.state.session, request.state.sid
+
+    def who(session: Session) -> str:
+        return session.who or f"{decisions.default_approver()} (the OS user)"
+
+    async def page(request: Request, title: str, body: str, live: str | None) -> Response:
+        session, sid = session_of(request)
+        if session is None:
+            return RedirectResponse("/login", 303)
+        count = len(await waiting_calls(store()))
+        flash, session.flash = session.flash, []
+        csrf = session.csrf if sessions.login_required else None
+        html = pages.layout(title, body, live=live, who=who(session), csrf=csrf, waiting=count, flash=flash)
+        response = HTMLResponse(html)
+        if sid:
+            set_cookie(response, request, sid)
+        return response
+
+    def csrf_of(request: Request) -> str:
+        session, _ = session_of(request)
+        return session.csrf if session else ""
+
+    async def runs_parts(status: str, text: str) -> dict[str, str]:
+        return {
+            "fleet": pages.fleet_fragment(await console.fleet_info()),
+            "runs": pages.runs_fragment(await run_rows(store(), status, text)),
+            "waiting-count": pages.waiting_badge(len(await waiting_calls(store()))),
+        }
+
+    async def run_parts(run_id: str, csrf: str) -> dict[str, str]:
+        view = await run_view(store(), run_id)
+        waiting = await waiting_calls(store(), run_id)
+        return {
+            "run-head": pages.run_head(view.root, console.settings.trace_url),
+            "decide": pages.decide_fragment(waiting, csrf, f"/runs/{run_id}"),
+            "resume": pages.resume_fragment(console.resumes.notes.get(run_id, "")),
+            "steps": pages.steps_fragment(view),
+            "waterfall": pages.waterfall_fragment(view.root),
+            "tree": pages.tree_fragment(view),
+            "waiting-count": pages.waiting_badge(len(await waiting_calls(store()))),
+        }
+
+    async def decisions_parts(csrf: str) -> dict[str, str]:
+        waiting = await waiting_calls(store())
+        return {
+            "decide": pages.decide_fragment(waiting, csrf, "/decisions"),
+            "decided": pages.decided_fragment(await store().decisions(limit=DECIDED_SHOWN)),
+            "waiting-count": pages.waiting_badge(len(waiting)),
+        }
+
+    def login_first(handler: Handler) -> Handler:
+        """A page reads nothing of the store for a visitor who must log in first (not even whether a run exists)."""
+
+        async def guarded(request: Request) -> Response:
+            session, _ = session_of(request)
+            return RedirectResponse("/login", 303) if session is None else await handler(request)
+
+        return guarded
+
+    async def runs_page(request: Request) -> Response:
+        status, text = request.query_params.get("status", ""), request.query_params.get("q", "")
+        parts = await runs_parts(status, text)
+        body = pages.runs_body(parts["fleet"], parts["runs"], status, text)
+        return await page(request, "runs", body, "/events/runs?" + urlencode({"status": status, "q": text}))
+
+    async def run_page(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        try:
+            view = await run_view(store(), run_id)
+        except RunNotFound as exc:
+            return HTMLResponse(pages.refused_page("No such run", str(exc), "/"), 404)
+        csrf = csrf_of(request)
+        decide = pages.decide_fragment(await waiting_calls(store(), run_id), csrf, f"/runs/{run_id}")
+        note = console.resumes.notes.get(run_id, "")
+        body = pages.run_body(view, decide, note, console.settings.trace_url)
+        return await page(request, f"run {run_id}", body, f"/events/run/{run_id}")
+
+    async def decisions_page(request: Request) -> Response:
+        parts = await decisions_parts(csrf_of(request))
+        return await page(
+            request, "decisions", pages.decisions_body(parts["decide"], parts["decided"]), "/events/decisions"
+        )
+
+    def streamed(parts: Callable[[Request, Session], Awaitable[dict[str, str]]]) -> Handler:
+        async def handler(request: Request) -> Response:
+            session = sessions.of(request)
+            if session is None:
+                return Response("log in first", 401)
+            return fragment_stream(request, lambda: parts(request, session))
+
+        return handler
+
+    async def runs_events(request: Request, session: Session) -> dict[str, str]:
+        return await runs_parts(request.query_params.get("status", ""), request.query_params.get("q", ""))
+
+    async def run_events(request: Request, session: Session) -> dict[str, str]:
+        try:
+            return await run_parts(request.path_params["run_id"], session.csrf)
+        except RunNotFound:
+            return {}
+
+    async def decisions_events(request: Request, session: Session) -> dict[str, str]:
+        return await decisions_parts(session.csrf)
+
+    async def decide(request: Request) -> Response:
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        form = await request.form()
+        back = str(form.get("next", "/"))
+        back = back if _BACK.fullmatch(back) else "/"
+        session = sessions.of(request)
+        if session is None or not csrf_ok(session, form.get("csrf")):
+            said = "this form is not from a page this console gave you (no session, or a stale or forged token); "
+            return HTMLResponse(pages.refused_page("Not recorded", said + "open the page again", back), 403)
+        decision, reason = form.get("decision"), str(form.get("reason", "")).strip()
+        shown = str(form.get("hash", "")) or None
+        if decision not in ("approve", "reject") or len(reason) > REASON_CHARS:
+            said = f"a decision is approve or reject, with a reason of at most {REASON_CHARS} characters"
+            return HTMLResponse(pages.refused_page("Not recorded", said, back), 400)
+
+        async def record(s: SqlRunStore) -> PendingCall:
+            if decision == "approve":
+                return await decisions.approve(s, run_id, call_id, shown_hash=shown, by=session.who)
+            return await decisions.reject(s, run_id, call_id, reason, shown_hash=shown, by=session.who)
+
+        try:
+            pending, workflow = await decide_and_wake(console.settings.db, store(), run_id, record)
+        except (ApprovalRefused, RunNotFound) as exc:
+            return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
+        verb = "approved" if pending.state == "approved" else "rejected"
+        said = f"{verb} {pending.call.name} (call {call_id}) of run {run_id} as {pending.decided_by}"
+        if workflow:
+            said += f"; the worker fleet goes on with it (workflow {workflow})"
+        else:
+            said += "; " + await console.resumes.after_decision(await decisions.root_run(store(), run_id))
+        session.flash.append(said)
+        return RedirectResponse(back, 303)
+
+    async def login(request: Request) -> Response:
+        if not sessions.login_required:
+            return RedirectResponse("/", 303)
+        if request.method == "GET":
+            return HTMLResponse(pages.login_page())
+        form = await request.form()
+        started = sessions.login(str(form.get("token", "")))
+        if started is None:
+            return HTMLResponse(pages.login_page("that token is not in the console's tokens file"), 401)
+        response = RedirectResponse("/", 303)
+        set_cookie(response, request, started[0])
+        return response
+
+    async def logout(request: Request) -> Response:
+        session = sessions.of(request)
+        form = await request.form()
+        if session is not None and csrf_ok(session, form.get("csrf")):
+            sessions.end(request)
+        return RedirectResponse("/login" if sessions.login_required else "/", 303)
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return Response("not found", 404)
+        body = files("toolwire_client.ui").joinpath("static", name).read_bytes()
+        return Response(body, media_type=STATIC[name])
+
+    return [
+        Route("/", login_first(runs_page)),
+        Route("/runs/{run_id}", login_first(run_page)),
+        Route("/decisions", login_first(decisions_page)),
+        Route("/events/runs", streamed(runs_events)),
+        Route("/events/run/{run_id}", streamed(run_events)),
+        Route("/events/decisions", streamed(decisions_events)),
+        Route("/runs/{run_id}/calls/{call_id}/decide", decide, methods=["POST"]),
+        Route("/login", login, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/static/{name}", static),
+    ]

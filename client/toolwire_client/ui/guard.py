@@ -1,0 +1,145 @@
+"""Who may use the console, and from where.
+
+- Host and Origin: the tool server's rule (toolwire_shared.host_origin), on every request, before any route: a page
+  on another name cannot reach the console by pointing that name at this machine, nor post to it from elsewhere.
+- A POST must carry an Origin (browsers send one on every POST) that passes the rule, and the session's CSRF token:
+  a forged cross-site form is refused twice over.
+- Sessions: a random id in an HttpOnly, SameSite=Strict cookie, kept in this process only (a restart logs everyone
+  out). Without a tokens file (bound to loopback only) every visitor gets one, and decides as the OS user, like the
+  CLI; with one, a session starts only from a token of that file, and decides as its agent's name.
+- Every page is sent with a CSP allowing only this server's own script and styles, and may not be framed (an
+  approve button in someone else's frame is a click away from being pressed for them).
+"""
+
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from html import escape
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolwire_shared.host_origin import HostOriginRule, request_headers
+from toolwire_shared.tokens import find_token
+
+COOKIE = "toolwire_ui_session"
+SESSION_S = 12 * 3600.0
+LOGIN_FAILURES = 20
+"""Failed logins allowed per minute, all visitors together; then every login is refused until the minute is over."""
+
+SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make the browser send `Origin: null` on a POST
+    (b"cache-control", b"no-store"),
+]
+
+
+@dataclass
+class Session:
+    who: str | None
+    """The approver recorded with a decision: the token's agent, or None for the OS user (approvals.py)."""
+    csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    expires: float = field(default_factory=lambda: time.monotonic() + SESSION_S)
+    flash: list[str] = field(default_factory=list)
+
+
+class Sessions:
+    """The console's sessions; `tokens` (token -> agent) None: no login, every visitor decides as the OS user."""
+
+    def __init__(self, tokens: dict[str, str] | None) -> None:
+        self.tokens = tokens
+        self.open: dict[str, Session] = {}
+        self.failures: deque[float] = deque()
+
+    @property
+    def login_required(self) -> bool:
+        return self.tokens is not None
+
+    def of(self, request: Request) -> Session | None:
+        sid = request.cookies.get(COOKIE)
+        session = self.open.get(sid) if sid else None
+        if session is not None and session.expires < time.monotonic():
+            self.open.pop(str(sid), None)
+            return None
+        return session
+
+    def start(self, who: str | None) -> tuple[str, Session]:
+        self._forget_expired()
+        sid = secrets.token_urlsafe(32)
+        self.open[sid] = session = Session(who)
+        return sid, session
+
+    def login(self, token: str) -> tuple[str, Session] | None:
+        """A session for the agent whose token this is; None for an unknown token (or too many failures)."""
+        now = time.monotonic()
+        while self.failures and self.failures[0] < now - 60:
+            self.failures.popleft()
+        agent = find_token(self.tokens or {}, token) if len(self.failures) < LOGIN_FAILURES else None
+        if agent is None:
+            self.failures.append(now)
+            return None
+        return self.start(agent)
+
+    def end(self, request: Request) -> None:
+        self.open.pop(request.cookies.get(COOKIE, ""), None)
+
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        for sid in [sid for sid, s in self.open.items() if s.expires < now]:
+            del self.open[sid]
+
+
+def set_cookie(response: Response, request: Request, sid: str) -> None:
+    secure = request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
+    response.set_cookie(COOKIE, sid, max_age=int(SESSION_S), httponly=True, samesite="strict", secure=secure)
+
+
+def csrf_ok(session: Session, sent: object) -> bool:
+    return isinstance(sent, str) and secrets.compare_digest(session.csrf.encode(), sent.encode())
+
+
+class Guard:
+    """The outermost middleware: the Host/Origin rule on every request; an Origin required on every POST; the
+    security headers on every response."""
+
+    def __init__(self, app: ASGIApp, rule: HostOriginRule) -> None:
+        self.app, self.rule = app, rule
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host, origin, local = request_headers(scope)
+        refusal = self.rule.check(host, origin, local)
+        if refusal is None and scope["method"] not in ("GET", "HEAD") and not origin:
+            message = (
+                "a form sent to this console must carry the Origin header every browser sends with a POST; "
+                "this request had none, so it was not accepted"
+            )
+            await _refuse(send, 403, message)
+            return
+        if refusal is not None:
+            await _refuse(send, refusal.status, refusal.message)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = f"<!doctype html><title>refused</title><p id=refused>{escape(message)}</p>\n".encode()
+    headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, *SECURITY_HEADERS]})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,128 @@
+"""The run console's guards over plain HTTP, against `toolwire ui --tokens` in its own process: a page needs a
+login; a forged cross-site POST, a POST without the session's CSRF token or without an Origin, a foreign Host are
+refused and record nothing; a decision is recorded under the token's agent; bound beyond loopback without a tokens
+file, the console does not start."""
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from click.testing import CliRunner
+from console import console
+
+from helpers.servers import tokens_file
+from toolwire_client.cli import main
+from toolwire_client.run.state import PendingCall, RunState, args_hash
+from toolwire_client.store import open_store
+from toolwire_shared.messages import ToolCall
+
+ARGS = {"order_id": "A123", "amount_cents": 2500}
+
+
+def waiting_run(db: str, run_id: str) -> None:
+    """A run saved as waiting on one refund (no model needed: only the decision is under test)."""
+    call = ToolCall(id="call_1", name="issue_refund", arguments=ARGS)
+    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(ARGS))
+    state = RunState(run_id=run_id, agent_name="agent", task="Refund A123", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+
+    async def save() -> None:
+        store = await open_store(db)
+        try:
+            await store.save(state)
+        finally:
+            await store.aclose()
+
+    anyio.run(save)
+
+
+def decided(db: str, run_id: str) -> list[tuple[str, str | None]]:
+    async def read() -> list[tuple[str, str | None]]:
+        store = await open_store(db)
+        try:
+            return [(d.decision, d.decided_by) for d in await store.decisions(run_id)]
+        finally:
+            await store.aclose()
+
+    return anyio.run(read)
+
+
+def form_of(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="(csrf|hash|next)" value="([^"]*)"', page))
+
+
+TOKEN = "tok-alice-0123456789"
+
+
+@pytest.fixture(scope="module")
+def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, httpx2.Client]]:
+    """One console with a tokens file, two runs waiting; a client that logged in as alice (the store, the url)."""
+    folder = tmp_path_factory.mktemp("ui-http")
+    db = str(folder / "runs.db")
+    tokens = tokens_file(folder, {"alice": (TOKEN, ["*"])})
+
+    def two_runs() -> None:
+        waiting_run(db, "run_forged")
+        waiting_run(db, "run_login")
+
+    with (
+        console(db, folder, "--tokens", str(tokens), meanwhile=two_runs) as url,
+        httpx2.Client(base_url=url, timeout=30) as browser,
+    ):
+        assert browser.get("/").headers["location"] == "/login"
+        assert browser.get("/runs/no_such_run").headers["location"] == "/login"  # not even a 404 before a login
+        assert browser.get("/events/runs").status_code == 401
+        wrong = browser.post("/login", data={"token": "tok-mallory"}, headers={"origin": url})
+        assert wrong.status_code == 401 and "that token is not in the" in wrong.text
+        assert browser.post("/login", data={"token": TOKEN}, headers={"origin": url}).status_code == 303
+        yield db, url, browser
+
+
+def test_forged_posts_are_refused_and_record_nothing(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_forged")
+    assert page.status_code == 200 and "issue_refund" in page.text
+    form = {**form_of(page.text), "decision": "approve"}
+    action = "/runs/run_forged/calls/call_1/decide"
+    own = {"origin": url}
+
+    cross_site = browser.post(action, data=form, headers={"origin": "http://evil.example"})
+    assert cross_site.status_code == 403 and "evil.example" in cross_site.text
+    no_token = browser.post(action, data={**form, "csrf": "guessed"}, headers=own)
+    assert no_token.status_code == 403 and "forged token" in no_token.text
+    with httpx2.Client(base_url=url, timeout=30) as stranger:  # another visitor, not logged in: no session
+        assert stranger.post(action, data=form, headers=own).status_code == 403
+    assert browser.post(action, data=form).status_code == 403  # no Origin at all
+    assert browser.get("/runs/run_forged", headers={"host": "attacker.example"}).status_code == 421
+    unclear = browser.post(action, data={**form, "decision": "maybe"}, headers=own)
+    assert unclear.status_code == 400 and "approve or reject" in unclear.text
+    too_long = browser.post(action, data={**form, "decision": "reject", "reason": "x" * 2001}, headers=own)
+    assert too_long.status_code == 400
+    assert decided(db, "run_forged") == []
+
+    elsewhere = {**form, "next": "//evil.example/after"}  # sent back to a page of the console, never another site
+    made = browser.post(action, data=elsewhere, headers=own)
+    assert made.status_code == 303 and made.headers["location"] == "/"
+    assert decided(db, "run_forged") == [("approve", "alice")]
+    twice = browser.post(action, data=form, headers=own)
+    assert twice.status_code == 409 and "already decided" in twice.text
+
+
+def test_a_logged_in_agent_decides_under_its_name(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_login")
+    assert "deciding as alice" in page.text and TOKEN not in page.text
+    form = {**form_of(page.text), "decision": "reject", "reason": "not this one"}
+    made = browser.post("/runs/run_login/calls/call_1/decide", data=form, headers={"origin": url})
+    assert made.status_code == 303 and made.headers["location"] == "/runs/run_login"
+    assert decided(db, "run_login") == [("reject", "alice")]
+    assert "rejected issue_refund (call call_1) of run run_login as alice" in browser.get("/runs/run_login").text
+
+
+def test_bound_beyond_loopback_without_tokens_it_does_not_start(tmp_path: Path) -> None:
+    done = CliRunner().invoke(main, ["ui", "--db", str(tmp_path / "runs.db"), "--host", "0.0.0.0"])
+    assert done.exit_code == 2
+    assert "needs a login: give --tokens FILE" in done.output and "Traceback" not in done.output
