@@ -3,6 +3,7 @@
 outlives the call's timeout is cancelled."""
 
 import json
+import logging
 import signal
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_
 from helpers.polling import await_until
 from helpers.servers import HttpServer
 from toolwire_client.store import open_store
+from toolwire_client.tools.mcp_source import McpSource
 
 TOOLS = "tests/tasks/task_tools.py:registry"
 
@@ -109,3 +111,20 @@ def task_status(store: Path, task_id: str) -> tuple[str, int]:
             "SELECT status, cancel_requested FROM toolwire_tasks WHERE task_id = ?", (task_id,)
         ).fetchone()
     return row
+
+
+async def test_a_required_task_tool_is_not_offered_on_a_handshake_era_connection(
+    served: tuple[HttpServer, FakeProvider, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolwire.client.mcp")
+    legacy = McpSource("jobs", url=served[0].url, mode="legacy")
+    modern = McpSource("jobs", url=served[0].url)
+    await legacy.start()
+    await modern.start()
+    try:
+        assert [spec.name for spec in await legacy.list_tools()] == ["long_job"]
+        assert [spec.name for spec in await modern.list_tools()] == ["long_job", "quick_job"]
+    finally:
+        await modern.aclose()  # the reverse of their starts: each holds a task group
+        await legacy.aclose()
+    assert "tool 'quick_job' is not offered to the model: it runs only as a task" in caplog.text

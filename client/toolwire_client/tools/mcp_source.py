@@ -394,7 +394,11 @@ class McpSource:
                 page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
             except pydantic.ValidationError:
                 page = await self._ask("tools/list", partial(self._valid_tools, cursor=cursor))
-            specs += [_spec(tool, self.name, self.trusted) for tool in page.tools]
+            for tool in page.tools:
+                if (why := tasks.needs_legacy_tasks(tool)) is not None:
+                    self._note(why)  # shown with `toolwire run -v`
+                    continue
+                specs.append(_spec(tool, self.name, self.trusted))
             cursor = page.next_cursor
             if not cursor:
                 return specs

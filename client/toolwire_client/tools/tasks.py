@@ -73,6 +73,18 @@ class UpdateTask(types.Request[UpdateTaskParams, Literal["tasks/update"]]):
     name_param: ClassVar[str | None] = "taskId"
 
 
+def needs_legacy_tasks(tool: types.Tool) -> str | None:
+    """Why `tool` is not offered to the model: a handshake-era (2025-11-25) listing that says it runs only as a
+    task, in that revision's experimental tasks, which toolwire does not speak (every call would fail); else None.
+    A 2026-07-28 listing carries no such field: there the server decides per call and this module follows."""
+    if tool.execution is None or tool.execution.task_support != "required":
+        return None
+    return (
+        f"tool '{tool.name}' is not offered to the model: it runs only as a task, and this handshake-era "
+        "connection has no tasks extension (connect in the 2026-07-28 era: no `legacy` mode)"
+    )
+
+
 def is_task(raw: dict[str, Any]) -> bool:
     return raw.get("resultType") == "task" and isinstance(raw.get("taskId"), str)
 
