@@ -68,8 +68,11 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     ) -> types.CallToolResult:
         who, tool = caller_grant(ctx, grant), registry.get(params.name)
         if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
+            started = await tasks.start(tool, who, params.arguments)
+            if isinstance(started, types.CallToolResult):  # done already: the result, as a plain call answers
+                return started
             # The SDK serialises a mapping as it is; its handler type names only the core result shapes.
-            return cast(types.CallToolResult, created(await tasks.start(tool, who, params.arguments)))
+            return cast(types.CallToolResult, created(started))
         key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
         session = ctx.session
 

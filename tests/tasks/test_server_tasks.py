@@ -52,6 +52,9 @@ def test_an_agent_sees_and_cancels_only_its_own_tasks(tmp_path: Path) -> None:
         assert result(server.url, "tasks/get", {"taskId": task_id}, token="tok-alice")["status"] == "working"
         result(server.url, "tasks/cancel", {"taskId": task_id}, token="tok-alice")
         assert settled(server.url, task_id, token="tok-alice")["status"] == "cancelled"
+        # A task that completes at once is answered with its result (the SEP's immediate-result shortcut).
+        quick = result(server.url, "tools/call", {"name": "quick_job", "arguments": {"name": "ada"}}, token="tok-bob")
+        assert quick["resultType"] == "complete" and quick["content"][0]["text"] == "hello ada", quick
         # A required-task tool called without the extension: -32021, naming what to declare.
         call = {"name": "quick_job", "arguments": {"name": "x"}}
         answer = rpc(server.url, "tools/call", call, token="tok-bob", declare=False)
@@ -65,9 +68,9 @@ def test_an_agent_sees_and_cancels_only_its_own_tasks(tmp_path: Path) -> None:
 def test_a_result_survives_a_restart_and_a_dead_replicas_task_reads_failed(tmp_path: Path) -> None:
     env = {"TOOLWIRE_TASK_STORE": str(tmp_path / "tasks.sqlite")}
     with HttpServer(TOOLS, env=env) as first:
-        quick = start(first.url, "quick_job", {"name": "ada"})
+        quick = start(first.url, "long_job", {"seconds": 0.3, "marker": str(tmp_path / "quick")})
         done = settled(first.url, quick)
-        assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "hello ada"
+        assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "done after 0.3 s"
         marker = tmp_path / "long"
         long = start(first.url, "long_job", {"seconds": 60, "marker": str(marker)})
         wait_until(marker.exists, "the long job to start", timeout_s=15)
@@ -76,7 +79,7 @@ def test_a_result_survives_a_restart_and_a_dead_replicas_task_reads_failed(tmp_p
         first.proc.wait(timeout=10)
     with HttpServer(TOOLS, env=env) as second:
         kept = result(second.url, "tasks/get", {"taskId": quick})
-        assert kept["status"] == "completed" and kept["result"]["content"][0]["text"] == "hello ada"
+        assert kept["status"] == "completed" and kept["result"]["content"][0]["text"] == "done after 0.3 s"
         orphan = result(second.url, "tasks/get", {"taskId": long})
         assert orphan["status"] == "failed", orphan
         assert "stopped before it finished" in orphan["statusMessage"] and orphan["error"]["code"] == -32603
@@ -106,9 +109,9 @@ def test_cancel_under_isolate_kills_the_worker_process(tmp_path: Path) -> None:
 def test_another_replica_answers_and_cancels_on_postgres(tmp_path: Path, postgres_url: str) -> None:
     env = {"TOOLWIRE_TASK_STORE": fresh_database(postgres_url, "toolwire_tasks_replicas")}
     with HttpServer(TOOLS, env=env) as one, HttpServer(TOOLS, env=env) as two:
-        quick = start(one.url, "quick_job", {"name": "grace"})
+        quick = start(one.url, "long_job", {"seconds": 0.3, "marker": str(tmp_path / "quick")})
         done = settled(two.url, quick)
-        assert done["result"]["content"][0]["text"] == "hello grace"
+        assert done["result"]["content"][0]["text"] == "done after 0.3 s"
         marker = tmp_path / "long"
         long = start(one.url, "long_job", {"seconds": 60, "marker": str(marker)})
         wait_until(marker.exists, "the long job to start", timeout_s=15)

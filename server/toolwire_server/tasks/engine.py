@@ -26,6 +26,10 @@ TTL_MS = 3_600_000
 """How long a task and its result are kept after it was created (an hour)."""
 POLL_MS = 500
 """The polling interval suggested to clients."""
+QUICK_S = 0.1
+"""How long a call waits for its task before it answers with the handle: a quick tool costs no poll."""
+NOTE_EVERY_S = 0.5
+"""At most one progress line per task stored in this time."""
 
 
 class TaskEngine:
@@ -38,6 +42,9 @@ class TaskEngine:
         self._group: TaskGroup | None = None
         self._running: dict[str, anyio.CancelScope] = {}
         self._answered: dict[str, anyio.Event] = {}
+        self._finished: dict[str, anyio.Event] = {}
+        """Tasks whose call still waits QUICK_S for them; `_quick` holds the results of those that completed."""
+        self._quick: dict[str, types.CallToolResult] = {}
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -48,15 +55,16 @@ class TaskEngine:
             group.start_soon(self._beat)
             try:
                 yield
-            finally:
+            finally:  # the group's cancel reaches each running task as "the server stopped", not "cancelled"
                 self._group = None
-                for scope in list(self._running.values()):
-                    scope.cancel()
                 group.cancel_scope.cancel()
         self.store.close()
 
-    async def start(self, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None) -> TaskRecord:
-        """Store the task (durably, before its handle is sent) and start running it."""
+    async def start(
+        self, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None
+    ) -> TaskRecord | types.CallToolResult:
+        """Store the task (durably, before its handle is sent) and start running it. A tool that completes within
+        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is."""
         if self._group is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the task engine is not running")
         now = time.time()
@@ -81,8 +89,12 @@ class TaskEngine:
         await self.store.create(record)
         scope = anyio.CancelScope()
         self._running[record.task_id] = scope
+        finished = self._finished[record.task_id] = anyio.Event()
         self._group.start_soon(self._run, record.task_id, tool, grant, arguments, scope)
-        return record
+        with anyio.move_on_after(QUICK_S):
+            await finished.wait()
+        self._finished.pop(record.task_id, None)
+        return self._quick.pop(record.task_id, record)
 
     async def cancel(self, task_id: str, agent: str) -> bool:
         """Mark the agent's task cancelled-on-request and stop it now if it runs here; False: no such task."""
@@ -102,14 +114,21 @@ class TaskEngine:
     async def _run(
         self, task_id: str, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None, scope: Any
     ) -> None:
+        noted = [-NOTE_EVERY_S]
+
         async def progress(done: float, total: float | None, message: str | None) -> None:
+            if time.monotonic() - noted[0] < NOTE_EVERY_S:  # a chatty tool does not write the store on every report
+                return
+            noted[0] = time.monotonic()
             where = f"{done:g}/{total:g}" if total else f"{done:g}"
             await self.store.note(task_id, f"{where}: {message}" if message else where)
 
         context = ToolContext(tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=self._asker(task_id))
         try:
             with scope:
-                result = await execute(tool, arguments, context, max_result_chars=self.max_result_chars)
+                result = await execute(
+                    tool, arguments, context, max_result_chars=self.max_result_chars, raise_protocol_errors=True
+                )
             if scope.cancel_called:
                 with anyio.CancelScope(shield=True):
                     await self.store.finish(task_id, "cancelled", message="cancelled on request")
@@ -118,6 +137,9 @@ class TaskEngine:
             body.pop("resultType", None)
             with anyio.CancelScope(shield=True):
                 await self.store.finish(task_id, "completed", result=body)
+            if (finished := self._finished.get(task_id)) is not None:
+                self._quick[task_id] = result
+                finished.set()
         except MCPError as exc:  # a protocol error the tool raised: the task failed, with that JSON-RPC error
             error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
             with anyio.CancelScope(shield=True):

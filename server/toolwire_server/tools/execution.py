@@ -1,8 +1,8 @@
 """Running one call, the one path every tool call takes (stdio, HTTP and in-process alike): look the name up in
 the registry, check the caller's grant, validate, gate on the tool's concurrency, run under its timeout (on the loop,
 in a thread, or in a worker process that the timeout kills), and turn every outcome into a result the model can
-act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation, and an `MCPError` a tool
-raises on purpose (a protocol error: the JSON-RPC error answer, or a task's `failed` status)."""
+act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation (and, for a task, an
+`MCPError` the tool raised on purpose: a protocol error, the task's `failed` status)."""
 
 import logging
 from dataclasses import dataclass
@@ -70,6 +70,7 @@ async def execute(
     *,
     max_result_chars: int,
     timeout_s: float | None = None,
+    raise_protocol_errors: bool = False,
 ) -> types.CallToolResult:
     try:
         validated = tool.model.model_validate(arguments or {})
@@ -85,9 +86,9 @@ async def execute(
             else:
                 async with tool.limiter:
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
-    except MCPError:
-        raise
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
+        if raise_protocol_errors and isinstance(exc, MCPError):
+            raise
         raised = exc.type_name if isinstance(exc, WorkerRaised) else type(exc).__name__
         message = errors.clip(str(exc) or raised, max_result_chars)
         log.warning("tool %s raised %s: %s", tool.name, raised, message)

@@ -30,8 +30,8 @@ Isolation = Literal["none", "process"]
 """Where a tool runs: "none" = in the server (an async tool on its event loop, a sync one in a thread);
 "process" = in a worker process, killed on timeout or cancel (see docs/ISOLATION.md for what it cannot get)."""
 TaskSupport = Literal["optional", "required"]
-"""A tool that runs as an MCP task (docs/tasks-and-input.md): "optional" = as a task for a client that declared the tasks
-extension, a plain call for others; "required" = only as a task (others get error -32021)."""
+"""A tool that runs as an MCP task (docs/tasks-and-input.md): "optional" = as a task for a client that declared the
+tasks extension, a plain call for others; "required" = only as a task (others get error -32021)."""
 
 
 class ToolOptions(TypedDict, total=False):
