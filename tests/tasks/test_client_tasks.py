@@ -70,7 +70,7 @@ async def test_a_run_killed_while_its_task_works_resumes_by_following_the_same_t
     served: tuple[HttpServer, FakeProvider, Path], tmp_path: Path
 ) -> None:
     marker, db, env = tmp_path / "job", str(tmp_path / "runs.db"), clean_env()
-    argv = run_argv(served, f"Run job 3 {marker}", db)
+    argv = run_argv(served, f"Run job 2 {marker}", db)
     run = start_run(argv, env)
     try:
         run_id, task_id = await await_until(lambda: pending_task(db), "the task id saved", proc=run)
@@ -79,7 +79,7 @@ async def test_a_run_killed_while_its_task_works_resumes_by_following_the_same_t
         run.wait(timeout=30)
     resumed = await anyio.to_thread.run_sync(lambda: run_toolwire("resume", run_id, "--db", db, env=env))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "Job said: done after 3 s" in resumed.stdout, resumed.stdout
+    assert "Job said: done after 2 s" in resumed.stdout, resumed.stdout
     assert (tmp_path / "job.runs").read_text() == "run\n"  # the tool ran once: the resumed run followed its task
     store = await open_store(db)
     try:
@@ -87,7 +87,7 @@ async def test_a_run_killed_while_its_task_works_resumes_by_following_the_same_t
     finally:
         await store.aclose()
     (result,) = final.steps[0].results
-    assert result.error_kind is None and result.content == "done after 3 s", result
+    assert result.error_kind is None and result.content == "done after 2 s", result
     assert task_status(served[2], task_id) == ("completed", 0)
 
 
@@ -95,7 +95,7 @@ def test_a_task_past_the_calls_timeout_is_cancelled(
     served: tuple[HttpServer, FakeProvider, Path], tmp_path: Path
 ) -> None:
     marker, db = tmp_path / "job", str(tmp_path / "runs.db")
-    done = run_toolwire(*run_argv(served, f"Run job 60 {marker}", db)[1:], "--tool-timeout", "2", env=clean_env())
+    done = run_toolwire(*run_argv(served, f"Run job 60 {marker}", db)[1:], "--tool-timeout", "1", env=clean_env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "timed out" in done.stdout and "its task was cancelled" in done.stdout, done.stdout
     assert (tmp_path / "job.runs").read_text() == "run\n"
