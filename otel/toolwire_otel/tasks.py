@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.util.types import AttributeValue
 
 TASK_ID = "mcp.task.id"
@@ -22,6 +22,20 @@ def task_span(tool_name: str, task_id: str, *, resumed: bool) -> Iterator[Span]:
     attributes: dict[str, AttributeValue] = {"gen_ai.tool.name": tool_name, TASK_ID: task_id, TASK_RESUMED: resumed}
     with _tracer.start_as_current_span(f"await_task {tool_name}", kind=SpanKind.CLIENT, attributes=attributes) as span:
         yield span
+
+
+@contextmanager
+def quiet_poll(span: Span) -> Iterator[None]:
+    """Around one `tasks/get`: the MCP SDK makes a span per request, and a poll's would be one of hundreds. Under a
+    not-sampled parent (in this task's trace) the default, parent-based, sampler drops it, here and on the server
+    (the traceparent says not sampled); the poll is an event on the task's span instead (`record_poll`)."""
+    context = span.get_span_context()
+    if not context.is_valid:
+        yield
+        return
+    quiet = SpanContext(context.trace_id, context.span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.DEFAULT))
+    with trace.use_span(NonRecordingSpan(quiet)):
+        yield
 
 
 def record_poll(span: Span, polls: int, status: str, message: str | None) -> None:

@@ -17,8 +17,11 @@ from helpers.cli import TOOLWIRE, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_call, openai_completion
 from helpers.polling import await_until
 from helpers.servers import HttpServer
+from helpers.telemetry import install
 from toolwire_client.store import open_store
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.source import RunContext, ToolRequest
+from toolwire_shared.messages import ToolCall
 
 TOOLS = "tests/tasks/task_tools.py:registry"
 
@@ -128,3 +131,24 @@ async def test_a_required_task_tool_is_not_offered_on_a_handshake_era_connection
         await modern.aclose()  # the reverse of their starts: each holds a task group
         await legacy.aclose()
     assert "tool 'quick_job' is not offered to the model: it runs only as a task" in caplog.text
+
+
+async def test_a_task_is_one_span_with_its_polls_as_events(
+    served: tuple[HttpServer, FakeProvider, Path], tmp_path: Path
+) -> None:
+    spans = install().spans
+    spans.clear()
+    source = McpSource("jobs", url=served[0].url)
+    await source.start()
+    try:
+        call = ToolCall(id="c1", name="long_job", arguments={"seconds": 1.2, "marker": str(tmp_path / "m")})
+        result = await source.call(ToolRequest(call, RunContext("run_span"), timeout_s=30))
+    finally:
+        await source.aclose()
+    assert result.content == "done after 1.2 s"
+    (span,) = [s for s in spans.get_finished_spans() if s.name == "await_task long_job"]
+    assert span.attributes is not None and span.attributes["mcp.task.status"] == "completed"
+    polls = [event for event in span.events if event.name == "tasks/get"]
+    assert len(polls) == span.attributes["mcp.task.polls"] >= 2  # every poll an event, none a span of its own
+    assert polls[-1].attributes is not None and polls[-1].attributes["mcp.task.status"] == "completed"
+    assert not [s for s in spans.get_finished_spans() if "tasks/get" in s.name]

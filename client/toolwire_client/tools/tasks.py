@@ -20,7 +20,7 @@ from mcp.client.session import ClientSession
 from pydantic import BaseModel, Field
 
 from toolwire_client.tools.source import ToolRequest
-from toolwire_otel.tasks import record_end, record_poll, task_span
+from toolwire_otel.tasks import quiet_poll, record_end, record_poll, task_span
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed, from_call_result
 
@@ -121,7 +121,8 @@ async def follow(
                     text = errors.timed_out(call.name, request.timeout_s) + " (its task was cancelled)"
                     return failed(call.id, call.name, "timeout", text, since=started)
                 await anyio.sleep(wait)
-                task = await _send(session, GetTask(params=TaskIdParams(taskId=task_id)))
+                with quiet_poll(span):
+                    task = await _send(session, GetTask(params=TaskIdParams(taskId=task_id)))
                 polls += 1
                 status = str(task.get("status"))
                 record_poll(span, polls, status, task.get("statusMessage"))
