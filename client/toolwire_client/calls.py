@@ -11,6 +11,7 @@ into it."""
 
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import anyio
 
@@ -70,6 +71,7 @@ class TurnCalls:
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
         self.why_risky, self.save, self.children = why_risky, save, children
+        self._saving = anyio.Lock()
 
     def is_risky(self, call: ToolCall) -> bool:
         return self.why_risky(call) is not None
@@ -111,9 +113,9 @@ class TurnCalls:
             by_record = self.store is not None and (
                 p.state == "approved" or (p.state == "sent" and self.is_risky(p.call))
             )
-            answer = (
-                None if by_record else answer_without_running(p)
-            )  # the record, not the state, says what was approved and sent
+            answer = (  # the record, not the state, says what was approved and sent; a task is followed, not re-run
+                None if by_record or p.task_id else answer_without_running(p)
+            )
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
@@ -160,7 +162,9 @@ class TurnCalls:
         calls = await self._authorized(state, step, calls, approved)
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
-        state.pending = [p for p in state.pending if p.call.id not in ids] + [self.pending(c, "sent") for c in calls]
+        tasks = {p.call.id: p.task_id for p in state.pending if p.task_id}  # followed again, never sent again
+        sent = [self.pending(c, "sent").model_copy(update={"task_id": tasks.get(c.id)}) for c in calls]
+        state.pending = [p for p in state.pending if p.call.id not in ids] + sent
         try:
             await self.save(state)
         except exits.SaveFailed:
@@ -191,7 +195,11 @@ class TurnCalls:
         if self.store is None:
             return calls
         allowed = []
+        tasks = {p.call.id for p in state.pending if p.task_id}
         for call in calls:
+            if call.id in tasks:  # its task was created on an authorised send: following it runs nothing new
+                allowed.append(call)
+                continue
             if not self.is_risky(call) and call.id not in approved:
                 allowed.append(call)
                 continue
@@ -211,9 +219,17 @@ class TurnCalls:
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        run = RunContext(state.run_id, state, self.children)  # what a source may need of this run
+        run = RunContext(state.run_id, state, self.children, partial(self._note_task, state))
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
+
+    async def _note_task(self, state: RunState, call_id: str, task_id: str) -> None:
+        """Save the task id in the call's pending entry before the task is followed (a crash then resumes it)."""
+        for p in state.pending:
+            if p.call.id == call_id:
+                p.task_id = task_id
+        async with self._saving:  # calls of one turn run at once: their saves go one at a time
+            await self.save(state)
 
 
 def append_results(state: RunState, step: StepRecord) -> None:

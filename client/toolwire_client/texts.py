@@ -235,8 +235,8 @@ def tool_listing_skipped(server: str, tool: str, problem: str) -> str:
 
 def tool_needs_tasks(server: str, tool: str) -> str:
     return (
-        f"tool '{tool}' of server '{server}' runs only as an MCP task (taskSupport \"required\"), which this client "
-        "does not call yet; not offered"
+        f"tool '{tool}' of server '{server}' is not offered to the model: it runs only as a task (taskSupport "
+        "\"required\"), and this handshake-era connection has no tasks extension (a 2026-07-28 connection has)"
     )
 
 

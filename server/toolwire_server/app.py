@@ -3,7 +3,7 @@
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -19,6 +19,9 @@ from toolwire_server.catalog import catalog_handlers
 from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
 from toolwire_server.surface.changes import Hub
+from toolwire_server.tasks.engine import TaskEngine
+from toolwire_server.tasks.protocol import add_handlers, as_task, created
+from toolwire_server.tasks.store import TaskStore, default_location
 from toolwire_server.tools.execution import call_tool
 from toolwire_server.tools.registry import Registry
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
@@ -45,6 +48,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     listings: dict[Grant, types.ListToolsResult] = {}
     listed = {"version": registry.version}
     hub = Hub()
+    tasks = TaskEngine(TaskStore(default_location(registry.name)), max_result_chars=limits.max_result_chars)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -62,6 +66,13 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        who, tool = caller_grant(ctx, grant), registry.get(params.name)
+        if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
+            started = await tasks.start(tool, who, params.arguments)
+            if isinstance(started, types.CallToolResult):  # done already: the result, as a plain call answers
+                return started
+            # The SDK serialises a mapping as it is; its handler type names only the core result shapes.
+            return cast(types.CallToolResult, created(started))
         key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
         session = ctx.session
 
@@ -72,7 +83,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         try:
             return await call_tool(
                 registry,
-                caller_grant(ctx, grant),
+                who,
                 params.name,
                 params.arguments,
                 max_result_chars=limits.max_result_chars,
@@ -103,6 +114,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
             anyio.create_task_group() as tg,
             registry.workers.serving(warm=registry.isolated()),
             registry.changes.serving(hub),
+            tasks.serving(),
         ):
             tg.start_soon(watch)
             yield {}
@@ -128,6 +140,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     )
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
+    add_handlers(server, tasks, lambda ctx: caller_grant(ctx, grant).agent or "")
     server.middleware += [explain_uninitialized, note_connection]
     return server
 

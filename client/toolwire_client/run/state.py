@@ -75,6 +75,9 @@ class PendingCall(BaseModel):
     server's annotations"); None in runs saved before it was kept."""
     child_run_id: str | None = None
     """For a delegate call waiting on its sub-agent: the sub-agent's run, where the person decides."""
+    task_id: str | None = None
+    """The MCP task its server runs it as (tools/tasks.py), saved before it is first polled: a resumed run follows
+    that task instead of calling the tool again."""
 
 
 class RunState(BaseModel):

@@ -27,6 +27,7 @@ import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client._transport import Transport, TransportStreams
+from mcp.client.extension import advertise
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ToolsListChanged
@@ -34,6 +35,7 @@ from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_client import texts
+from toolwire_client.tools import tasks
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
@@ -228,6 +230,7 @@ class McpSource:
             logging_callback=self._on_log,
             message_handler=self._on_message,
             log_level=LOG_LEVEL,
+            extensions=[advertise(tasks.EXTENSION)],  # a server may answer a call with a task: tasks.py follows it
         )
 
     async def _backed_off(self, window: RestartWindow) -> bool:
@@ -391,18 +394,14 @@ class McpSource:
                 page = await self._ask("tools/list", partial(Client.list_tools, cursor=cursor))
             except pydantic.ValidationError:
                 page = await self._ask("tools/list", partial(self._valid_tools, cursor=cursor))
-            specs += [_spec(tool, self.name, self.trusted) for tool in page.tools if self._plainly_callable(tool)]
+            for tool in page.tools:
+                if tasks.only_as_legacy_task(tool):
+                    self._note(texts.tool_needs_tasks(self.name, tool.name))  # shown with `toolwire run -v`
+                    continue
+                specs.append(_spec(tool, self.name, self.trusted))
             cursor = page.next_cursor
             if not cursor:
                 return specs
-
-    def _plainly_callable(self, tool: types.Tool) -> bool:
-        """False, with a note, for a tool that runs only as an MCP task (`taskSupport: "required"`): a plain
-        tools/call of it fails every time, and this client makes no task calls yet, so it is not offered."""
-        if tool.execution is None or tool.execution.task_support != "required":
-            return True
-        self._note(texts.tool_needs_tasks(self.name, tool.name))
-        return False
 
     async def _valid_tools(self, client: Client, cursor: str | None) -> types.ListToolsResult:
         """A page of tools/list that failed MCP's schema, asked again and checked tool by tool (as the SDK checks
@@ -472,12 +471,21 @@ class McpSource:
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
             # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
+            if (task_id := tasks.saved_task(sent)) is not None:  # a crashed run's task: followed, never re-sent
+                resumed = {"taskId": task_id, "status": "working"}
+                return await tasks.follow(client.session, sent, resumed, started=started, resumed=True)
             request = types.CallToolRequest(
                 params=types.CallToolRequestParams(name=call.name, arguments=call.arguments, _meta=meta)
             )
-            result = await client.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
+            answer = await client.session.send_request(
+                request, tasks.Raw, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
             )
+            raw = dict(answer.model_extra or {})
+            if tasks.is_task(raw):
+                if sent.run.note_task is not None:
+                    await sent.run.note_task(call.id, raw["taskId"])
+                return await tasks.follow(client.session, sent, raw, started=started)
+            result = types.CallToolResult.model_validate(raw)
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)

@@ -1,6 +1,7 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry. It gets each
 call as one ToolRequest, which hands it the run that makes the call (RunContext)."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -100,6 +101,9 @@ class RunContext:
     the loop (a test's own)."""
     children: ChildRuns | None = None
     """How to start or resume a sub-agent of this run; None where the caller can start none."""
+    note_task: "Callable[[str, str], Awaitable[None]] | None" = None
+    """(call id, task id): record the MCP task a server runs the call as in its pending call and save the run, before
+    the task is followed (tools/tasks.py); None where nothing is saved."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ from typing import Any
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 LogFn = Callable[[str, Any], Awaitable[None]]
+AskFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""In a task: park it in `input_required` with these requests (key -> {"method": ..., "params": ...}), return the
+answers by key (tasks/engine.py); where elicitation reaches a task's client."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,8 @@ class ToolContext:
     request_id: Any = None
     progress_fn: ProgressFn | None = field(default=None, repr=False)
     log_fn: LogFn | None = field(default=None, repr=False)
+    ask_fn: AskFn | None = field(default=None, repr=False)
+    """Set when the call runs as a task (see AskFn); None otherwise."""
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` when the caller asked for progress; a no-op otherwise."""

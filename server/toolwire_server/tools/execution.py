@@ -1,7 +1,8 @@
 """Running one call, the one path every tool call takes (stdio, HTTP and in-process alike): look the name up in
 the registry, check the caller's grant, validate, gate on the tool's concurrency, run under its timeout (on the loop,
 in a thread, or in a worker process that the timeout kills), and turn every outcome into a result the model can
-act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation."""
+act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation (and, for a task, an
+`MCPError` the tool raised on purpose: a protocol error, the task's `failed` status)."""
 
 import logging
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from toolwire_server.auth.access import Grant
@@ -68,6 +70,7 @@ async def execute(
     *,
     max_result_chars: int,
     timeout_s: float | None = None,
+    raise_protocol_errors: bool = False,
 ) -> types.CallToolResult:
     try:
         validated = tool.model.model_validate(arguments or {})
@@ -84,6 +87,8 @@ async def execute(
                 async with tool.limiter:
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
+        if raise_protocol_errors and isinstance(exc, MCPError):
+            raise
         raised = exc.type_name if isinstance(exc, WorkerRaised) else type(exc).__name__
         message = errors.clip(str(exc) or raised, max_result_chars)
         log.warning("tool %s raised %s: %s", tool.name, raised, message)

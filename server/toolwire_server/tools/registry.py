@@ -29,6 +29,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 Isolation = Literal["none", "process"]
 """Where a tool runs: "none" = in the server (an async tool on its event loop, a sync one in a thread);
 "process" = in a worker process, killed on timeout or cancel (see docs/ISOLATION.md for what it cannot get)."""
+TaskSupport = Literal["optional", "required"]
+"""A tool that runs as an MCP task (docs/tasks-and-input.md): "optional" = as a task for a client that declared the
+tasks extension, a plain call for others; "required" = only as a task (others get error -32021)."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -42,6 +45,8 @@ class ToolOptions(TypedDict, total=False):
     """Safe to send again with the same idempotency key (it receives the key as `idempotency_key`)."""
     isolation: Isolation
     """"process": run it in a worker process, so a timeout or cancel really stops it (default: the registry's)."""
+    task: TaskSupport | None
+    """Run it as an MCP task: the call is answered with a handle at once and followed with tasks/get."""
 
 
 @dataclass
@@ -62,6 +67,8 @@ class RegisteredTool:
     """The registry's worker pool (used when `isolation` is "process")."""
     output: OutputShape | None = None
     """From the return annotation: the `outputSchema`, and how a result becomes `structuredContent`."""
+    task: TaskSupport | None = None
+    """See TaskSupport; None: never a task."""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -83,6 +90,7 @@ class RegisteredTool:
                 idempotent_hint=self.policy.idempotent,
             ),
             meta=self.policy.to_meta(),
+            execution=types.ToolExecution(task_support=self.task) if self.task else None,
         )
 
 
@@ -137,6 +145,10 @@ class Registry:
             idempotent=options.get("idempotent", False),
         )
         isolation = _checked(options.get("isolation") or self.isolation, tool_name)
+        task = options.get("task")
+        if task is not None and task not in get_args(TaskSupport):
+            choices = ", ".join(get_args(TaskSupport))
+            raise ValueError(f"tool '{tool_name}': task must be one of {choices}, not {task!r}")
         model = arguments_model(tool_name, fn)
         registered = RegisteredTool(
             name=tool_name,
@@ -151,6 +163,7 @@ class Registry:
             isolation=isolation,
             workers=self.workers,
             output=output_shape(fn),
+            task=task,
         )
         self._tools[tool_name] = registered
         self.version += 1

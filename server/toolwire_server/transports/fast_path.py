@@ -65,7 +65,8 @@ class FastCall:
 
 def fast_call(message: Any, registry: Registry) -> FastCall | None:
     """The call, when `message` is a modern-era tools/call whose envelope and params the SDK's surface accepts, of
-    a tool with no ToolContext (which would need the session: progress, logging, server-to-client requests)."""
+        a tool with no ToolContext (which would need the session: progress, logging, server-to-client requests) that
+    never runs as a task."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/call":
         return None
     request_id, params = message.get("id"), message.get("params")
@@ -78,8 +79,8 @@ def fast_call(message: Any, registry: Registry) -> FastCall | None:
     if version not in MODERN_PROTOCOL_VERSIONS:
         return None
     tool = registry.get(name)  # an unknown name gets call_tool's answer, as on the SDK path
-    if tool is not None and "context" in tool.injected.values():
-        return None
+    if tool is not None and ("context" in tool.injected.values() or tool.task is not None):
+        return None  # a task-supporting tool goes to the SDK path too: it may become a task (tasks/protocol.py)
     try:
         methods.validate_client_request("tools/call", version, params)
     except (KeyError, ValueError, ValidationError):

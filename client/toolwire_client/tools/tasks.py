@@ -1,0 +1,191 @@
+"""Following an MCP task (the `io.modelcontextprotocol/tasks` extension, SEP-2663) to its end, for McpSource.
+
+A server may answer a tools/call with a task handle (`resultType: "task"`): the call is then followed with
+`tasks/get`, starting at the server's suggested interval and backing off, until the task ends or the call's timeout
+(then `tasks/cancel`). The task id is saved in the run's pending call *before* the first `tasks/get`, so a run
+killed while the task works resumes by following the same task: the tool is never called again for it.
+
+`input_required` is the seam for elicitation: `InputHandler` gets the task's `inputRequests` and returns the
+`inputResponses` sent with `tasks/update`; with no handler the task is cancelled and the call fails, readably."""
+
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from typing import Any, ClassVar, Literal
+
+import anyio
+import mcp_types as types
+from mcp import MCPError
+from mcp.client.session import ClientSession
+from pydantic import BaseModel, Field
+
+from toolwire_client.tools.source import ToolRequest
+from toolwire_otel.tasks import quiet_poll, record_end, record_poll, task_span
+from toolwire_shared import errors
+from toolwire_shared.results import ToolResult, failed, from_call_result
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+MAX_POLL_S = 5.0
+"""The longest wait between two polls of a long task."""
+BACKOFF = 1.5
+CANCEL_WAIT_S = 5.0
+"""How long a `tasks/cancel` sent on timeout (or on the way out) may take before it is given up."""
+
+
+class Raw(BaseModel, extra="allow"):
+    """An answer as it came (a tools/call's CallToolResult or CreateTaskResult, told apart by `resultType`)."""
+
+
+async def _send(session: ClientSession, request: types.Request[Any, Any]) -> dict[str, Any]:
+    answer = await session.send_request(request, Raw)
+    return dict(answer.model_extra or {})
+
+
+InputHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""(tool name, the task's outstanding inputRequests) -> inputResponses (elicitation plugs in here)."""
+SaveTask = Callable[[str], Awaitable[None]]
+"""Record the task id in the run's pending call, durably, before it is followed."""
+
+
+class TaskIdParams(types.RequestParams):
+    task_id: str = Field(alias="taskId")
+
+
+class UpdateTaskParams(TaskIdParams):
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+class GetTask(types.Request[TaskIdParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = "tasks/get"
+    params: TaskIdParams
+    name_param: ClassVar[str | None] = "taskId"  # SEP-2663: Mcp-Name carries the task id (routing)
+
+
+class CancelTask(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = "tasks/cancel"
+    params: TaskIdParams
+    name_param: ClassVar[str | None] = "taskId"
+
+
+class UpdateTask(types.Request[UpdateTaskParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = "tasks/update"
+    params: UpdateTaskParams
+    name_param: ClassVar[str | None] = "taskId"
+
+
+def only_as_legacy_task(tool: types.Tool) -> bool:
+    """True for a tool a handshake-era (2025-11-25) listing says runs only as a task, in that revision's experimental
+    tasks, which toolwire does not speak (every call would fail), so it is not offered. A 2026-07-28 listing carries no
+    such field: there the server decides per call and this module follows."""
+    return tool.execution is not None and tool.execution.task_support == "required"
+
+
+def is_task(raw: dict[str, Any]) -> bool:
+    return raw.get("resultType") == "task" and isinstance(raw.get("taskId"), str)
+
+
+def saved_task(request: ToolRequest) -> str | None:
+    """The task a crashed process already created for this call (saved in its pending call), if any."""
+    state = request.run.state
+    if state is None:
+        return None
+    return next((p.task_id for p in state.pending if p.call.id == request.call.id and p.task_id), None)
+
+
+async def follow(
+    session: ClientSession,
+    request: ToolRequest,
+    task: dict[str, Any],
+    *,
+    started: float,
+    resumed: bool = False,
+    on_input: InputHandler | None = None,
+) -> ToolResult:
+    """Poll the task until it ends or the call's time is up; its end as the call's result."""
+    call, task_id = request.call, str(task["taskId"])
+    deadline = started + request.timeout_s
+    polls, status = 0, str(task.get("status", "working"))
+    with task_span(call.name, task_id, resumed=resumed) as span:
+        try:
+            while True:  # a CreateTaskResult carries no result, whatever its status: only a tasks/get does
+                wait = 0.0 if resumed and not polls else _interval(task, polls)
+                if time.perf_counter() + wait > deadline:
+                    await anyio.sleep(max(0.0, deadline - time.perf_counter()))
+                    await _cancel(session, task_id)
+                    record_end(span, "timeout", polls)
+                    text = errors.timed_out(call.name, request.timeout_s) + " (its task was cancelled)"
+                    return failed(call.id, call.name, "timeout", text, since=started)
+                await anyio.sleep(wait)
+                with quiet_poll(span):
+                    task = await _send(session, GetTask(params=TaskIdParams(taskId=task_id)))
+                polls += 1
+                status = str(task.get("status"))
+                record_poll(span, polls, status, task.get("statusMessage"))
+                if status in ("completed", "failed", "cancelled"):
+                    break
+                await _progress(request, task)
+                if status == "input_required":
+                    answered = await _answer(session, request, task, on_input)
+                    if answered is not None:
+                        record_end(span, "input_required", polls)
+                        return answered
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):  # the call was given up (the run stops): the task stops too
+                await _cancel(session, task_id)
+            raise
+        record_end(span, status, polls)
+    return _ended(request, task, status, started)
+
+
+def _interval(task: dict[str, Any], polls: int) -> float:
+    """The server's suggested interval (honoured: never polled faster), growing by BACKOFF up to MAX_POLL_S."""
+    suggested = task.get("pollIntervalMs")
+    base = suggested / 1000 if isinstance(suggested, int | float) and suggested > 0 else 0.5
+    return max(base, min(MAX_POLL_S, base * BACKOFF ** max(0, polls - 2)))
+
+
+async def _progress(request: ToolRequest, task: dict[str, Any]) -> None:
+    """A task's statusMessage is its progress line; shown like any call's progress."""
+    message = task.get("statusMessage")
+    if request.on_progress is not None and isinstance(message, str) and task.get("status") == "working":
+        await request.on_progress(0, None, message)
+
+
+async def _answer(
+    session: ClientSession, request: ToolRequest, task: dict[str, Any], on_input: InputHandler | None
+) -> ToolResult | None:
+    """Answer the task's outstanding requests; without a handler, cancel it and fail the call readably."""
+    call, task_id = request.call, str(task["taskId"])
+    requests = task.get("inputRequests") or {}
+    if on_input is None:
+        await _cancel(session, task_id)
+        text = errors.tool_failed(
+            call.name,
+            "its task asked for input (an elicitation) and this run cannot answer one; the task was cancelled",
+        )
+        return failed(call.id, call.name, "tool_failed", text)
+    responses = await on_input(call.name, requests)
+    params = UpdateTaskParams(taskId=task_id, inputResponses=responses)
+    await _send(session, UpdateTask(params=params))
+    return None
+
+
+async def _cancel(session: ClientSession, task_id: str) -> None:
+    with anyio.move_on_after(CANCEL_WAIT_S):
+        # cooperative and best-effort: the task's TTL ends it anyway
+        with suppress(MCPError, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await _send(session, CancelTask(params=TaskIdParams(taskId=task_id)))
+
+
+def _ended(request: ToolRequest, task: dict[str, Any], status: str, started: float) -> ToolResult:
+    call = request.call
+    if status == "completed" and isinstance(task.get("result"), dict):
+        return from_call_result(call.id, call.name, types.CallToolResult.model_validate(task["result"]), since=started)
+    if status == "cancelled":
+        why = task.get("statusMessage") or "cancelled by the server"
+        return failed(
+            call.id, call.name, "tool_failed", errors.tool_failed(call.name, f"its task was {why}"), since=started
+        )
+    error: dict[str, Any] = task["error"] if isinstance(task.get("error"), dict) else {}
+    message = str(error.get("message") or task.get("statusMessage") or "its task failed")
+    return failed(call.id, call.name, "tool_failed", errors.tool_failed(call.name, message), since=started)
