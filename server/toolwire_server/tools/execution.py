@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolwire_server.auth.access import Grant
 from toolwire_server.functions.context import LogFn, ProgressFn, ToolContext
+from toolwire_server.functions.elicit import Asker, ElicitationUnavailable, InputNeeded
 from toolwire_server.functions.results import cut, to_result
 from toolwire_server.functions.schema import describe_problems
 from toolwire_server.isolation.watchdog import on_loop
@@ -39,8 +40,10 @@ async def call_tool(
     request_id: Any = None,
     progress: ProgressFn | None = None,
     send_log: LogFn | None = None,
+    asker: Asker | None = None,
 ) -> types.CallToolResult:
-    """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout."""
+    """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout. Raises InputNeeded
+    (its InputRequiredResult is the answer) only where `asker` asks in rounds (2026-07-28, functions/elicit.py)."""
     tool = registry.get(name)
     if tool is None:
         log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))
@@ -57,6 +60,7 @@ async def call_tool(
         request_id=request_id,
         progress_fn=progress,
         log_fn=send_log,
+        **({"asker": asker} if asker is not None else {}),
     )
     return await execute(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
 
@@ -83,6 +87,10 @@ async def execute(
             else:
                 async with tool.limiter:
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+    except InputNeeded:  # the call ends here with the question; the client calls again with the answer
+        raise
+    except ElicitationUnavailable as exc:
+        return _failed("refused", errors.tool_failed(tool.name, str(exc)), max_result_chars)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
         raised = exc.type_name if isinstance(exc, WorkerRaised) else type(exc).__name__
         message = errors.clip(str(exc) or raised, max_result_chars)
