@@ -2,9 +2,10 @@
 
 `TurnCalls.act` answers repeats and calls the running workflow step does not allow, runs the other safe calls at
 once (marked `sent` and saved before, each with its own timeout, through the hooks) and pauses the run while a risky
-call waits for approval. `TurnCalls.settle`, on resume, runs approved calls once, answers rejected ones, and sends a
-call left `sent` by a crash again only if it is idempotent. A risky call runs only on the store's record of an
-approval of exactly that call, whatever the saved state says.
+call waits for approval; a call whose tool asked a person a question (MCP elicitation) pauses it the same way, and is
+sent again with the answer. `TurnCalls.settle`, on resume, runs approved and answered calls once, answers rejected
+ones, and sends a call left `sent` by a crash again only if it is idempotent. A risky call runs only on the store's
+record of an approval of exactly that call, whatever the saved state says.
 
 The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how to save); nothing here reaches back
 into it."""
@@ -24,6 +25,7 @@ from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.plan import off_step_calls
 from toolwire_client.tools.source import ChildRuns, RunContext
 from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
@@ -67,9 +69,10 @@ class TurnCalls:
         why_risky: WhyRisky,
         save: Save,
         children: ChildRuns | None = None,
+        on_elicit: OnElicit | None = None,
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
-        self.why_risky, self.save, self.children = why_risky, save, children
+        self.why_risky, self.save, self.children, self.on_elicit = why_risky, save, children, on_elicit
 
     def is_risky(self, call: ToolCall) -> bool:
         return self.why_risky(call) is not None
@@ -99,6 +102,9 @@ class TurnCalls:
         waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
         if waiting:
             raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
+        unanswered = [p.call.name for p in state.pending if p.state == "pending_input"]
+        if unanswered:
+            raise exits.WaitingForApproval(f"still waiting for input: {', '.join(unanswered)} (`toolwire answer`)")
         step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
         answered = {r.call_id for r in step.results}
         to_run: list[ToolCall] = []
@@ -112,8 +118,8 @@ class TurnCalls:
                 p.state == "approved" or (p.state == "sent" and self.is_risky(p.call))
             )
             answer = (
-                None if by_record else answer_without_running(p)
-            )  # the record, not the state, says what was approved and sent
+                None if by_record or p.state == "answered" else answer_without_running(p)
+            )  # the record, not the state, says what was approved and sent; an answered call is sent with its answer
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
@@ -125,7 +131,7 @@ class TurnCalls:
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
         approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
         await self._run(state, step, to_run + unrecorded, approved)
-        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
+        state.pending = [p for p in state.pending if p.state in ("waiting_on_child", "pending_input")]
         _pause_if_waiting(state)
         append_results(state, step)
         await self.save(state)
@@ -157,10 +163,12 @@ class TurnCalls:
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
-        calls = await self._authorized(state, step, calls, approved)
+        answered = {p.call.id: p for p in state.pending if p.state == "answered"}
+        calls = await self._authorized(state, step, calls, approved, frozenset(answered))
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
-        state.pending = [p for p in state.pending if p.call.id not in ids] + [self.pending(c, "sent") for c in calls]
+        sent = [_with_answer(self.pending(c, "sent"), answered.get(c.id)) for c in calls]  # the answer goes along
+        state.pending = [p for p in state.pending if p.call.id not in ids] + sent
         try:
             await self.save(state)
         except exits.SaveFailed:
@@ -173,6 +181,10 @@ class TurnCalls:
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 child = {"child_run_id": result.sub_run.run_id}
                 state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
+            elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
+                state.pending.append(
+                    self.pending(call, "pending_input").model_copy(update={"input": result.input_wanted})
+                )
             else:
                 step.results.append(result)
 
@@ -184,15 +196,21 @@ class TurnCalls:
                 group.start_soon(one, call)
 
     async def _authorized(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
+        self,
+        state: RunState,
+        step: StepRecord,
+        calls: list[ToolCall],
+        approved: frozenset[str],
+        answered: frozenset[str] = frozenset(),
     ) -> list[ToolCall]:
         """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
-        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
+        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent, or when
+        it is `answered` (its send ended on the tool's question, so its outcome is known)."""
         if self.store is None:
             return calls
         allowed = []
         for call in calls:
-            if not self.is_risky(call) and call.id not in approved:
+            if not self.is_risky(call) and (call.id not in approved or call.id in answered):
                 allowed.append(call)
                 continue
             try:
@@ -201,7 +219,7 @@ class TurnCalls:
                 raise exits.Tampered(
                     f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
                 ) from exc
-            if found == "sent_before":
+            if found == "sent_before" and call.id not in answered:
                 step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
             else:
                 allowed.append(call)
@@ -211,7 +229,7 @@ class TurnCalls:
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        run = RunContext(state.run_id, state, self.children)  # what a source may need of this run
+        run = RunContext(state.run_id, state, self.children, self.on_elicit)  # what a source may need of this run
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 
@@ -250,10 +268,21 @@ def in_call_order(step: StepRecord) -> None:
 
 
 def _pause_if_waiting(state: RunState) -> None:
-    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
+    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call), or for an answer
+    to its tool's question."""
     waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
     if waiting:
         raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
+    asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.state == "pending_input" and p.input]
+    if asked:
+        raise exits.WaitingForApproval(f"waiting for input after {len(state.steps)} steps: {'; '.join(asked)}")
+
+
+def _with_answer(sent: PendingCall, answered: PendingCall | None) -> PendingCall:
+    """A call sent again keeps its question and answer on its pending copy: the source sends the answer with it."""
+    if answered is None:
+        return sent
+    return sent.model_copy(update={"input": answered.input, "answer": answered.answer})
 
 
 def _nth(n: int) -> str:

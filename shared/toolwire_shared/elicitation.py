@@ -1,6 +1,7 @@
 """A tool server's question to a person (MCP elicitation, form or URL mode) and the person's answer, as the client
 saves them on a paused call: the seam between a tool source that heard the question and the run that waits."""
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -49,3 +50,7 @@ class InputWanted(BaseModel):
 CALL_TAG_META = "io.toolwire/call"
 """tools/call `_meta` key a toolwire client tags a call with; a toolwire server echoes it in the `_meta` of a
 handshake-era `elicitation/create`, so the client knows which of its calls in flight asks."""
+
+
+OnElicit = Callable[[InputWanted], Awaitable[InputAnswer]]
+"""Answers a tool's question at once, instead of pausing the run (the Python API's `on_elicit`)."""

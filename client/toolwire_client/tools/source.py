@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import mcp_types as types
 
+from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
@@ -100,6 +101,8 @@ class RunContext:
     the loop (a test's own)."""
     children: ChildRuns | None = None
     """How to start or resume a sub-agent of this run; None where the caller can start none."""
+    on_elicit: OnElicit | None = None
+    """Answers a tool's question at once; None: the question pauses the run for a person (tools/elicitation.py)."""
 
 
 @dataclass(frozen=True)
