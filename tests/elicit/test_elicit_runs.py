@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio.to_thread
 import pytest
+from click.testing import CliRunner, Result
 
 from elicit.driver import asks
 from helpers.cli import run_toolwire
 from helpers.servers import REPO, HttpServer, serve_argv
+from toolwire_client.cli import main
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
@@ -42,17 +45,23 @@ def source(log: Path, mode: Literal["auto", "legacy"] = "auto", url: str | None 
 
 
 async def run_once(
-    store: SqlRunStore | None, src: McpSource, task: str, on_elicit: Any = None, state: RunState | None = None
+    box: ToolBox, store: SqlRunStore | None, task: str, on_elicit: Any = None, state: RunState | None = None
 ) -> RunState:
-    """The task run (or `state` resumed) on a fresh agent and connection, as another process would."""
+    """The task run (or `state` resumed) on a fresh agent."""
     config = RunConfig(model="scripted:asks", limits=RunLimits(max_steps=4))
-    async with ToolBox([src]) as box:
-        agent = Agent(ScriptedModel(asks), box, config=config, store=store, on_elicit=on_elicit)
-        return await (agent.resume(state) if state is not None else agent.run(task))
+    agent = Agent(ScriptedModel(asks), box, config=config, store=store, on_elicit=on_elicit)
+    return await (agent.resume(state) if state is not None else agent.run(task))
 
 
 def toolwire(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command in its own process (its stderr as a user sees it)."""
     return run_toolwire(*args, "--db", str(db), command=DRIVER, timeout_s=60)
+
+
+async def in_process(db: Path, *args: str) -> Result:
+    """The same command in this process (in a thread: it runs its own event loop), without an interpreter's start."""
+    runner = CliRunner()
+    return await anyio.to_thread.run_sync(lambda: runner.invoke(main, [*args, "--db", str(db)]))
 
 
 async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) -> None:
@@ -74,12 +83,12 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
     assert pending.state == "pending_input" and pending.input is not None and pending.input.era == "2026-07-28"
     assert runs(log) == []  # the tool stopped at its question: nothing ran past it
 
-    listed = toolwire(db, "approvals")
+    listed = await in_process(db, "approvals")
     assert "input requested" in listed.stdout and "Who is the table at Noma for?" in listed.stdout
     assert '"party"' in listed.stdout and "call_book" in listed.stdout
 
-    unfit = toolwire(db, "answer", run_id, "--json", '{"name": "Ada", "party": "four"}')
-    assert unfit.returncode != 0 and len(unfit.stderr.strip().splitlines()) == 1, unfit.stderr
+    unfit = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": "four"}')
+    assert unfit.exit_code != 0 and len(unfit.stderr.strip().splitlines()) == 1, unfit.stderr
     assert "'four' is not of type 'integer'" in unfit.stderr and '"party": integer' in unfit.stderr
     garbled = toolwire(db, "answer", run_id, "--json", "{name: Ada}")
     assert (
@@ -88,13 +97,13 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
         and len(garbled.stderr.strip().splitlines()) == 1
     )
 
-    given = toolwire(db, "answer", run_id, "--json", '{"name": "Ada", "party": 4}', "--as", "maître d")
-    assert given.returncode == 0 and "by maître d" in given.stdout, given.stderr
-    again = toolwire(db, "answer", run_id, "call_book", "--decline")
-    assert again.returncode != 0 and "already answered (accept, by maître d)" in again.stderr
+    given = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": 4}', "--as", "maître d")
+    assert given.exit_code == 0 and "by maître d" in given.stdout, given.stderr
+    again = await in_process(db, "answer", run_id, "call_book", "--decline")
+    assert again.exit_code != 0 and "already answered (accept, by maître d)" in again.stderr
 
-    resumed = toolwire(db, "resume", run_id)
-    assert resumed.returncode == 0 and f"{run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
+    resumed = await in_process(db, "resume", run_id)
+    assert resumed.exit_code == 0 and f"{run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
     store = await open_store(str(db))
     try:
         final = await store.load(run_id)
@@ -105,23 +114,35 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_decline_reaches_the_tool_after_resume(era: Literal["auto", "legacy"], tmp_path: Path) -> None:
-    log = tmp_path / "tool.jsonl"
+async def test_on_elicit_answers_at_once_and_a_decline_reaches_the_tool_on_resume(
+    era: Literal["auto", "legacy"], tmp_path: Path
+) -> None:
+    log, asked = tmp_path / "tool.jsonl", []
+
+    async def on_elicit(wanted: InputWanted) -> InputAnswer:
+        asked.append(wanted)
+        return InputAnswer(action="accept", content={"name": "Grace", "party": 2})
+
     store = await open_store(str(tmp_path / "runs.db"))
     try:
-        paused = await run_once(store, source(log, era), "Book a table at Noma")
-        [pending] = paused.pending
-        assert pending.input is not None and pending.input.era == ("2026-07-28" if era == "auto" else "handshake")
-        await answer(store, paused.run_id, None, InputAnswer(action="decline"), by="alice")
-        with pytest.raises(AnswerRefused, match="already answered"):
-            await answer(store, paused.run_id, "call_book", InputAnswer(action="cancel"), by="bob")
-        done = await run_once(store, source(log, era), "", state=await store.load(paused.run_id))
+        async with ToolBox([source(log, era)]) as box:  # one server for the three runs
+            answered = await run_once(box, None, "Book a table at Noma", on_elicit=on_elicit)
+            assert answered.status == "done" and answered.final_answer == "booked Noma for Grace, 2 people"
+            assert [w.message for w in asked] == ["Who is the table at Noma for?"]
+
+            paused = await run_once(box, store, "Book a table at Noma")
+            [pending] = paused.pending
+            assert pending.input is not None and pending.input.era == ("2026-07-28" if era == "auto" else "handshake")
+            await answer(store, paused.run_id, None, InputAnswer(action="decline"), by="alice")
+            with pytest.raises(AnswerRefused, match="already answered"):
+                await answer(store, paused.run_id, "call_book", InputAnswer(action="cancel"), by="bob")
+            done = await run_once(box, store, "", state=await store.load(paused.run_id))
     finally:
         await store.aclose()
     assert done.status == "done" and done.final_answer == "not booked: the person chose decline"
-    # 2026-07-28: the tool ran once, with the answer. Handshake era: the first send was answered `cancel` (no one to
-    # ask), so the tool ran to its end then too, and again with the person's answer.
-    expected = ["decline"] if era == "auto" else ["cancel", "decline"]
+    # 2026-07-28: the paused tool ran once, with the answer. Handshake era: the first send was answered `cancel` (no
+    # one to ask), so the tool ran to its end then too, and again with the person's answer.
+    expected = ["accept", "decline"] if era == "auto" else ["accept", "cancel", "decline"]
     assert [r["action"] for r in runs(log)] == expected
 
 
@@ -130,29 +151,17 @@ async def test_url_question_over_http_is_answered_and_resumed(tmp_path: Path) ->
     store = await open_store(str(tmp_path / "runs.db"))
     try:
         with HttpServer(TOOLS, env={"ELICIT_LOG": str(log)}) as server:
-            paused = await run_once(store, source(log, url=server.url), "log in to the bank")
+            async with ToolBox([source(log, url=server.url)]) as box:
+                paused = await run_once(box, store, "log in to the bank")
             [pending] = paused.pending
             assert pending.input is not None and pending.input.mode == "url"
             assert pending.input.url == "https://login.example.com/bank"
             with pytest.raises(AnswerRefused, match="answered by --accept"):
                 await answer(store, paused.run_id, None, InputAnswer(action="accept", content={"x": 1}))
             await answer(store, paused.run_id, None, InputAnswer(action="accept"))
-            done = await run_once(store, source(log, url=server.url), "", state=await store.load(paused.run_id))
+            async with ToolBox([source(log, url=server.url)]) as box:  # a new connection, as another process's
+                done = await run_once(box, store, "", state=await store.load(paused.run_id))
     finally:
         await store.aclose()
     assert done.final_answer == "connected to bank"
-    assert [r["action"] for r in runs(log)] == ["accept"]
-
-
-@pytest.mark.parametrize("era", ERAS)
-async def test_on_elicit_answers_without_pausing(era: Literal["auto", "legacy"], tmp_path: Path) -> None:
-    log, asked = tmp_path / "tool.jsonl", []
-
-    async def on_elicit(wanted: InputWanted) -> InputAnswer:
-        asked.append(wanted)
-        return InputAnswer(action="accept", content={"name": "Grace", "party": 2})
-
-    done = await run_once(None, source(log, era), "Book a table at Noma", on_elicit=on_elicit)
-    assert done.status == "done" and done.final_answer == "booked Noma for Grace, 2 people"
-    assert [w.message for w in asked] == ["Who is the table at Noma for?"]
     assert [r["action"] for r in runs(log)] == ["accept"]

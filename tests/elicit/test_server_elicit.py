@@ -1,23 +1,47 @@
 """toolwire's server asks questions (ctx.elicit, ctx.elicit_url) of the official SDK client, in both protocol eras,
-over stdio: answers, declines and answers that do not fit reach the tool as values; a client that cannot answer
-gets a readable error at once; a forged or altered request state is refused; --isolate refuses readably."""
+over HTTP (one server for the module) and stdio: answers, declines and answers that do not fit reach the tool as
+values; a client that cannot answer gets a readable error at once; a forged or altered request state is refused;
+--isolate refuses readably."""
 
 import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
 
-from helpers.servers import stdio_params, text_of
+from helpers.servers import HttpServer, stdio_params, text_of
 
 TOOLS = "tests/elicit/elicit_tools.py:registry"
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
 
 
-def runs(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, Path]]:
+    """One HTTP server for the module's tests, and the file its tools note each run in."""
+    log = tmp_path_factory.mktemp("elicit") / "runs.jsonl"
+    with HttpServer(TOOLS, env={"ELICIT_LOG": str(log)}) as server:
+        yield server, log
+
+
+@asynccontextmanager
+async def connected(url: str, mode: Literal["auto", "legacy"] = "auto", callback: Any = None) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=callback) as client,
+    ):
+        yield client
+
+
+def runs(log: Path, **where: Any) -> list[dict[str, Any]]:
+    """The runs noted in `log` whose fields are `where`."""
+    noted = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [r for r in noted if all(r.get(k) == v for k, v in where.items())]
 
 
 def answering(*answers: types.ElicitResult) -> Any:
@@ -34,52 +58,52 @@ def answering(*answers: types.ElicitResult) -> Any:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_form_url_decline_and_malformed_reach_the_tool(mode: Literal["auto", "legacy"], tmp_path: Path) -> None:
-    log = tmp_path / "runs.jsonl"
+async def test_form_url_decline_and_malformed_reach_the_tool(
+    mode: Literal["auto", "legacy"], served: tuple[HttpServer, Path]
+) -> None:
+    server, log = served
+    place = f"Noma-{mode}"
     callback = answering(
         types.ElicitResult(action="accept", content={"name": "Ada", "party": 4}),
         types.ElicitResult(action="decline"),
         types.ElicitResult(action="accept", content={"name": "Ada", "party": 0}),
         types.ElicitResult(action="accept"),
     )
-    params = stdio_params(TOOLS, env={"ELICIT_LOG": str(log)})
-    async with Client(params, mode=mode, elicitation_callback=callback) as client:
-        booked = await client.call_tool("book_table", {"restaurant": "Noma"})
-        declined = await client.call_tool("book_table", {"restaurant": "Noma"})
-        malformed = await client.call_tool("book_table", {"restaurant": "Noma"})
-        went = await client.call_tool("connect", {"service": "bank"})
-    assert text_of(booked) == "booked Noma for Ada, 4 people"
+    async with connected(server.url, mode, callback) as client:
+        booked = await client.call_tool("book_table", {"restaurant": place})
+        declined = await client.call_tool("book_table", {"restaurant": place})
+        malformed = await client.call_tool("book_table", {"restaurant": place})
+        went = await client.call_tool("connect", {"service": f"bank-{mode}"})
+    assert text_of(booked) == f"booked {place} for Ada, 4 people"
     assert text_of(declined) == "not booked: the person chose decline"
     assert "did not fit" in text_of(malformed) and "party" in text_of(malformed) and "minimum" in text_of(malformed)
-    assert text_of(went) == "connected to bank"
+    assert text_of(went) == f"connected to bank-{mode}"
     asked = callback.asked
-    assert asked[0].message == "Who is the table at Noma for?" and asked[0].requested_schema["required"] == [
+    assert asked[0].message == f"Who is the table at {place} for?" and asked[0].requested_schema["required"] == [
         "name",
         "party",
     ]
-    assert isinstance(asked[3], types.ElicitRequestURLParams) and asked[3].url == "https://login.example.com/bank"
+    assert (
+        isinstance(asked[3], types.ElicitRequestURLParams) and asked[3].url == f"https://login.example.com/bank-{mode}"
+    )
     # Each tool ran to its end once per call, with the answer it was given.
-    assert [(r["tool"], r["action"]) for r in runs(log)] == [
-        ("book_table", "accept"),
-        ("book_table", "decline"),
-        ("book_table", "malformed"),
-        ("connect", "accept"),
-    ]
+    assert [r["action"] for r in runs(log, restaurant=place)] == ["accept", "decline", "malformed"]
+    assert [r["action"] for r in runs(log, service=f"bank-{mode}")] == ["accept"]
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_client_that_cannot_answer_gets_a_readable_error(
-    mode: Literal["auto", "legacy"], tmp_path: Path
+    mode: Literal["auto", "legacy"], served: tuple[HttpServer, Path]
 ) -> None:
-    async with Client(stdio_params(TOOLS), mode=mode) as client:
+    async with connected(served[0].url, mode) as client:
         result = await client.call_tool("book_table", {"restaurant": "Noma"})
     assert result.is_error
     assert "cannot answer questions" in text_of(result) and "elicitation capability" in text_of(result)
 
 
-async def test_a_forged_or_altered_request_state_is_refused(tmp_path: Path) -> None:
-    log = tmp_path / "runs.jsonl"
-    async with Client(stdio_params(TOOLS, env={"ELICIT_LOG": str(log)}), elicitation_callback=answering()) as client:
+async def test_a_forged_or_altered_request_state_is_refused(served: tuple[HttpServer, Path]) -> None:
+    server, log = served
+    async with connected(server.url, callback=answering()) as client:
         session = client.session
         await client.list_tools()
 
@@ -105,7 +129,7 @@ async def test_a_forged_or_altered_request_state_is_refused(tmp_path: Path) -> N
             assert refused.value.error.message == "Invalid or expired requestState"
         done = await call(q2, sealed)
     assert isinstance(done, types.CallToolResult) and text_of(done) == "sesame then y"
-    assert runs(log) == [
+    assert runs(log, tool="two_questions") == [
         {
             "tool": "two_questions",
             "first": {"action": "accept", "content": {"a": "sesame"}, "problem": None},
