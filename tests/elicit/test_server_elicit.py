@@ -16,8 +16,10 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from helpers.servers import HttpServer, stdio_params, text_of
+from toolwire_server.functions.elicit import STATE_KEY_ENV, state_security
 
 TOOLS = "tests/elicit/elicit_tools.py:registry"
+SHARED_KEY = "k" * 16 + "e" * 16 + "y" * 8
 MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
 
 
@@ -25,7 +27,7 @@ MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, Path]]:
     """One HTTP server for the module's tests, and the file its tools note each run in."""
     log = tmp_path_factory.mktemp("elicit") / "runs.jsonl"
-    with HttpServer(TOOLS, env={"ELICIT_LOG": str(log)}) as server:
+    with HttpServer(TOOLS, env={"ELICIT_LOG": str(log), STATE_KEY_ENV: SHARED_KEY}) as server:
         yield server, log
 
 
@@ -144,3 +146,32 @@ async def test_an_isolated_tool_is_refused_readably() -> None:
         result = await client.call_tool("book_table", {"restaurant": "Noma"})
     assert result.is_error and "worker process" in text_of(result) and "--isolate" in text_of(result)
     assert callback.asked == []
+
+
+async def test_a_state_sealed_with_the_shared_key_is_taken_by_another_server(served: tuple[HttpServer, Path]) -> None:
+    """A server restarted (or a replica) with the same TOOLWIRE_STATE_KEY finishes a call another one began; the
+    key is the operator's, never the client's."""
+    first = types.ElicitResult(action="accept", content={"a": "from-a"})
+    async with connected(served[0].url, callback=answering()) as client:
+        await client.list_tools()
+        begun = await client.session.call_tool(
+            "two_questions", {}, input_responses={"q1": first}, allow_input_required=True
+        )
+    assert isinstance(begun, types.InputRequiredResult) and begun.request_state is not None
+    with HttpServer(TOOLS, env={STATE_KEY_ENV: SHARED_KEY}) as other:
+        async with connected(other.url, callback=answering()) as client:
+            await client.list_tools()
+            done = await client.session.call_tool(
+                "two_questions",
+                {},
+                input_responses={"q2": types.ElicitResult(action="accept", content={"b": "from-b"})},
+                request_state=begun.request_state,
+                allow_input_required=True,
+            )
+    assert isinstance(done, types.CallToolResult) and text_of(done) == "from-a then from-b"
+
+
+def test_a_short_state_key_is_refused_readably(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(STATE_KEY_ENV, "short")
+    with pytest.raises(ValueError, match="TOOLWIRE_STATE_KEY: request-state keys must be at least 32 bytes"):
+        state_security()
