@@ -20,6 +20,7 @@ from toolwire_client.run import exits
 from toolwire_client.run.hooks import ToolHook, run_after, run_before
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import CallState, PendingCall, RunState, StepRecord, args_hash
+from toolwire_client.store.answers import on_record
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.plan import off_step_calls
@@ -120,6 +121,11 @@ class TurnCalls:
             answer = (
                 None if by_record or p.state == "answered" else answer_without_running(p)
             )  # the record, not the state, says what was approved and sent; an answered call is sent with its answer
+            if p.state == "answered" and not await on_record(self.store, state.run_id, p):
+                why = "its answer is not the one `toolwire answer` recorded"
+                if self.store is not None:
+                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
+                raise exits.Tampered(f"stopped before sending {p.call.name} again: {why}, so the saved run was changed")
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:

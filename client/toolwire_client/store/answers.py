@@ -123,3 +123,27 @@ def _recorded(tx: Tx, run_id: str, call_id: str) -> tuple[str, str] | None:
         (run_id, escape(call_id)),
     ).fetchone()
     return (row[0], unescape_opt(row[1]) or "(not recorded)") if row else None
+
+
+async def on_record(store: object, run_id: str, pending: PendingCall) -> bool:
+    """Is the answer the saved state carries for this call the one `toolwire answer` recorded? Checked before the
+    call is sent again with it, so an answer written into the saved state by hand is never sent. A store that keeps
+    no input answers (not SQL) has only the state to go by."""
+    if not isinstance(store, SqlRunStore):
+        return True
+    wanted, given = pending.input, pending.answer
+    if wanted is None or given is None:
+        return False
+
+    def read(tx: Tx) -> InputAnswer | None:
+        row = tx.execute(
+            "SELECT action, content, answered_by FROM input_answers WHERE run_id = ? AND call_id = ? AND question = ?",
+            (run_id, escape(pending.call.id), escape(wanted.key)),
+        ).fetchone()
+        if row is None:
+            return None
+        content = unescape_opt(row[1])
+        by = unescape_opt(row[2])
+        return InputAnswer(action=row[0], content=json.loads(content) if content is not None else None, by=by)
+
+    return await store.transaction(read) == given
