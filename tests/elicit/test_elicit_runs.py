@@ -86,6 +86,8 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
     listed = await in_process(db, "approvals")
     assert "input requested" in listed.stdout and "Who is the table at Noma for?" in listed.stdout
     assert '"party"' in listed.stdout and "call_book" in listed.stdout
+    shown = await in_process(db, "trace", "show", run_id)
+    assert 'book_table({"restaurant": "Noma"}) | waiting for input: Who is the table at Noma for?' in shown.stdout
 
     unfit = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": "four"}')
     assert unfit.exit_code != 0 and len(unfit.stderr.strip().splitlines()) == 1, unfit.stderr
@@ -156,6 +158,8 @@ async def test_url_question_over_http_is_answered_and_resumed(tmp_path: Path) ->
             [pending] = paused.pending
             assert pending.input is not None and pending.input.mode == "url"
             assert pending.input.url == "https://login.example.com/bank"
+            listed = await in_process(tmp_path / "runs.db", "approvals")
+            assert "visit https://login.example.com/bank" in listed.stdout and "Log in to bank" in listed.stdout
             with pytest.raises(AnswerRefused, match="answered by --accept"):
                 await answer(store, paused.run_id, None, InputAnswer(action="accept", content={"x": 1}))
             await answer(store, paused.run_id, None, InputAnswer(action="accept"))
