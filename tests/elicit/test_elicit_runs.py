@@ -101,6 +101,9 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
 
     given = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": 4}', "--as", "maître d")
     assert given.exit_code == 0 and "by maître d" in given.stdout, given.stderr
+    listed = await in_process(db, "approvals", "--json")
+    [recorded] = json.loads(listed.stdout)["answered"]
+    assert (recorded["call_id"], recorded["action"], recorded["by"]) == ("call_book", "accept", "maître d")
     again = await in_process(db, "answer", run_id, "call_book", "--decline")
     assert again.exit_code != 0 and "already answered (accept, by maître d)" in again.stderr
 

@@ -14,7 +14,7 @@ from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
-from toolwire_client.store.answers import waiting_for_input
+from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
 
 HASH_SHOWN = 12
@@ -33,10 +33,11 @@ def approvals(db: str | None, as_json: bool) -> None:
 
     async def work(
         store: SqlRunStore,
-    ) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]], list[DecisionRecord]]:
-        return await store.waiting(), await store.tampered(), await store.decisions(limit=DECIDED_SHOWN)
+    ) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]], list[DecisionRecord], list[dict[str, Any]]]:
+        decided = await store.decisions(limit=DECIDED_SHOWN)
+        return await store.waiting(), await store.tampered(), decided, await recent_answers(store, DECIDED_SHOWN)
 
-    states, tampered, decided = with_store(db, work)
+    states, tampered, decided, answered = with_store(db, work)
     waiting = [(state, p) for state in states for p in state.pending if p.state == "pending_approval"]
     asked = [(state, p) for state in states for p in waiting_for_input(state)]
     if as_json:
@@ -45,7 +46,8 @@ def approvals(db: str | None, as_json: bool) -> None:
             {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
         ]
         decisions = [d.model_dump(mode="json") for d in decided]
-        click.echo(json.dumps({"waiting": rows, "tampered": flagged, "decided": decisions}, indent=2))
+        listing = {"waiting": rows, "tampered": flagged, "decided": decisions, "answered": answered}
+        click.echo(json.dumps(listing, indent=2))
         return
     console = Console(width=220)
     if not waiting and not asked:
@@ -78,6 +80,13 @@ def approvals(db: str | None, as_json: bool) -> None:
                 d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
             )
         console.print(decided_table)
+    if answered:
+        ids = [(a["run_id"], a["call_id"]) for a in answered]
+        answered_table = ids_first(["run", "call id", "tool", "answer", "by", "when"], ids, "answered")
+        for a in answered:
+            given = a["content"] if a["content"] is not None else a["action"]
+            answered_table.add_row(a["run_id"], a["call_id"], a["tool"], given, a["by"] or UNKNOWN, a["at"])
+        console.print(answered_table)
 
 
 def print_questions(console: Console, asked: list[tuple[RunState, PendingCall]]) -> None:

@@ -5,6 +5,7 @@ transaction, with who answered (`by`: the OS user unless named). Fail closed: an
 raises AnswerRefused saying why and what a right answer looks like."""
 
 import json
+from typing import Any
 
 import jsonschema
 
@@ -147,3 +148,23 @@ async def on_record(store: object, run_id: str, pending: PendingCall) -> bool:
         return InputAnswer(action=row[0], content=json.loads(content) if content is not None else None, by=by)
 
     return await store.transaction(read) == given
+
+
+async def recent_answers(store: SqlRunStore, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest answers on record, newest first: run, call, tool, question key, action, content, by, when."""
+
+    def read(tx: Tx) -> list[dict[str, Any]]:
+        rows = tx.execute(
+            "SELECT run_id, call_id, tool, question, action, content, answered_by, at FROM input_answers"
+            " ORDER BY at DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        keys = ("run_id", "call_id", "tool", "question", "action", "content", "by", "at")
+        found = [dict(zip(keys, row, strict=True)) for row in rows]
+        for one in found:
+            for key in ("call_id", "tool", "question", "content", "by"):
+                one[key] = unescape_opt(one[key])
+            one["at"] = str(one["at"])[:19]
+        return found
+
+    return await store.transaction(read)
