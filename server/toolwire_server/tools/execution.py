@@ -90,7 +90,7 @@ async def execute(
     except InputNeeded:  # the call ends here with the question; the client calls again with the answer
         raise
     except ElicitationUnavailable as exc:
-        return _failed("refused", errors.tool_failed(tool.name, str(exc)), max_result_chars)
+        return _failed("tool_failed", errors.tool_failed(tool.name, str(exc)), max_result_chars)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
         raised = exc.type_name if isinstance(exc, WorkerRaised) else type(exc).__name__
         message = errors.clip(str(exc) or raised, max_result_chars)
