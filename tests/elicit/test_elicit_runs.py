@@ -89,6 +89,8 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
     shown = await in_process(db, "trace", "show", run_id)
     assert 'book_table({"restaurant": "Noma"}) | waiting for input: Who is the table at Noma for?' in shown.stdout
 
+    early = await in_process(db, "resume", run_id)  # nothing answered yet: it says how to answer, and runs nothing
+    assert f"`toolwire answer {run_id} call_book --json '{{...}}'`" in early.stdout, early.stdout + early.stderr
     unfit = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": "four"}')
     assert unfit.exit_code != 0 and len(unfit.stderr.strip().splitlines()) == 1, unfit.stderr
     assert "'four' is not of type 'integer'" in unfit.stderr and '"party": integer' in unfit.stderr

@@ -9,9 +9,9 @@ import click
 
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.approvals import AS_HELP, notified
-from toolwire_client.run.state import PendingCall
+from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
-from toolwire_client.store.answers import AnswerRefused, answer
+from toolwire_client.store.answers import AnswerRefused, answer, waiting_for_input
 from toolwire_client.store.approvals import root_run
 from toolwire_shared.elicitation import InputAnswer
 
@@ -72,3 +72,13 @@ def _given(as_json: str | None, accept: bool, decline: bool, cancel: bool) -> In
     if not isinstance(content, dict):
         raise AnswerRefused(f"--json must be a JSON object of the form's values, not {type(content).__name__}")
     return InputAnswer(action="accept", content=content)
+
+
+def input_hint(state: RunState) -> str | None:
+    """What to do for a run that waits for an answer (the run/resume/wait commands print it), or None."""
+    asked = waiting_for_input(state)
+    if not asked:
+        return None
+    p = asked[0]
+    how = "--accept (after visiting the URL)" if p.input and p.input.mode == "url" else "--json '{...}'"
+    return f"see `toolwire approvals`, then `toolwire answer {state.run_id} {p.call.id} {how}` (or --decline)"
