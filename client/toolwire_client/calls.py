@@ -2,9 +2,10 @@
 
 `TurnCalls.act` answers repeats and calls the running workflow step does not allow, runs the other safe calls at
 once (marked `sent` and saved before, each with its own timeout, through the hooks) and pauses the run while a risky
-call waits for approval. `TurnCalls.settle`, on resume, runs approved calls once, answers rejected ones, and sends a
-call left `sent` by a crash again only if it is idempotent. A risky call runs only on the store's record of an
-approval of exactly that call, whatever the saved state says.
+call waits for approval; a call whose tool asked a person a question (MCP elicitation) pauses it the same way, and is
+sent again with the answer. `TurnCalls.settle`, on resume, runs approved and answered calls once, answers rejected
+ones, and sends a call left `sent` by a crash again only if it is idempotent. A risky call runs only on the store's
+record of an approval of exactly that call, whatever the saved state says.
 
 The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how to save); nothing here reaches back
 into it."""
@@ -20,11 +21,13 @@ from toolwire_client.run import exits
 from toolwire_client.run.hooks import ToolHook, run_after, run_before
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import CallState, PendingCall, RunState, StepRecord, args_hash
+from toolwire_client.store.answers import on_record
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.plan import off_step_calls
 from toolwire_client.tools.source import ChildRuns, RunContext
 from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
@@ -68,9 +71,10 @@ class TurnCalls:
         why_risky: WhyRisky,
         save: Save,
         children: ChildRuns | None = None,
+        on_elicit: OnElicit | None = None,
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
-        self.why_risky, self.save, self.children = why_risky, save, children
+        self.why_risky, self.save, self.children, self.on_elicit = why_risky, save, children, on_elicit
         self._saving = anyio.Lock()
 
     def is_risky(self, call: ToolCall) -> bool:
@@ -101,6 +105,9 @@ class TurnCalls:
         waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
         if waiting:
             raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
+        unanswered = [p.call.name for p in state.pending if p.state == "pending_input"]
+        if unanswered:
+            raise exits.WaitingForApproval(f"still waiting for input: {', '.join(unanswered)} (`toolwire answer`)")
         step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
         answered = {r.call_id for r in step.results}
         to_run: list[ToolCall] = []
@@ -113,9 +120,14 @@ class TurnCalls:
             by_record = self.store is not None and (
                 p.state == "approved" or (p.state == "sent" and self.is_risky(p.call))
             )
-            answer = (  # the record, not the state, says what was approved and sent; a task is followed, not re-run
-                None if by_record or p.task_id else answer_without_running(p)
-            )
+            answer = (  # the record, not the state, says what was approved and sent; a task is followed, not re-run;
+                None if by_record or p.task_id or p.state == "answered" else answer_without_running(p)
+            )  # an answered call is sent with its answer
+            if p.state == "answered" and not await on_record(self.store, state.run_id, p):
+                why = "its answer is not the one `toolwire answer` recorded"
+                if self.store is not None:
+                    await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
+                raise exits.Tampered(f"stopped before sending {p.call.name} again: {why}, so the saved run was changed")
             if answer is None:
                 to_run.append(asked[p.call.id])  # the call the model asked for, as the approval record binds it
             elif p.call.id not in answered:
@@ -127,7 +139,7 @@ class TurnCalls:
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
         approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
         await self._run(state, step, to_run + unrecorded, approved)
-        state.pending = [p for p in state.pending if p.state == "waiting_on_child"]
+        state.pending = [p for p in state.pending if p.state in ("waiting_on_child", "pending_input")]
         _pause_if_waiting(state)
         append_results(state, step)
         await self.save(state)
@@ -159,11 +171,12 @@ class TurnCalls:
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
-        calls = await self._authorized(state, step, calls, approved)
+        answered = {p.call.id: p for p in state.pending if p.state == "answered"}
+        calls = await self._authorized(state, step, calls, approved, frozenset(answered))
         ids = {c.id for c in calls}
         step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
         tasks = {p.call.id: p.task_id for p in state.pending if p.task_id}  # followed again, never sent again
-        sent = [self.pending(c, "sent").model_copy(update={"task_id": tasks.get(c.id)}) for c in calls]
+        sent = [_sent_again(self.pending(c, "sent"), answered.get(c.id), tasks.get(c.id)) for c in calls]
         state.pending = [p for p in state.pending if p.call.id not in ids] + sent
         try:
             await self.save(state)
@@ -177,6 +190,10 @@ class TurnCalls:
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 child = {"child_run_id": result.sub_run.run_id}
                 state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
+            elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
+                state.pending.append(
+                    self.pending(call, "pending_input").model_copy(update={"input": result.input_wanted})
+                )
             else:
                 step.results.append(result)
 
@@ -188,10 +205,16 @@ class TurnCalls:
                 group.start_soon(one, call)
 
     async def _authorized(
-        self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str]
+        self,
+        state: RunState,
+        step: StepRecord,
+        calls: list[ToolCall],
+        approved: frozenset[str],
+        answered: frozenset[str] = frozenset(),
     ) -> list[ToolCall]:
         """A risky call (or one the saved state calls `approved`) runs only on the store's record of an approval of
-        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent."""
+        exactly this call, whatever the saved state says; one sent before is sent again only if idempotent, or when
+        it is `answered` (its send ended on the tool's question, so its outcome is known)."""
         if self.store is None:
             return calls
         allowed = []
@@ -200,7 +223,7 @@ class TurnCalls:
             if call.id in tasks:  # its task was created on an authorised send: following it runs nothing new
                 allowed.append(call)
                 continue
-            if not self.is_risky(call) and call.id not in approved:
+            if not self.is_risky(call) and (call.id not in approved or call.id in answered):
                 allowed.append(call)
                 continue
             try:
@@ -209,7 +232,7 @@ class TurnCalls:
                 raise exits.Tampered(
                     f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
                 ) from exc
-            if found == "sent_before":
+            if found == "sent_before" and call.id not in answered:
                 step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
             else:
                 allowed.append(call)
@@ -219,7 +242,9 @@ class TurnCalls:
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        run = RunContext(state.run_id, state, self.children, partial(self._note_task, state))
+        run = RunContext(  # what a source may need of this run
+            state.run_id, state, self.children, note_task=partial(self._note_task, state), on_elicit=self.on_elicit
+        )
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 
@@ -266,10 +291,25 @@ def in_call_order(step: StepRecord) -> None:
 
 
 def _pause_if_waiting(state: RunState) -> None:
-    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call)."""
+    """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call), or for an answer
+    to its tool's question."""
     waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
     if waiting:
         raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
+    asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.state == "pending_input" and p.input]
+    if asked:
+        raise exits.WaitingForApproval(f"waiting for input after {len(state.steps)} steps: {'; '.join(asked)}")
+
+
+def _sent_again(sent: PendingCall, answered: PendingCall | None, task_id: str | None) -> PendingCall:
+    """A call sent again keeps its question and answer on its pending copy (the source sends the answer with it) and
+    the MCP task it runs as (followed, never created again)."""
+    if answered is None and task_id is None:
+        return sent
+    update: dict[str, object] = {"task_id": task_id}
+    if answered is not None:
+        update |= {"input": answered.input, "answer": answered.answer}
+    return sent.model_copy(update=update)
 
 
 def _nth(n: int) -> str:

@@ -33,6 +33,7 @@ from toolwire_client.strategies.review import draft_passes
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_plan
 from toolwire_otel.spans import agent_span, record_run_end
+from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
@@ -59,7 +60,10 @@ class Agent:
         store: RunStore | None = None,
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
+        on_elicit: OnElicit | None = None,
     ):
+        """`on_elicit` answers a tool's question (MCP elicitation) at once; without it a question pauses the run
+        until a person answers (`toolwire answer`), as an approval does."""
         if config is None:
             # the provider-table row, where it differs from the telemetry provider name (openai-responses)
             spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
@@ -74,6 +78,7 @@ class Agent:
             raise TypeError("give the Agent either config= or name/system/limits/risky_tools, not both")
         self.model, self.toolbox, self.config = model, toolbox, config
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
+        self.on_elicit = on_elicit
         self.risky_tools = set(config.risky_tools)
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
 
@@ -305,7 +310,7 @@ class Agent:
     def _calls(self) -> TurnCalls:
         """The policy for a turn's calls, on the Agent's parts as they are now (the fleet swaps in step wrappers)."""
         why, children = self._why_risky, SubAgents(self)
-        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, why, self._save, children)
+        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, why, self._save, children, self.on_elicit)
 
     def _why_risky(self, call: ToolCall) -> str | None:
         known = self.toolbox.known_name(call.name)  # what `--risky` names: the model calls it by its wire name
@@ -375,4 +380,6 @@ class SubAgents:
     def _agent(self, config: RunConfig, tools: list[str]) -> Agent:
         p = self.parent
         view = p.toolbox.narrowed(tools)
-        return Agent(p.model, view, config=config, store=p.store, hooks=p.hooks, price_fn=p.price_fn)
+        return Agent(
+            p.model, view, config=config, store=p.store, hooks=p.hooks, price_fn=p.price_fn, on_elicit=p.on_elicit
+        )

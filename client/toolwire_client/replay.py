@@ -138,7 +138,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     agent.waiting = {
         p.call.id: p.approval_reason or "waiting in the recorded run"
         for p in recorded.pending
-        if p.state in ("pending_approval", "waiting_on_child")
+        if p.state in ("pending_approval", "waiting_on_child", "pending_input")
     }
     fresh = RunState(
         run_id=recorded.run_id,

@@ -236,7 +236,7 @@ def tool_listing_skipped(server: str, tool: str, problem: str) -> str:
 def tool_needs_tasks(server: str, tool: str) -> str:
     return (
         f"tool '{tool}' of server '{server}' is not offered to the model: it runs only as a task (taskSupport "
-        "\"required\"), and this handshake-era connection has no tasks extension (a 2026-07-28 connection has)"
+        '"required"), and this handshake-era connection has no tasks extension (a 2026-07-28 connection has)'
     )
 
 
@@ -272,3 +272,12 @@ def skill_loaded_before(name: str) -> str:
 
 def skill_failed(name: str, why: str) -> str:
     return f"ERROR: the skill '{name}' could not be loaded: {why}. Go on without it, or try again later."
+
+
+def input_wanted(message: str) -> str:
+    """The content of a call paused on a server's question (shown in traces; the model reads the later result)."""
+    return f"waiting for a person's answer to the tool's question: {clip(message, QUOTE_CHARS)}"
+
+
+def unanswerable(server: str, why: str) -> str:
+    return f"ERROR: the tool server '{server}' asked for input toolwire cannot give: {why}"

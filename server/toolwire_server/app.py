@@ -11,11 +11,14 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_server import texts
 from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.catalog import catalog_handlers
+from toolwire_server.functions.elicit import Asker, InputNeeded, PushAsker, RoundTrips, state_security
 from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
 from toolwire_server.surface.changes import Hub
@@ -24,6 +27,7 @@ from toolwire_server.tasks.protocol import add_handlers, as_task, created
 from toolwire_server.tasks.store import TaskStore, default_location
 from toolwire_server.tools.execution import call_tool
 from toolwire_server.tools.registry import Registry
+from toolwire_shared.elicitation import CALL_TAG_META
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -65,7 +69,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         who, tool = caller_grant(ctx, grant), registry.get(params.name)
         if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
             started = await tasks.start(tool, who, params.arguments)
@@ -92,7 +96,10 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
                 request_id=ctx.request_id,
                 progress=session.report_progress,
                 send_log=send_log,
+                asker=_asker(ctx, params),
             )
+        except InputNeeded as asked:  # 2026-07-28: the tool asked a question; the client calls again with the answer
+            return asked.result
         except anyio.get_cancelled_exc_class():
             log.info("call of %s cancelled (client cancelled or went away)", params.name)
             raise
@@ -141,8 +148,19 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     # Legacy clients (and the conformance suite) call logging/setLevel before tools that log.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
     add_handlers(server, tasks, lambda ctx: caller_grant(ctx, grant).agent or "")
-    server.middleware += [explain_uninitialized, note_connection]
+    # The client echoes a 2026-07-28 elicitation's `requestState`: sealed here, so it cannot be forged or altered
+    # (a shared key across replicas and restarts: TOOLWIRE_STATE_KEY, functions/elicit.py).
+    sealed = RequestStateBoundary(state_security(), default_audience=registry.name)
+    server.middleware += [explain_uninitialized, note_connection, sealed]
     return server
+
+
+def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Asker:
+    """How this call's tool asks the client a question: in rounds (2026-07-28) or by a request on the session."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return RoundTrips.of(ctx.session.client_capabilities, ctx.params)
+    tag = (params.meta or {}).get(CALL_TAG_META)
+    return PushAsker(ctx.session, ctx.request_id, tag if isinstance(tag, str) else None)
 
 
 class _Server(Server[Any]):

@@ -8,6 +8,7 @@ from typing import Any, Literal, get_args
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict
 
+from toolwire_shared.elicitation import InputWanted
 from toolwire_shared.tools import META_PREFIX
 from toolwire_shared.usage import Usage
 
@@ -62,6 +63,9 @@ class ToolResult(BaseModel):
     """Set on a delegate call's result: the sub-agent run it started (client/toolwire_client/delegate.py)."""
     structured: dict[str, Any] | None = None
     """The result's `structuredContent` (checked against the tool's output schema), for code rather than the model."""
+    input_wanted: InputWanted | None = None
+    """Set when the tool asked a person a question no one answered yet: the call pauses (not a result the model
+    reads); the run waits for `toolwire answer` (client/toolwire_client/calls.py)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:

@@ -1,9 +1,9 @@
 """toolwire's client against the npm servers `server-memory`, `server-filesystem` and `server-everything` (pinned in
 .ci/run, run with node22's Node): real results, the filesystem server's own refusal of a path outside its folder,
-server-everything's structured content, log messages (over stdio and Streamable HTTP) and its task-only tool, which
-is not offered on their handshake-era connections (no tasks extension there) with a note where the server's output goes. Those servers speak
-the initialize handshake only (their SDK predates the 2026-07-28 era). (A user's `toolwire run`, and the approval a
-destructive filesystem tool waits for: test_toolwire_run.py.)"""
+server-everything's structured content, log messages (over stdio and Streamable HTTP) and its task-only tool, not
+offered with a note where the server's output goes: those servers speak the initialize handshake only (their SDK
+predates the 2026-07-28 era, so no tasks extension). (A user's `toolwire run`, and the approval a destructive
+filesystem tool waits for: test_toolwire_run.py.)"""
 
 import json
 import re

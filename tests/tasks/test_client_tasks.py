@@ -130,7 +130,10 @@ async def test_a_required_task_tool_is_not_offered_on_a_handshake_era_connection
     finally:
         await modern.aclose()  # the reverse of their starts: each holds a task group
         await legacy.aclose()
-    assert "tool 'quick_job' of server" in caplog.text and "is not offered to the model: it runs only as a task" in caplog.text
+    assert (
+        "tool 'quick_job' of server" in caplog.text
+        and "is not offered to the model: it runs only as a task" in caplog.text
+    )
 
 
 async def test_a_task_is_one_span_with_its_polls_as_events(

@@ -17,6 +17,7 @@ from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.toolbox import OnProgress, ToolBox
+from toolwire_shared.elicitation import OnElicit
 
 
 def build_agent(
@@ -30,11 +31,12 @@ def build_agent(
     on_text: OnText | None = None,
     on_progress: OnProgress | None = None,
     servers: list[ServerSpec] | None = None,
+    on_elicit: OnElicit | None = None,
 ) -> Agent:
     """The agent `config` describes; its tool servers' stderr goes to `stderr_sink` (default this process's stderr),
     `on_text` gets a streamed model's text deltas, `on_progress` the progress reports of running tool calls.
     `servers`: the specs to start instead of the config's own, for a saved run (what trusted_servers.py resolved
-    them to; the config keeps its own)."""
+    them to; the config keeps its own). `on_elicit` answers a tool's question at once instead of pausing the run."""
     model = make_model(
         config.model,
         base_url=config.base_url,
@@ -45,7 +47,9 @@ def build_agent(
     )
     sources = build_sources(config.servers if servers is None else servers, stderr_sink)
     toolbox = toolbox_for(config, sources, on_progress)
-    return Agent(model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn)
+    return Agent(
+        model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
+    )
 
 
 def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnProgress | None = None) -> ToolBox:

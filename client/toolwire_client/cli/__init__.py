@@ -22,6 +22,7 @@ COMMANDS = [
     ("toolwire_client.cli.approvals", "approvals"),
     ("toolwire_client.cli.approvals", "approve"),
     ("toolwire_client.cli.approvals", "reject"),
+    ("toolwire_client.cli.answer", "answer_command"),
     ("toolwire_client.cli.ui", "ui"),
     ("toolwire_client.cli.trace", "trace"),
     ("toolwire_client.cli.replay", "replay_command"),

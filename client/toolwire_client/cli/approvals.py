@@ -1,4 +1,5 @@
-"""`toolwire approvals` lists calls waiting for a person; `approve` and `reject` record a decision on one."""
+"""`toolwire approvals` lists calls waiting for a person (an approval, or an answer to a tool's question); `approve`
+and `reject` record a decision on one (`answer`, cli/answer.py, an answer)."""
 
 import json
 from typing import Any
@@ -12,6 +13,7 @@ from toolwire_client.fleet.decide import Decide, decide_and_wake
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
+from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
 
 HASH_SHOWN = 12
@@ -30,23 +32,26 @@ def approvals(db: str | None, as_json: bool) -> None:
 
     async def work(
         store: SqlRunStore,
-    ) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]], list[DecisionRecord]]:
-        return await store.waiting(), await store.tampered(), await store.decisions(limit=DECIDED_SHOWN)
+    ) -> tuple[list[RunState], list[tuple[str, str, str, str | None, Any]], list[DecisionRecord], list[dict[str, Any]]]:
+        decided = await store.decisions(limit=DECIDED_SHOWN)
+        return await store.waiting(), await store.tampered(), decided, await recent_answers(store, DECIDED_SHOWN)
 
-    states, tampered, decided = with_store(db, work)
+    states, tampered, decided, answered = with_store(db, work)
     waiting = [(state, p) for state in states for p in state.pending if p.state == "pending_approval"]
+    asked = [(state, p) for state in states for p in waiting_for_input(state)]
     if as_json:
-        rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting]
+        rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting + asked]
         flagged = [
             {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
         ]
         decisions = [d.model_dump(mode="json") for d in decided]
-        click.echo(json.dumps({"waiting": rows, "tampered": flagged, "decided": decisions}, indent=2))
+        listing = {"waiting": rows, "tampered": flagged, "decided": decisions, "answered": answered}
+        click.echo(json.dumps(listing, indent=2))
         return
     console = Console(width=220)
-    if not waiting:
+    if not waiting and not asked:
         console.print(f"no calls wait for approval in {store_name(db)}", markup=False, highlight=False)
-    else:
+    elif waiting:
         arguments = Column("arguments", max_width=48, overflow="fold")  # the rest of a row keeps its width
         headers: list[str | Column] = ["run", "call id", "tool", arguments, "hash", "since", "why"]
         table = ids_first([*headers, Column("note", no_wrap=True)], [(state.run_id, p.call.id) for state, p in waiting])
@@ -57,6 +62,8 @@ def approvals(db: str | None, as_json: bool) -> None:
             waits_for = p.approval_reason or ""
             table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
         console.print(table)
+    if asked:
+        print_questions(console, asked)
     if tampered:
         ids = [(r, c) for r, c, *_ in tampered]
         flagged_table = ids_first(["run", "call id", "tool", "what was wrong", "when"], ids, "not run: tampered")
@@ -72,6 +79,29 @@ def approvals(db: str | None, as_json: bool) -> None:
                 d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
             )
         console.print(decided_table)
+    if answered:
+        ids = [(a["run_id"], a["call_id"]) for a in answered]
+        answered_table = ids_first(["run", "call id", "tool", "answer", "by", "when"], ids, "answered")
+        for a in answered:
+            given = a["content"] if a["content"] is not None else a["action"]
+            answered_table.add_row(a["run_id"], a["call_id"], a["tool"], given, a["by"] or UNKNOWN, a["at"])
+        console.print(answered_table)
+
+
+def print_questions(console: Console, asked: list[tuple[RunState, PendingCall]]) -> None:
+    """The calls whose tool asked a person a question: the server's message and what it asks for (the form's
+    schema, or the URL to visit), answered with `toolwire answer RUN CALL --json '{...}'` (or --accept, --decline)."""
+    headers: list[str | Column] = ["run", "call id", "tool", Column("question", max_width=60, overflow="fold")]
+    table = ids_first([*headers, Column("asks for", max_width=70, overflow="fold"), "since"],
+                      [(state.run_id, p.call.id) for state, p in asked], "input requested")  # fmt: skip
+    for state, p in asked:
+        wanted = p.input
+        assert wanted is not None
+        asks = f"visit {wanted.url}" if wanted.mode == "url" else json.dumps(wanted.requested_schema, sort_keys=True)
+        since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        table.add_row(state.run_id, p.call.id, p.call.name, wanted.message, asks, since)
+    table.caption = "answer: toolwire answer RUN CALL --json '{...}' (a form) | --accept (a URL) | --decline | --cancel"
+    console.print(table)
 
 
 def ids_first(headers: list[str | Column], ids: list[tuple[str, str]], title: str | None = None) -> Table:

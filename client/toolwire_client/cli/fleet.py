@@ -11,6 +11,7 @@ import anyio.to_thread
 import click
 
 from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.run import config_from, submitted_config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.run.state import RunState
@@ -157,6 +158,7 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
     if state.final_answer:
         click.echo(f"answer: {state.final_answer}")
     if state.status == "waiting_for_approval":
-        click.echo(f"see `toolwire approvals`, then `toolwire approve {run_id}`: the fleet goes on with it")
+        hint = input_hint(state) or f"see `toolwire approvals`, then `toolwire approve {run_id}`"
+        click.echo(f"{hint}: the fleet goes on with it")
         sys.exit(WAITING)
     sys.exit(0 if state.status == "done" else 1)

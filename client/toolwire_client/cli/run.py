@@ -13,6 +13,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
+from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
@@ -385,11 +386,8 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
     print_run_id(console, state.run_id)
     print_server_log(console, output)
     if state.status == "waiting_for_approval":
-        console.print(
-            f"approve with `toolwire approve {state.run_id}` then `toolwire resume {state.run_id}`",
-            markup=False,
-            highlight=False,
-        )
+        hint = input_hint(state) or f"approve with `toolwire approve {state.run_id}`"
+        console.print(f"{hint} then `toolwire resume {state.run_id}`", markup=False, highlight=False)
     if as_json:
         click.echo(state.model_dump_json(indent=2))
     sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)

@@ -10,6 +10,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import resume_run
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.cli._store import db_option, store_name, with_store
+from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.run import note_server_log, print_server_log, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.servers import servers_file_option
@@ -82,4 +83,7 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
         click.echo(f"answer: {state.final_answer}")
     print_server_log(Console(soft_wrap=True), output)
     if state.status == "waiting_for_approval":
-        click.echo(f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`")
+        hint = input_hint(state)
+        click.echo(
+            hint or f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`"
+        )

@@ -42,6 +42,7 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
     if not step.tool_calls:
         return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id: p.approval_reason for p in state.pending if p.state == "pending_approval"}
+    asked = {p.call.id: p.input.message for p in state.pending if p.state == "pending_input" and p.input}
     results = {r.call_id: r for r in step.results}
     lines = []
     for call in step.tool_calls:
@@ -51,6 +52,8 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         elif call.id in waiting:
             why = waiting[call.id]
             observation = "not run: waiting for approval" + (f" ({why})" if why else "")
+        elif call.id in asked:
+            observation = f"waiting for input: {_cut(asked[call.id], wide)}"
         else:
             observation = "not run"
         record = (decided or {}).get((state.run_id, call.id))

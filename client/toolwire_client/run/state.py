@@ -11,14 +11,19 @@ from pydantic import BaseModel, Field, PrivateAttr
 from toolwire_client.models.base import ModelReply
 from toolwire_client.run.ordering import OrderCheck
 from toolwire_client.run.plan_state import Plan
+from toolwire_shared.elicitation import InputAnswer, InputWanted
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
-CallState = Literal["pending_approval", "approved", "rejected", "sent", "done", "waiting_on_child"]
-"""`waiting_on_child`: a delegate call whose sub-agent waits for a person (sent again on resume: resumes the child)."""
+CallState = Literal[
+    "pending_approval", "approved", "rejected", "sent", "done", "waiting_on_child", "pending_input", "answered"
+]
+"""`waiting_on_child`: a delegate call whose sub-agent waits for a person (sent again on resume: resumes the child).
+`pending_input`: its tool asked a person a question (`input`); `answered`: `toolwire answer` gave one (`answer`), and
+the call is sent again with it on resume (tools/elicitation.py)."""
 
 
 def now() -> datetime:
@@ -78,6 +83,10 @@ class PendingCall(BaseModel):
     task_id: str | None = None
     """The MCP task its server runs it as (tools/tasks.py), saved before it is first polled: a resumed run follows
     that task instead of calling the tool again."""
+    input: InputWanted | None = None
+    """The question its tool asked (state `pending_input`, then `answered`, and kept while it is sent again)."""
+    answer: InputAnswer | None = None
+    """The person's answer to `input` (`toolwire answer`: a copy; the store's input answers are the record)."""
 
 
 class RunState(BaseModel):

@@ -87,11 +87,11 @@ async def root_run(store: RunStore, run_id: str) -> str:
 
 
 async def decided(store: RunStore, state: RunState) -> bool:
-    """Nothing left for a person: the run does not wait, or every call it waits on has its decision, down through
-    the sub-agents a delegate call waits on. Then the run is about to go on."""
+    """Nothing left for a person: the run does not wait, or every call it waits on has its decision (or its answer),
+    down through the sub-agents a delegate call waits on. Then the run is about to go on."""
     if state.status != "waiting_for_approval":
         return True
-    if any(p.state == "pending_approval" for p in state.pending):
+    if any(p.state in ("pending_approval", "pending_input") for p in state.pending):
         return False
     children = [p.child_run_id for p in state.pending if p.state == "waiting_on_child" and p.child_run_id]
     return all([await decided(store, await store.load(child)) for child in children])

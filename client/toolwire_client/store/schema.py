@@ -112,4 +112,26 @@ MIGRATIONS.append(
     )
 )
 
+
+MIGRATIONS.append(
+    (
+        7,
+        [
+            # A person's answers to the questions tools asked (MCP elicitation, `toolwire answer`), append-only, one
+            # per question: the record a second answer is refused by (store/answers.py).
+            """CREATE TABLE input_answers (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                call_id TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                question TEXT NOT NULL,
+                action TEXT NOT NULL CHECK (action IN ('accept', 'decline', 'cancel')),
+                content TEXT,
+                answered_by TEXT,
+                at {ts} NOT NULL
+            )""",
+            "CREATE UNIQUE INDEX input_answers_once ON input_answers (run_id, call_id, question)",
+        ],
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

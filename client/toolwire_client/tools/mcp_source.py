@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_client import texts
 from toolwire_client.tools import tasks
+from toolwire_client.tools.elicitation import MAX_ROUNDS, PushedQuestions, saved_answer, wanted_of, wire_answer
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
@@ -48,6 +49,7 @@ from toolwire_client.tools.source import (
     TransportInfo,
 )
 from toolwire_shared import errors
+from toolwire_shared.elicitation import CALL_TAG_META, InputWanted
 from toolwire_shared.results import ToolResult, failed, from_call_result
 from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy, ToolSpec
@@ -131,6 +133,8 @@ class McpSource:
         self._wake = anyio.Event()
         self._group: TaskGroup | None = None
         self._info = TransportInfo(transport="pipe" if command else "tcp")
+        self._questions = PushedQuestions()
+        """Handshake-era questions (`elicitation/create`) routed to the call that asks (tools/elicitation.py)."""
         if url:
             parsed = httpx2.URL(url)
             self._info.server_address, self._info.server_port = parsed.host, parsed.port
@@ -229,6 +233,7 @@ class McpSource:
             cache=None,
             logging_callback=self._on_log,
             message_handler=self._on_message,
+            elicitation_callback=self._questions.callback,
             log_level=LOG_LEVEL,
             extensions=[advertise(tasks.EXTENSION)],  # a server may answer a call with a task: tasks.py follows it
         )
@@ -465,8 +470,47 @@ class McpSource:
     async def _call(
         self, client: Client, generation: int, sent: ToolRequest, meta: types.RequestParamsMeta
     ) -> ToolResult:
-        """One tools/call on `client`; a dropped connection is ToolTransportError (and a restart)."""
+        """One tools/call on `client`, with the answer to the question it asked before (if any); a question no one
+        answers at once ends it as a result carrying the question (tools/elicitation.py)."""
         started = time.perf_counter()
+        call, saved, on_elicit = sent.call, saved_answer(sent.run, sent.call.id), sent.run.on_elicit
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            tag = f"{sent.run.run_id}/{call.id}"
+            tagged = cast(types.RequestParamsMeta, {**meta, CALL_TAG_META: tag})
+            with self._questions.asking(tag, saved, on_elicit) as asking:
+                answered = await self._send(client, generation, sent, tagged, started)
+            if asking.wanted is not None:
+                return _paused(call.id, call.name, asking.wanted)
+            if isinstance(answered, types.InputRequiredResult):  # not a handshake-era answer
+                return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, "out of its era"))
+            return answered
+        responses: types.InputResponses | None = None
+        state: str | None = None
+        if saved is not None and saved[0].era == "2026-07-28":
+            responses, state = {saved[0].key: wire_answer(saved[1])}, saved[0].request_state
+        for _ in range(MAX_ROUNDS):
+            result = await self._send(client, generation, sent, meta, started, responses, state)
+            if not isinstance(result, types.InputRequiredResult):
+                return result
+            wanted = wanted_of(result)
+            if isinstance(wanted, str):
+                return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, wanted), since=started)
+            if on_elicit is None:
+                return _paused(call.id, call.name, wanted)
+            responses, state = {wanted.key: wire_answer(await on_elicit(wanted))}, result.request_state
+        return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, "it kept asking"), since=started)
+
+    async def _send(
+        self,
+        client: Client,
+        generation: int,
+        sent: ToolRequest,
+        meta: types.RequestParamsMeta,
+        started: float,
+        responses: types.InputResponses | None = None,
+        state: str | None = None,
+    ) -> ToolResult | types.InputRequiredResult:
+        """One tools/call request; a dropped connection is ToolTransportError (and a restart)."""
         call, timeout_s, on_progress = sent.call, sent.timeout_s, sent.on_progress
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
@@ -475,8 +519,11 @@ class McpSource:
                 resumed = {"taskId": task_id, "status": "working"}
                 return await tasks.follow(client.session, sent, resumed, started=started, resumed=True)
             request = types.CallToolRequest(
-                params=types.CallToolRequestParams(name=call.name, arguments=call.arguments, _meta=meta)
-            )
+                params=types.CallToolRequestParams(
+                    name=call.name, arguments=call.arguments, _meta=meta, input_responses=responses,
+                    request_state=state,
+                )
+            )  # fmt: skip
             answer = await client.session.send_request(
                 request, tasks.Raw, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
             )
@@ -485,7 +532,7 @@ class McpSource:
                 if sent.run.note_task is not None:
                     await sent.run.note_task(call.id, raw["taskId"])
                 return await tasks.follow(client.session, sent, raw, started=started)
-            result = types.CallToolResult.model_validate(raw)
+            result = client.session._call_tool_adapter.validate_python(raw)  # CallToolResult or InputRequiredResult
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)
@@ -497,6 +544,11 @@ class McpSource:
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
+        if isinstance(result, types.InputRequiredResult):
+            return result
+        if not isinstance(result, types.CallToolResult):
+            text = errors.tool_failed(call.name, f"it answered with a {type(result).__name__}, not a tool result")
+            return failed(call.id, call.name, "tool_failed", text, since=started)
         return from_call_result(call.id, call.name, result, since=started)
 
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
@@ -551,6 +603,11 @@ class McpSource:
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
+
+
+def _paused(call_id: str, name: str, wanted: InputWanted) -> ToolResult:
+    """The call waits for a person's answer to `wanted` (not a result the model reads: the run pauses)."""
+    return ToolResult(call_id=call_id, name=name, content=texts.input_wanted(wanted.message), input_wanted=wanted)
 
 
 def _closed(exc: MCPError) -> bool:

@@ -24,8 +24,10 @@ into a key, costs more than validating. The entry holds the schema, so its id is
 
 def checked(result: ToolResult, spec: ToolSpec) -> ToolResult:
     """`result` itself when it fits the tool's output schema (or the tool has none, or it is an error); else a
-    `bad_output` error result. A result the server cut carries no structured value, and that is no mismatch."""
-    if spec.output_schema is None or result.is_error or (result.structured is None and result.truncated):
+    `bad_output` error result. A result the server cut carries no structured value, and that is no mismatch; nor
+    does a call paused on its tool's question (no result yet)."""
+    paused = result.input_wanted is not None
+    if spec.output_schema is None or result.is_error or paused or (result.structured is None and result.truncated):
         return result
     problems = _problems(spec.output_schema, result.structured)
     if not problems:

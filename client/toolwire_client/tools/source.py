@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import mcp_types as types
 
+from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
@@ -104,6 +105,8 @@ class RunContext:
     note_task: "Callable[[str, str], Awaitable[None]] | None" = None
     """(call id, task id): record the MCP task a server runs the call as in its pending call and save the run, before
     the task is followed (tools/tasks.py); None where nothing is saved."""
+    on_elicit: OnElicit | None = None
+    """Answers a tool's question at once; None: the question pauses the run for a person (tools/elicitation.py)."""
 
 
 @dataclass(frozen=True)

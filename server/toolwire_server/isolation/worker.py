@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from toolwire_server.functions.output import OutputShape
 
 PR_SET_PDEATHSIG = 1
+ISOLATED_CANNOT_ASK = (
+    "a tool run in a worker process (isolation='process', `toolwire serve --isolate`) cannot ask the client "
+    "questions (ctx.elicit); serve it without --isolate and with isolation='none'"
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ def _run(
     call: Call, conn: Connection, loop: asyncio.AbstractEventLoop, found: dict[ToolRef, _Found]
 ) -> tuple[Any, ...]:
     from toolwire_server.functions.context import ToolContext
+    from toolwire_server.functions.elicit import NoOneToAsk
     from toolwire_server.functions.output import output_shape
     from toolwire_server.functions.results import to_result
     from toolwire_server.functions.schema import arguments_model, injected_params
@@ -118,6 +123,7 @@ def _run(
         request_id=call.request_id,
         progress_fn=progress if "progress" in call.wants else None,
         log_fn=log if "log" in call.wants else None,
+        asker=NoOneToAsk(ISOLATED_CANNOT_ASK),
     )
     try:
         kwargs = dict(tool.model.model_validate(call.arguments))

@@ -4,6 +4,7 @@ in a thread, or in a worker process that the timeout kills), and turn every outc
 act on, cut to `max_result_chars`. Nothing here raises to the caller except cancellation (and, for a task, an
 `MCPError` the tool raised on purpose: a protocol error, the task's `failed` status)."""
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from functools import partial
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolwire_server.auth.access import Grant
 from toolwire_server.functions.context import LogFn, ProgressFn, ToolContext
+from toolwire_server.functions.elicit import Asker, ElicitationUnavailable, InputNeeded
 from toolwire_server.functions.results import cut, to_result
 from toolwire_server.functions.schema import describe_problems
 from toolwire_server.isolation.watchdog import on_loop
@@ -41,8 +43,10 @@ async def call_tool(
     request_id: Any = None,
     progress: ProgressFn | None = None,
     send_log: LogFn | None = None,
+    asker: Asker | None = None,
 ) -> types.CallToolResult:
-    """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout."""
+    """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout. Raises InputNeeded
+    (its InputRequiredResult is the answer) only where `asker` asks in rounds (2026-07-28, functions/elicit.py)."""
     tool = registry.get(name)
     if tool is None:
         log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))
@@ -60,6 +64,8 @@ async def call_tool(
         progress_fn=progress,
         log_fn=send_log,
     )
+    if asker is not None:
+        context = dataclasses.replace(context, asker=asker)
     return await execute(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
 
 
@@ -86,6 +92,10 @@ async def execute(
             else:
                 async with tool.limiter:
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+    except InputNeeded:  # the call ends here with the question; the client calls again with the answer
+        raise
+    except ElicitationUnavailable as exc:
+        return _failed("tool_failed", errors.tool_failed(tool.name, str(exc)), max_result_chars)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
         if raise_protocol_errors and isinstance(exc, MCPError):
             raise
