@@ -22,7 +22,7 @@ from toolwire_client.run.state import CallState, PendingCall, RunState, StepReco
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.plan import off_step_calls
-from toolwire_client.tools.source import ChildRuns, RunContext
+from toolwire_client.tools.source import ChildRuns, LentModel, RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
@@ -67,9 +67,10 @@ class TurnCalls:
         why_risky: WhyRisky,
         save: Save,
         children: ChildRuns | None = None,
+        lent: LentModel | None = None,
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
-        self.why_risky, self.save, self.children = why_risky, save, children
+        self.why_risky, self.save, self.children, self.lent = why_risky, save, children, lent
 
     def is_risky(self, call: ToolCall) -> bool:
         return self.why_risky(call) is not None
@@ -211,7 +212,7 @@ class TurnCalls:
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        run = RunContext(state.run_id, state, self.children)  # what a source may need of this run
+        run = RunContext(state.run_id, state, self.children, self.lent)  # what a source may need of this run
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 

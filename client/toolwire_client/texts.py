@@ -272,3 +272,54 @@ def skill_loaded_before(name: str) -> str:
 
 def skill_failed(name: str, why: str) -> str:
     return f"ERROR: the skill '{name}' could not be loaded: {why}. Go on without it, or try again later."
+
+
+# What a tool server is told when it asks for the run's model (MCP sampling) or its roots and is refused.
+
+
+def sampling_not_allowed(server: str) -> str:
+    return (
+        f"sampling is not allowed for server {server}; the user can allow it with --allow-sampling {server} "
+        f"(or sampling = true under [servers.{server}] in a servers file)"
+    )
+
+
+def sampling_cap(server: str, cap: int) -> str:
+    return (
+        f"sampling refused: this run already answered its limit of {cap} sampling request(s) (server {server} "
+        "asked for one more); the user can raise it with toolwire run --max-sampling N"
+    )
+
+
+def sampling_over_budget(why: str) -> str:
+    return f"sampling refused: {why}"
+
+
+def sampling_with_tools(server: str) -> str:
+    return (
+        f"sampling refused: server {server} asked for sampling with tools, which toolwire's client does not offer "
+        "(it advertises sampling without tools); ask again without tools and toolChoice"
+    )
+
+
+def sampling_no_run(server: str, why: str) -> str:
+    return f"sampling refused: server {server} asked while {why}, so no run can be charged for it"
+
+
+def sampling_model_failed(reason: str) -> str:
+    return f"sampling failed: the run's model call failed: {reason}"
+
+
+def sampling_context_ignored(server: str, include: str) -> str:
+    return (
+        f"server {server} asked for sampling with includeContext={include!r}; no context is added (only its own "
+        "messages are sent)"
+    )
+
+
+def sampling_media(kind: str, mime: str, size: int) -> str:
+    return f"[{kind}: {mime}, {size} bytes; not shown to the model here]"
+
+
+def roots_not_given(server: str) -> str:
+    return f"roots are not offered to server {server}; the user can give folders with toolwire run --root PATH"

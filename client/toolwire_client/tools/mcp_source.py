@@ -26,6 +26,7 @@ import mcp_types as types
 import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client._input_required import InputRequiredRoundsExceededError
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -36,6 +37,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from toolwire_client import texts
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
+from toolwire_client.tools.server_asks import ServerAsks
 from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import (
     ServerRequestFailed,
@@ -60,6 +62,9 @@ LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
 """What a dropped connection looks like from inside call_tool."""
 LOG_LEVEL: types.LoggingLevel = "info"
 """The server log messages asked for in the 2026-07-28 era (a handshake-era server sends what it sends)."""
+CallRound = types.CallToolResult | types.InputRequiredResult
+CALL_ROUND: pydantic.TypeAdapter[CallRound] = pydantic.TypeAdapter(CallRound)
+"""A tools/call's answer: its result, or (2026-07-28) the input it needs first (server_asks.py answers it)."""
 START_TIMEOUT_S = 60.0
 """How long a server may take to answer MCP's initialize (spawn and import included) before the start has failed."""
 
@@ -87,6 +92,8 @@ class McpSource:
         mode: Literal["auto", "legacy"] = "auto",
         trusted: bool = False,
         use_instructions: bool = True,
+        sampling: bool = False,
+        roots: list[str] | None = None,
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -110,6 +117,8 @@ class McpSource:
         """Set when the server says its tool list changed (`notifications/tools/list_changed`, or a
         `subscriptions/listen` event in the 2026-07-28 era): the ToolBox lists this source again before the next
         model call."""
+        self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
+        """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
         self._http_error: str | None = None
         self._spawn_ok = False
         self._first_listing = False
@@ -159,6 +168,7 @@ class McpSource:
             try:
                 async with self._opened() as client:
                     self._client, self._generation = client, self._generation + 1
+                    self.asks.attach(client)
                     self._info.protocol_version = client.protocol_version
                     if self.use_instructions:
                         self.instructions = (client.instructions or "").strip() or None
@@ -228,6 +238,7 @@ class McpSource:
             logging_callback=self._on_log,
             message_handler=self._on_message,
             log_level=LOG_LEVEL,
+            **self.asks.client_options(),
         )
 
     async def _backed_off(self, window: RestartWindow) -> bool:
@@ -454,7 +465,8 @@ class McpSource:
         meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v})
         self._in_flight[run_id] += 1
         try:
-            result = await send(meta)
+            with self.asks.running(request):
+                result = await send(meta)
         finally:
             self._in_flight[run_id] -= 1
             if not self._in_flight[run_id]:
@@ -472,12 +484,20 @@ class McpSource:
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
             # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
-            request = types.CallToolRequest(
-                params=types.CallToolRequestParams(name=call.name, arguments=call.arguments, _meta=meta)
-            )
-            result = await client.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
-            )
+            async def send(answers: types.InputResponses | None, state: str | None) -> CallRound:
+                params = types.CallToolRequestParams(
+                    name=call.name, arguments=call.arguments, input_responses=answers, request_state=state, _meta=meta
+                )
+                return await client.session.send_request(
+                    types.CallToolRequest(params=params),
+                    CALL_ROUND,
+                    request_read_timeout_seconds=timeout_s,
+                    progress_callback=on_progress,
+                )
+
+            result = await self.asks.answered(client.session, await send(None, None), send, sent)
+        except InputRequiredRoundsExceededError as exc:
+            return failed(call.id, call.name, "tool_failed", errors.tool_failed(call.name, str(exc)), since=started)
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)
@@ -489,6 +509,7 @@ class McpSource:
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
+        assert isinstance(result, types.CallToolResult)
         return from_call_result(call.id, call.name, result, since=started)
 
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------

@@ -1,0 +1,133 @@
+"""MCP sampling: a tool server borrows the run's model while one of its calls runs (`sampling/createMessage`), only
+when the user allowed that server (`--allow-sampling NAME`, `ServerSpec.sampling`).
+
+A request is answered by the run's own model adapter, checked against the run's token and cost budgets first (as
+the loop checks before each of its model calls; `maxTokens` is cut to what the budgets leave), counted in the run's
+usage and cost, recorded in `RunState.sampling` (saved with the run's next checkpoint) and traced as a `chat` span
+under the tool call's `execute_tool` span. It is refused, with an MCP error whose text says why, when the server was
+not allowed, past `RunLimits.max_sampling_requests`, past a budget, when it asks for tools, or when no run can be
+charged (tools/server_asks.py finds the calling run)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import mcp_types as types
+from opentelemetry import context as otel_context
+
+from toolwire_client import texts
+from toolwire_client.models.base import ModelCallFailed
+from toolwire_client.models.tokens import estimate_prompt
+from toolwire_client.run import budget, exits
+from toolwire_client.run.state import SamplingRecord
+from toolwire_client.tools.source import RunContext
+from toolwire_otel.spans import chat_span, record_chat_response
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, UserMessage
+
+Answer = types.CreateMessageResult | types.ErrorData
+STOP_REASONS = {"end_turn": "endTurn", "stop": "endTurn", "max_tokens": "maxTokens", "length": "maxTokens"}
+"""The adapters' finish reasons as MCP's stopReason (others are passed on as they are)."""
+
+
+@dataclass(frozen=True)
+class Asker:
+    """The tool call a server's request came during: its run, its id (None: one of several of the run's calls) and
+    the trace context of its `execute_tool` span (None: the current one)."""
+
+    run: RunContext
+    call_id: str | None
+    trace: otel_context.Context | None = None
+
+
+class Sampler:
+    """Answers one server's sampling requests, for whichever run's call they come during."""
+
+    def __init__(self, server: str, allowed: bool, note: Callable[[str], None]) -> None:
+        self.server, self.allowed, self.note = server, allowed, note
+
+    async def answer(self, params: types.CreateMessageRequestParams, asker: Asker | None, unknown: str = "") -> Answer:
+        """The run's model's answer to `params`, or an MCP error saying why not. `unknown`: why no call could be
+        found for the request, when `asker` is None."""
+        if not self.allowed:
+            return self._refused(asker, params, texts.sampling_not_allowed(self.server))
+        if params.tools or params.tool_choice:
+            return self._refused(asker, params, texts.sampling_with_tools(self.server))
+        if asker is None or asker.run.state is None or asker.run.model is None:
+            return _error(texts.sampling_no_run(self.server, unknown or "no run lends its model here"))
+        state, lent = asker.run.state, asker.run.model
+        cap = lent.limits.max_sampling_requests
+        if sum(1 for r in state.sampling if r.refused is None) >= cap:
+            return self._refused(asker, params, texts.sampling_cap(self.server, cap))
+        if params.include_context not in (None, "none"):
+            self.note(texts.sampling_context_ignored(self.server, params.include_context))
+        messages = _messages(params)
+        try:
+            before = f"a sampling request of the tool server '{self.server}'"
+            left = budget.output_cap(lent.limits, state, estimate_prompt(messages, []), lent.price_fn, before=before)
+        except exits.RunExit as exc:
+            return self._refused(asker, params, texts.sampling_over_budget(exc.why))
+        max_tokens = params.max_tokens if left is None else max(1, min(params.max_tokens, left))
+        record = self._record(asker, messages, max_tokens)  # before the call: concurrent requests see it in the cap
+        token = otel_context.attach(asker.trace) if asker.trace is not None else None
+        try:
+            m = lent.model
+            with chat_span(
+                m.provider, m.model, state.run_id, m.server_address, m.server_port, step_kind="sampling"
+            ) as span:
+                reply = await m.complete(messages, [], max_output_tokens=max_tokens)
+                record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
+        except ModelCallFailed as exc:
+            record.refused = texts.sampling_model_failed(exc.reason)
+            return _error(record.refused, types.INTERNAL_ERROR)
+        finally:
+            if token is not None:
+                otel_context.detach(token)
+        cost = lent.price_fn(reply.usage) if lent.price_fn else None
+        record.answer, record.usage, record.cost_usd = reply.message.text, reply.usage, cost
+        state.usage = state.usage + reply.usage
+        if cost is not None:
+            state.cost_usd = (state.cost_usd or 0.0) + cost
+        reason = reply.finish_reason
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=reply.message.text),
+            model=reply.response_model or m.model,
+            stop_reason=STOP_REASONS.get(reason, reason) if reason else None,
+        )
+
+    def _record(self, asker: Asker, messages: list[Message], max_tokens: int) -> SamplingRecord:
+        state = asker.run.state
+        assert state is not None
+        record = SamplingRecord(
+            server=self.server, call_id=asker.call_id, step=len(state.steps), asked=messages, max_tokens=max_tokens
+        )
+        state.sampling.append(record)
+        return record
+
+    def _refused(self, asker: Asker | None, params: types.CreateMessageRequestParams, why: str) -> types.ErrorData:
+        """The refusal the server gets, kept in the run's record when the run is known."""
+        if asker is not None and asker.run.state is not None:
+            self._record(asker, _messages(params), params.max_tokens).refused = why
+        self.note(why)
+        return _error(why)
+
+
+def _error(text: str, code: int = types.INVALID_REQUEST) -> types.ErrorData:
+    return types.ErrorData(code=code, message=text)
+
+
+def _messages(params: types.CreateMessageRequestParams) -> list[Message]:
+    """The request as the model's messages: its system prompt first, each text block as it is, an image or audio
+    block as a line saying what it was (the messages carry text only)."""
+    found: list[Message] = [SystemMessage(content=params.system_prompt)] if params.system_prompt else []
+    for message in params.messages:
+        text = "\n".join(_text(block) for block in message.content_as_list)
+        found.append(AssistantMessage(text=text) if message.role == "assistant" else UserMessage(content=text))
+    return found
+
+
+def _text(block: types.SamplingMessageContentBlock) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return texts.sampling_media(block.type, block.mime_type, len(block.data) * 3 // 4)
+    return f"[{block.type}]"  # tool use and results come only with tools, which are refused before

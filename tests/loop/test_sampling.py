@@ -1,0 +1,187 @@
+"""A tool server borrows the run's model (MCP sampling) and reads the run's roots (issue 23), on a real stdio server
+of the tests' own (sampling_server.py), in both protocol eras, with the run's model behind a loopback OpenAI Chat
+server that records each request: the server's request reaches the provider as the run's own call would, is
+charged to the run's usage and budgets, saved with the run, traced as a `chat` span under the tool call's
+`execute_tool` span, and refused readably past the cap, past the budget, with tools, or for a server the user did
+not allow."""
+
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+
+from helpers.cli import clean_env, run_toolwire
+from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
+from helpers.telemetry import install
+from toolwire_client import texts
+from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.loop import Agent
+from toolwire_client.models.openai_chat import OpenAIChatModel
+from toolwire_client.run.state import RunState
+from toolwire_client.store.sqlite import SqliteRunStore
+from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.source import RunContext, ToolRequest
+from toolwire_client.tools.toolbox import ToolBox
+from toolwire_shared.messages import ToolCall
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER = [sys.executable, str(REPO / "tests" / "loop" / "sampling_server.py")]
+Mode = Literal["auto", "legacy"]
+MODES: list[Mode] = ["auto", "legacy"]  # auto: the 2026-07-28 era (the SDK's server speaks it); legacy: a session
+
+
+def summarize(call_id: str, text: str = "a very long text about otters", **more: Any) -> Reply:
+    return openai_completion(None, [openai_call(call_id, "summarize", {"text": text, **more})])
+
+
+def usage(prompt: int, completion: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+async def run_agent(fake: FakeProvider, mode: Mode, limits: RunLimits, store: SqliteRunStore | None = None) -> RunState:
+    source = McpSource("sampler", command=SERVER, mode=mode, sampling=True)
+    model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+    config = RunConfig(model="openai:gpt-fake", limits=limits)
+    try:
+        return await Agent(model, ToolBox([source]), config=config, store=store).run("summarise the otter text")
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_sampling_request_is_answered_by_the_run_s_model_charged_saved_and_traced(
+    mode: Mode, tmp_path: Path
+) -> None:
+    telemetry = install()
+    telemetry.spans.clear()
+    store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
+    try:
+        with FakeProvider() as fake:
+            fake.push(
+                summarize("s1"),
+                openai_completion("Otters are very long.", usage=usage(40, 7)),  # the server's sampling request
+                openai_completion("done"),
+            )
+            state = await run_agent(fake, mode, RunLimits(), store)
+        saved = await store.load(state.run_id)
+    finally:
+        await store.aclose()
+    assert state.status == "done", state.stop_reason
+    asked = fake.requests[1].body
+    assert asked["messages"] == [
+        {"role": "system", "content": "Summarise in five words."},
+        {"role": "user", "content": "a very long text about otters"},
+    ]
+    assert asked["max_completion_tokens"] == 50 and "tools" not in asked  # the server's maxTokens; no tools
+    assert state.steps[0].results[0].content == "summary by gpt-fake (endTurn): Otters are very long."
+    assert state.usage.total_tokens == 15 + 47 + 15  # the step, the sampling request, the answer
+    [record] = saved.sampling
+    assert (record.server, record.call_id, record.answer, record.refused) == (
+        "sampler",
+        "s1",
+        "Otters are very long.",
+        None,
+    )
+    assert record.usage.total_tokens == 47 and saved.usage == state.usage
+
+    spans = {span.name: span for span in telemetry.spans.get_finished_spans()}
+    tool, sampled = spans["execute_tool summarize"], _sampling_span(telemetry.spans.get_finished_spans())
+    assert sampled.parent is not None and sampled.parent.span_id == tool.context.span_id
+    assert sampled.attributes is not None and sampled.attributes["gen_ai.usage.output_tokens"] == 7
+    telemetry.spans.clear()
+
+
+def _sampling_span(spans: tuple[ReadableSpan, ...]) -> ReadableSpan:
+    [span] = [s for s in spans if (s.attributes or {}).get("toolwire.step.kind") == "sampling"]
+    assert span.name == "chat gpt-fake"
+    return span
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_sampling_request_past_the_run_s_cap_is_refused_readably(mode: Mode) -> None:
+    with FakeProvider() as fake:
+        fake.push(summarize("s1"), openai_completion("Otters."), summarize("s2", "more"), openai_completion("done"))
+        state = await run_agent(fake, mode, RunLimits(max_sampling_requests=1))
+    assert state.status == "done", state.stop_reason
+    assert len(fake.requests) == 4  # the second sampling request never reached the provider
+    refusal = texts.sampling_cap("sampler", 1)
+    second = state.steps[1].results[0]
+    if mode == "legacy":  # the server got the error and said so in its result
+        assert second.content == f"refused: {refusal}" and not second.is_error
+    else:  # 2026-07-28: an input response cannot be an error, so the call ends with the refusal
+        assert second.is_error and refusal in second.content
+    assert [r.refused for r in state.sampling] == [None, refusal]
+
+
+async def test_a_sampling_request_past_the_token_budget_is_refused_before_the_provider_is_asked() -> None:
+    with FakeProvider() as fake:
+        fake.push(openai_completion(None, [openai_call("s1", "summarize", {"text": "otters"})], usage=usage(990, 10)))
+        state = await run_agent(fake, "legacy", RunLimits(max_tokens=1_200))
+    assert len(fake.requests) == 1  # neither the sampling request nor a next step was sent
+    result = state.steps[0].results[0].content
+    assert result.startswith("refused: sampling refused: stopped by the token budget before a sampling request of")
+    assert "1000 tokens spent" in result
+    assert state.stop_reason == "token_budget" and state.usage.total_tokens == 1_000
+
+
+async def call(source: McpSource, name: str, state: RunState | None = None, **arguments: Any) -> str:
+    request = ToolRequest(ToolCall(id=f"c-{name}", name=name, arguments=arguments), RunContext("r1", state), 20)
+    return (await source.call(request)).content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_server_not_allowed_to_sample_is_refused_and_roots_are_listed(mode: Mode, tmp_path: Path) -> None:
+    state = RunState(run_id="r1", agent_name="a", task="t", model="m")
+    source = McpSource("plain", command=SERVER, mode=mode, roots=[str(tmp_path)])
+    await source.start()
+    try:
+        assert await call(source, "capabilities") == "sampling=False roots=True"  # sampling not advertised
+        refused = await call(source, "summarize", state, text="x")
+        assert await call(source, "my_roots") == tmp_path.as_uri()
+    finally:
+        await source.aclose()
+    said = "sampling is not allowed for server plain; the user can allow it with --allow-sampling plain"
+    assert said in refused and (mode == "auto" or refused.startswith("refused: "))
+    assert state.sampling[0].refused is not None and said in state.sampling[0].refused  # on the run's record
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_without_roots_none_are_advertised_and_sampling_with_tools_is_refused(mode: Mode) -> None:
+    state = RunState(run_id="r1", agent_name="a", task="t", model="m")
+    source = McpSource("sampler", command=SERVER, mode=mode, sampling=True)
+    await source.start()
+    try:
+        assert await call(source, "capabilities") == "sampling=True roots=False"
+        roots = await call(source, "my_roots")
+        with_tools = await call(source, "summarize", state, text="x", with_tools=True)
+    finally:
+        await source.aclose()
+    assert texts.roots_not_given("sampler") in roots  # the server asked though it was not told of roots
+    assert mode == "auto" or roots.startswith("refused: ")
+    assert texts.sampling_with_tools("sampler") in with_tools
+    assert state.sampling[0].refused == texts.sampling_with_tools("sampler")
+
+
+def test_run_allows_sampling_per_server_and_passes_roots(tmp_path: Path) -> None:
+    with FakeProvider() as fake:
+        roots = openai_completion(None, [openai_call("r", "my_roots", {})])
+        fake.push(summarize("s1"), openai_completion("Otters."), roots, openai_completion("done"))
+        args = ["run", "go", "--model", "openai:gpt-fake", "--base-url", fake.openai_url, "--server", " ".join(SERVER)]
+        args += ["--allow-sampling", "python", "--root", str(tmp_path), "--db", str(tmp_path / "r.sqlite3")]
+        out = run_toolwire(*args, env=clean_env(OPENAI_API_KEY="sk-test"))
+    assert out.returncode == 0, out.stderr
+    tools = [m["content"] for m in fake.requests[3].body["messages"] if m["role"] == "tool"]
+    assert tools == ["summary by gpt-fake (endTurn): Otters.", tmp_path.resolve().as_uri()]
+
+
+def test_run_refuses_a_missing_root_and_an_unknown_server_in_one_line(tmp_path: Path) -> None:
+    server = ["--server", " ".join(SERVER), "--model", "openai:gpt-fake", "--db", str(tmp_path / "r.sqlite3")]
+    missing = run_toolwire("run", "go", *server, "--root", str(tmp_path / "nope"), env=clean_env(OPENAI_API_KEY="k"))
+    unknown = run_toolwire("run", "go", *server, "--allow-sampling", "nosuch", env=clean_env(OPENAI_API_KEY="k"))
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert f"--root {tmp_path / 'nope'}: {tmp_path / 'nope'} does not exist" in missing.stderr
+    assert unknown.returncode == 2 and "--allow-sampling nosuch: no tool server of this run has that name" in (
+        unknown.stderr
+    )
