@@ -7,24 +7,32 @@ not allow."""
 
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+import click
+import mcp_types as types
 import pytest
+from mcp.client.session import ClientRequestContext
 from opentelemetry.sdk.trace import ReadableSpan
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
 from helpers.telemetry import install
 from toolwire_client import texts
-from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.assembly.trusted_servers import resume_trust, worker_trust
+from toolwire_client.cli.run import config_from
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
+from toolwire_client.models.scripted import ScriptedModel
+from toolwire_client.replay import replay
 from toolwire_client.run.state import RunState
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.mcp_source import McpSource
-from toolwire_client.tools.source import RunContext, ToolRequest
+from toolwire_client.tools.server_asks import ServerAsks
+from toolwire_client.tools.source import LentModel, RunContext, ToolRequest
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_shared.messages import ToolCall
+from toolwire_shared.messages import AssistantMessage, ToolCall
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = [sys.executable, str(REPO / "tests" / "loop" / "sampling_server.py")]
@@ -85,11 +93,15 @@ async def test_a_sampling_request_is_answered_by_the_run_s_model_charged_saved_a
         None,
     )
     assert record.usage.total_tokens == 47 and saved.usage == state.usage
-
     spans = {span.name: span for span in telemetry.spans.get_finished_spans()}
     tool, sampled = spans["execute_tool summarize"], _sampling_span(telemetry.spans.get_finished_spans())
     assert sampled.parent is not None and sampled.parent.span_id == tool.context.span_id
     assert sampled.attributes is not None and sampled.attributes["gen_ai.usage.output_tokens"] == 7
+    telemetry.spans.clear()
+
+    replayed = await replay(saved)  # offline: the recorded request is counted where it was
+    assert replayed.identical, replayed.difference
+    assert replayed.replayed.usage == saved.usage and replayed.replayed.sampling == saved.sampling
     telemetry.spans.clear()
 
 
@@ -176,12 +188,61 @@ def test_run_allows_sampling_per_server_and_passes_roots(tmp_path: Path) -> None
     assert tools == ["summary by gpt-fake (endTurn): Otters.", tmp_path.resolve().as_uri()]
 
 
-def test_run_refuses_a_missing_root_and_an_unknown_server_in_one_line(tmp_path: Path) -> None:
-    server = ["--server", " ".join(SERVER), "--model", "openai:gpt-fake", "--db", str(tmp_path / "r.sqlite3")]
-    missing = run_toolwire("run", "go", *server, "--root", str(tmp_path / "nope"), env=clean_env(OPENAI_API_KEY="k"))
-    unknown = run_toolwire("run", "go", *server, "--allow-sampling", "nosuch", env=clean_env(OPENAI_API_KEY="k"))
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert f"--root {tmp_path / 'nope'}: {tmp_path / 'nope'} does not exist" in missing.stderr
-    assert unknown.returncode == 2 and "--allow-sampling nosuch: no tool server of this run has that name" in (
-        unknown.stderr
+def test_run_refuses_a_missing_root_and_an_unknown_server_with_a_usage_line(tmp_path: Path) -> None:
+    """The options as `toolwire run` takes them (a UsageError is its one `Error: ...` line, exit 2)."""
+    options: dict[str, Any] = {"model_spec": "openai:gpt-fake", "commands": [SERVER], "tool_choice": None}
+    options |= {"prompt_cache": "5m", "stream": False, "allow": (), "risky": (), "criteria": (), "review_retries": 1}
+    options |= {"delegate": False, "skills": False, "planned": False, "max_replans": 1, "system": None}
+    options |= {"max_steps": 5, "max_tokens": None, "max_cost": None, "max_wall": None}
+    missing = tmp_path / "nope"
+    with pytest.raises(click.UsageError, match=f"--root {missing}: {missing} does not exist"):
+        config_from(**options, roots=(str(missing),))
+    with pytest.raises(click.UsageError, match="--allow-sampling nosuch: no tool server of this run has that name"):
+        config_from(**options, allow_sampling=("nosuch",))
+    (tmp_path / "a file").touch()
+    with pytest.raises(click.UsageError, match="is not a folder"):
+        config_from(**options, roots=(str(tmp_path / "a file"),))
+    config = config_from(**options, allow_sampling=("python",), roots=(str(tmp_path / ".." / tmp_path.name),))
+    assert [(s.sampling, s.roots) for s in config.servers] == [(True, [str(tmp_path.resolve())])]
+
+
+def test_only_the_worker_s_servers_file_lends_a_fleet_run_s_model_to_a_server(tmp_path: Path) -> None:
+    """A submitter cannot turn sampling on for a worker's server (it would spend the worker's model and key); the
+    worker's own servers file can, and a resumed run keeps the user's own --allow-sampling."""
+    servers = tmp_path / "servers.toml"
+    servers.write_text('[servers.lender]\ncommand = ["x"]\nsampling = true\n[servers.plain]\ncommand = ["y"]\n')
+    submitted = RunConfig(
+        model="scripted:x", servers=[ServerSpec(name="plain", sampling=True), ServerSpec(name="lender")]
     )
+    saved = submitted.model_dump(mode="json")
+    worker = worker_trust(str(servers)).specs_for("run-1", saved, submitted)
+    assert [(spec.name, spec.sampling) for spec in worker] == [("plain", False), ("lender", True)]
+    resumed = resume_trust(str(servers)).specs_for("run-1", saved, submitted)  # no seal: by the file, plus its own
+    assert [(spec.name, spec.sampling) for spec in resumed] == [("plain", True), ("lender", True)]
+
+
+async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is_refused() -> None:
+    """A shared connection: the server's own request does not say which run's call it came during, so none is
+    charged; with one run's call in flight, that run is."""
+    notes: list[str] = []
+    asks = ServerAsks("shared", sampling=True, note=notes.append)
+    states = [RunState(run_id=f"r{n}", agent_name="a", task="t", model="m") for n in (1, 2)]
+    model = ScriptedModel(lambda messages: AssistantMessage(text="ok"))
+    lent = LentModel(model, RunLimits())
+    requests = [
+        ToolRequest(ToolCall(id=f"c{n}", name="summarize"), RunContext(s.run_id, s, model=lent), 5)
+        for n, s in enumerate(states)
+    ]
+    params = types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))],
+        max_tokens=10,
+    )
+    context = cast(ClientRequestContext, None)  # not read
+    with asks.running(requests[0]), asks.running(requests[1]):
+        refused = await asks._sample(context, params)
+    with asks.running(requests[1]):
+        answered = await asks._sample(context, params)
+    assert isinstance(refused, types.ErrorData)
+    assert refused.message == texts.sampling_no_run("shared", "calls of 2 runs were in flight on one shared connection")
+    assert isinstance(answered, types.CreateMessageResult) and not states[0].sampling
+    assert [(r.call_id, r.answer) for r in states[1].sampling] == [("c1", "ok")]
