@@ -29,6 +29,7 @@ from toolwire_client.replay import replay
 from toolwire_client.run.state import RunState
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.mcp_source import McpSource
+from toolwire_client.tools.sampling import REFUSALS_KEPT, Asker, Sampler
 from toolwire_client.tools.server_asks import ServerAsks
 from toolwire_client.tools.source import LentModel, RunContext, ToolRequest
 from toolwire_client.tools.toolbox import ToolBox
@@ -246,3 +247,37 @@ async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is
     assert refused.message == texts.sampling_no_run("shared", "calls of 2 runs were in flight on one shared connection")
     assert isinstance(answered, types.CreateMessageResult) and not states[0].sampling
     assert [(r.call_id, r.answer) for r in states[1].sampling] == [("c1", "ok")]
+
+
+class CapRecorder(ScriptedModel):
+    """A scripted model that keeps the output cap each call was given."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda messages: AssistantMessage(text="ok"))
+        self.caps: list[int | None] = []
+
+    async def complete(self, messages: Any, tools: Any, max_output_tokens: int | None = None) -> Any:
+        self.caps.append(max_output_tokens)
+        return await super().complete(messages, tools, max_output_tokens)
+
+
+async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_refusals_by_the_record() -> None:
+    """A server asking for a billion output tokens gets what the budget leaves; one that asks in a loop though it
+    is not allowed is refused every time, and the run's record keeps only the first refusals, without messages."""
+    model = CapRecorder()
+    state = RunState(run_id="r1", agent_name="a", task="t", model="m")
+    asker = Asker(RunContext("r1", state, model=LentModel(model, RunLimits(max_tokens=5_000))), "c1")
+    huge = types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="x" * 400))],
+        max_tokens=10**9,
+    )
+    answered = await Sampler("greedy", True, lambda note: None).answer(huge, asker)
+    assert isinstance(answered, types.CreateMessageResult)
+    assert model.caps[0] is not None and 4_000 < model.caps[0] < 5_000
+
+    for _ in range(50):
+        refused = await Sampler("pest", False, lambda note: None).answer(huge, asker)
+        assert isinstance(refused, types.ErrorData) and "--allow-sampling pest" in refused.message
+    refusals = [r for r in state.sampling if r.refused]
+    assert len(refusals) == REFUSALS_KEPT and all(not r.asked for r in refusals)
+    assert len(model.caps) == 1  # none of them reached the model

@@ -88,7 +88,7 @@ class SamplingRecord(BaseModel):
     step: int = 0
     """The step whose tool calls were running."""
     asked: list[Message] = Field(default_factory=list)
-    """The request as the model got it (its system prompt first)."""
+    """The request as the model got it (its system prompt first); empty for a refused one."""
     max_tokens: int = 0
     answer: str | None = None
     usage: Usage = Field(default_factory=Usage)

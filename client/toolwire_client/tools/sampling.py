@@ -26,6 +26,8 @@ from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, U
 Answer = types.CreateMessageResult | types.ErrorData
 STOP_REASONS = {"end_turn": "endTurn", "stop": "endTurn", "max_tokens": "maxTokens", "length": "maxTokens"}
 """The adapters' finish reasons as MCP's stopReason (others are passed on as they are)."""
+REFUSALS_KEPT = 20
+"""Refused requests recorded per run; later ones are refused all the same, and only noted in the server log."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,11 @@ class Sampler:
         return record
 
     def _refused(self, asker: Asker | None, params: types.CreateMessageRequestParams, why: str) -> types.ErrorData:
-        """The refusal the server gets, kept in the run's record when the run is known."""
-        if asker is not None and asker.run.state is not None:
-            self._record(asker, _messages(params), params.max_tokens).refused = why
+        """The refusal the server gets, kept in the run's record when the run is known: without the messages, and
+        only the first REFUSALS_KEPT (a server that asks in a loop must not grow the saved run without end)."""
+        state = asker.run.state if asker is not None else None
+        if asker is not None and state is not None and sum(1 for r in state.sampling if r.refused) < REFUSALS_KEPT:
+            self._record(asker, [], params.max_tokens).refused = why
         self.note(why)
         return _error(why)
 
