@@ -21,6 +21,7 @@ from helpers.telemetry import install
 from toolwire_client import texts
 from toolwire_client.assembly.trusted_servers import resume_trust, worker_trust
 from toolwire_client.cli.run import config_from
+from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.openai_chat import OpenAIChatModel
@@ -94,6 +95,8 @@ async def test_a_sampling_request_is_answered_by_the_run_s_model_charged_saved_a
         None,
     )
     assert record.usage.total_tokens == 47 and saved.usage == state.usage
+    table = trace_lines(saved)  # `toolwire trace show`: under the call that asked
+    assert table[1] == "  sampling by sampler: 47 tokens -> Otters are very long." and "summarize" in table[0]
     spans = {span.name: span for span in telemetry.spans.get_finished_spans()}
     tool, sampled = spans["execute_tool summarize"], _sampling_span(telemetry.spans.get_finished_spans())
     assert sampled.parent is not None and sampled.parent.span_id == tool.context.span_id
@@ -126,6 +129,7 @@ async def test_a_sampling_request_past_the_run_s_cap_is_refused_readably(mode: M
     else:  # 2026-07-28: an input response cannot be an error, so the call ends with the refusal
         assert second.is_error and refusal in second.content
     assert [r.refused for r in state.sampling] == [None, refusal]
+    assert f"  sampling by sampler: refused: {refusal}" in trace_lines(state, wide=True)
 
 
 async def test_a_sampling_request_past_the_token_budget_is_refused_before_the_provider_is_asked() -> None:
