@@ -310,6 +310,9 @@ def sampling_model_failed(reason: str) -> str:
     return f"sampling failed: the run's model call failed: {reason}"
 
 
+SAMPLING_CUT_OFF = "sampling cut off: the tool call ended before the run's model answered"
+
+
 def sampling_context_ignored(server: str, include: str) -> str:
     return (
         f"server {server} asked for sampling with includeContext={include!r}; no context is added (only its own "

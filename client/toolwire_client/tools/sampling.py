@@ -80,6 +80,9 @@ class Sampler:
         except ModelCallFailed as exc:
             record.refused = texts.sampling_model_failed(exc.reason)
             return _error(record.refused, types.INTERNAL_ERROR)
+        except BaseException:  # the call ended (its timeout, the run's) while the model was asked: not answered
+            record.refused = texts.SAMPLING_CUT_OFF
+            raise
         finally:
             if token is not None:
                 otel_context.detach(token)
