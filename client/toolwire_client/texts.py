@@ -310,6 +310,10 @@ def sampling_model_failed(reason: str) -> str:
     return f"sampling failed: the run's model call failed: {reason}"
 
 
+def sampled(server: str, tokens: int, answered: int, cap: int) -> str:
+    return f"server {server} borrowed the run's model (sampling): {tokens} tokens, request {answered} of at most {cap}"
+
+
 SAMPLING_CUT_OFF = "sampling cut off: the tool call ended before the run's model answered"
 
 

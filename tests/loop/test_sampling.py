@@ -253,6 +253,10 @@ async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is
     assert [(r.call_id, r.answer) for r in states[1].sampling] == [("c1", "ok")]
 
 
+def answered_tokens(state: RunState) -> int:
+    return state.sampling[-1].usage.total_tokens
+
+
 class CapRecorder(ScriptedModel):
     """A scripted model that keeps the output cap each call was given."""
 
@@ -275,8 +279,10 @@ async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_ref
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="x" * 400))],
         max_tokens=10**9,
     )
-    answered = await Sampler("greedy", True, lambda note: None).answer(huge, asker)
+    notes: list[str] = []
+    answered = await Sampler("greedy", True, notes.append).answer(huge, asker)
     assert isinstance(answered, types.CreateMessageResult)
+    assert notes == [texts.sampled("greedy", answered_tokens(state), 1, RunLimits().max_sampling_requests)]
     assert model.caps[0] is not None and 4_000 < model.caps[0] < 5_000
 
     for _ in range(50):

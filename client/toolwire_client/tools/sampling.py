@@ -91,6 +91,8 @@ class Sampler:
         state.usage = state.usage + reply.usage
         if cost is not None:
             state.cost_usd = (state.cost_usd or 0.0) + cost
+        answered = sum(1 for r in state.sampling if r.refused is None)
+        self.note(texts.sampled(self.server, reply.usage.total_tokens, answered, cap))
         reason = reply.finish_reason
         return types.CreateMessageResult(
             role="assistant",
