@@ -295,10 +295,24 @@ def sampling_over_budget(why: str) -> str:
     return f"sampling refused: {why}"
 
 
-def sampling_with_tools(server: str) -> str:
+def sampling_tool_choice(server: str) -> str:
     return (
-        f"sampling refused: server {server} asked for sampling with tools, which toolwire's client does not offer "
-        "(it advertises sampling without tools); ask again without tools and toolChoice"
+        f'sampling refused: server {server} asked that a tool must be called (toolChoice "required"), which the '
+        'run\'s model cannot be made to do per request; ask with toolChoice "auto"'
+    )
+
+
+def sampling_run_tool_choice(server: str, choice: str) -> str:
+    return (
+        f"sampling refused: server {server} asked for sampling with tools, but this run forces its own tool choice "
+        f"({choice!r}, --tool-choice); ask without tools"
+    )
+
+
+def sampling_tool_name(server: str, name: str) -> str:
+    return (
+        f"sampling refused: server {server} offered the tool {name!r}, whose name the model's provider refuses "
+        "(names must match ^[a-zA-Z0-9_-]{1,64}$)"
     )
 
 

@@ -23,7 +23,9 @@ def _request(text: str, max_tokens: int, tools: bool) -> types.CreateMessageRequ
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=text))],
         system_prompt="Summarise in five words.",
         max_tokens=max_tokens,
-        tools=[types.Tool(name="lookup", input_schema={"type": "object"})] if tools else None,
+        tools=[types.Tool(name="look.up", input_schema={"type": "object"})]
+        if tools
+        else None,  # a name no provider takes
     )
 
 
@@ -51,6 +53,59 @@ async def summarize(
     return f"summary by {answer.model} ({answer.stop_reason}): {said}"
 
 
+LOOKUP = types.Tool(
+    name="lookup",
+    description="Look up a fact by its key.",
+    input_schema={"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
+)
+
+
+def _with_tools(messages: list[types.SamplingMessage]) -> types.CreateMessageRequest:
+    auto = types.ToolChoice(mode="auto")
+    params = types.CreateMessageRequestParams(messages=messages, max_tokens=60, tools=[LOOKUP], tool_choice=auto)
+    return types.CreateMessageRequest(params=params)
+
+
+def _blocks(result: types.CreateMessageResultWithTools) -> list[types.SamplingMessageContentBlock]:
+    return result.content if isinstance(result.content, list) else [result.content]
+
+
+@server.tool(description="Answer a question with the client's model, which may call this server's lookup tool.")
+async def research(question: str, ctx: Context) -> str | types.InputRequiredResult:
+    """MCP's sampling tool loop: the model asks for `lookup`, the server runs it and samples again with the result
+    (in the 2026-07-28 era across rounds, the tool call carried in `request_state`)."""
+    asked = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))
+    modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+    answers = ctx.input_responses or {}
+    if modern and "second" in answers:
+        final = answers["second"]
+    else:
+        if modern and "first" not in answers:
+            return types.InputRequiredResult(input_requests={"first": _with_tools([asked])}, request_state="1")
+        try:
+            first = (
+                answers["first"]
+                if modern
+                else await ctx.session.send_request(_with_tools([asked]), types.CreateMessageResultWithTools)
+            )
+        except MCPError as exc:
+            return f"refused: {exc.error.message}"
+        assert isinstance(first, types.CreateMessageResultWithTools)
+        uses = [b for b in _blocks(first) if isinstance(b, types.ToolUseContent)]
+        if not uses:
+            return f"answered without looking up: {_blocks(first)}"
+        found = types.TextContent(type="text", text=f"fact about {uses[0].input.get('key')}: otters hold hands")
+        result = types.ToolResultContent(type="tool_result", tool_use_id=uses[0].id, content=[found])
+        messages = [asked, types.SamplingMessage(role="assistant", content=uses)]
+        messages.append(types.SamplingMessage(role="user", content=[result]))
+        if modern:
+            return types.InputRequiredResult(input_requests={"second": _with_tools(messages)}, request_state="2")
+        final = await ctx.session.send_request(_with_tools(messages), types.CreateMessageResultWithTools)
+    assert isinstance(final, types.CreateMessageResultWithTools)
+    said = [b.text for b in _blocks(final) if isinstance(b, types.TextContent)]
+    return f"research ({final.stop_reason}): {' '.join(said)}"
+
+
 @server.tool(description="List the folders the client says this server may work in (MCP roots).")
 async def my_roots(ctx: Context) -> str | types.InputRequiredResult:
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -69,7 +124,10 @@ async def my_roots(ctx: Context) -> str | types.InputRequiredResult:
 @server.tool(description="What the client advertised.")
 async def capabilities(ctx: Context) -> str:
     caps = ctx.client_capabilities
-    return f"sampling={caps.sampling is not None if caps else None} roots={caps.roots is not None if caps else None}"
+    if caps is None:
+        return "none"
+    tools = caps.sampling is not None and caps.sampling.tools is not None
+    return f"sampling={caps.sampling is not None} roots={caps.roots is not None} sampling.tools={tools}"
 
 
 if __name__ == "__main__":

@@ -116,6 +116,29 @@ def _sampling_span(spans: tuple[ReadableSpan, ...]) -> ReadableSpan:
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_the_run_s_model_calls_the_server_s_tool_in_a_sampling_tool_loop(mode: Mode) -> None:
+    with FakeProvider() as fake:
+        fake.push(
+            openai_completion(None, [openai_call("r1", "research", {"question": "do otters hold hands?"})]),
+            openai_completion(None, [openai_call("t1", "lookup", '{"key": "otters"}')]),  # the server's round 1
+            openai_completion("Yes, they do."),  # round 2, with the tool's result
+            openai_completion("done"),
+        )
+        state = await run_agent(fake, mode, RunLimits())
+    assert state.status == "done", state.stop_reason
+    first, second = fake.requests[1].body, fake.requests[2].body
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["lookup"]
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "lookup"
+    assert second["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "t1",
+        "content": "fact about otters: otters hold hands",
+    }
+    assert state.steps[0].results[0].content == "research (endTurn): Yes, they do."
+    assert [r.answer for r in state.sampling] == ['lookup({"key": "otters"})', "Yes, they do."]
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_a_sampling_request_past_the_run_s_cap_is_refused_readably(mode: Mode) -> None:
     with FakeProvider() as fake:
         fake.push(summarize("s1"), openai_completion("Otters."), summarize("s2", "more"), openai_completion("done"))
@@ -143,8 +166,11 @@ async def test_a_sampling_request_past_the_token_budget_is_refused_before_the_pr
     assert state.stop_reason == "token_budget" and state.usage.total_tokens == 1_000
 
 
-async def call(source: McpSource, name: str, state: RunState | None = None, **arguments: Any) -> str:
-    request = ToolRequest(ToolCall(id=f"c-{name}", name=name, arguments=arguments), RunContext("r1", state), 20)
+async def call(
+    source: McpSource, name: str, state: RunState | None = None, lent: LentModel | None = None, **arguments: Any
+) -> str:
+    run = RunContext("r1", state, model=lent)
+    request = ToolRequest(ToolCall(id=f"c-{name}", name=name, arguments=arguments), run, 20)
     return (await source.call(request)).content
 
 
@@ -154,7 +180,7 @@ async def test_a_server_not_allowed_to_sample_is_refused_and_roots_are_listed(mo
     source = McpSource("plain", command=SERVER, mode=mode, roots=[str(tmp_path)])
     await source.start()
     try:
-        assert await call(source, "capabilities") == "sampling=False roots=True"  # sampling not advertised
+        assert await call(source, "capabilities") == "sampling=False roots=True sampling.tools=False"  # not lent
         refused = await call(source, "summarize", state, text="x")
         assert await call(source, "my_roots") == tmp_path.as_uri()
     finally:
@@ -165,20 +191,21 @@ async def test_a_server_not_allowed_to_sample_is_refused_and_roots_are_listed(mo
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_without_roots_none_are_advertised_and_sampling_with_tools_is_refused(mode: Mode) -> None:
+async def test_without_roots_none_are_advertised_and_a_tool_name_no_provider_takes_is_refused(mode: Mode) -> None:
     state = RunState(run_id="r1", agent_name="a", task="t", model="m")
     source = McpSource("sampler", command=SERVER, mode=mode, sampling=True)
+    lent = LentModel(ScriptedModel(lambda messages: AssistantMessage(text="never")), RunLimits())
     await source.start()
     try:
-        assert await call(source, "capabilities") == "sampling=True roots=False"
+        assert await call(source, "capabilities") == "sampling=True roots=False sampling.tools=True"
         roots = await call(source, "my_roots")
-        with_tools = await call(source, "summarize", state, text="x", with_tools=True)
+        with_tools = await call(source, "summarize", state, lent, text="x", with_tools=True)
     finally:
         await source.aclose()
     assert texts.roots_not_given("sampler") in roots  # the server asked though it was not told of roots
     assert mode == "auto" or roots.startswith("refused: ")
-    assert texts.sampling_with_tools("sampler") in with_tools
-    assert state.sampling[0].refused == texts.sampling_with_tools("sampler")
+    assert texts.sampling_tool_name("sampler", "look.up") in with_tools
+    assert state.sampling[0].refused == texts.sampling_tool_name("sampler", "look.up")
 
 
 def test_run_allows_sampling_per_server_and_passes_roots(tmp_path: Path) -> None:
@@ -291,3 +318,24 @@ async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_ref
     refusals = [r for r in state.sampling if r.refused]
     assert len(refusals) == REFUSALS_KEPT and all(not r.asked for r in refusals)
     assert len(model.caps) == 1  # none of them reached the model
+
+
+async def test_sampling_with_tools_is_refused_when_a_tool_must_be_called_or_the_run_forces_its_choice() -> None:
+    model = CapRecorder()
+    state = RunState(run_id="r1", agent_name="a", task="t", model="m")
+    asker = Asker(RunContext("r1", state, model=LentModel(model, RunLimits())), "c1")
+    tool = types.Tool(name="lookup", input_schema={"type": "object"})
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
+
+    def params(mode: Literal["auto", "required", "none"]) -> types.CreateMessageRequestParams:
+        choice = types.ToolChoice(mode=mode)
+        return types.CreateMessageRequestParams(messages=[message], max_tokens=10, tools=[tool], tool_choice=choice)
+
+    sampler = Sampler("s", True, lambda note: None)
+    required = await sampler.answer(params("required"), asker)
+    assert isinstance(required, types.ErrorData) and required.message == texts.sampling_tool_choice("s")
+    model.tool_choice = "lookup"  # --tool-choice lookup: the adapter would force it on the server's tools too
+    forced = await sampler.answer(params("auto"), asker)
+    assert isinstance(forced, types.ErrorData) and forced.message == texts.sampling_run_tool_choice("s", "lookup")
+    none = await sampler.answer(params("none"), asker)  # no tools offered: the run's choice does not apply
+    assert isinstance(none, types.CreateMessageResultWithTools) and model.caps == [10]

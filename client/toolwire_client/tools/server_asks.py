@@ -27,7 +27,7 @@ from opentelemetry import context as otel_context
 
 from toolwire_client import texts
 from toolwire_client.tools.roots import roots_result
-from toolwire_client.tools.sampling import Asker, Sampler
+from toolwire_client.tools.sampling import Answer, Asker, Sampler
 from toolwire_client.tools.source import ToolRequest
 
 Round = types.CallToolResult | types.InputRequiredResult
@@ -61,6 +61,7 @@ class ServerAsks:
         options: dict[str, Any] = {}
         if self.sampler.allowed:
             options["sampling_callback"] = self._sample
+            options["sampling_capabilities"] = types.SamplingCapability(tools=types.SamplingToolsCapability())
         if self.roots:
             options["list_roots_callback"] = self._list_roots
         return options
@@ -106,9 +107,7 @@ class ServerAsks:
         return await run_input_required_driver(first, dispatch=dispatch, retry=resend)
 
     # ---- handshake-era requests -----------------------------------------------------------------------------
-    async def _sample(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
+    async def _sample(self, context: ClientRequestContext, params: types.CreateMessageRequestParams) -> Answer:
         asker, unknown = self._asker()
         return await self.sampler.answer(params, asker, unknown)
 
