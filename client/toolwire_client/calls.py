@@ -25,7 +25,7 @@ from toolwire_client.store.answers import on_record
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.plan import off_step_calls
-from toolwire_client.tools.source import ChildRuns, RunContext
+from toolwire_client.tools.source import ChildRuns, LentModel, RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
@@ -72,9 +72,11 @@ class TurnCalls:
         save: Save,
         children: ChildRuns | None = None,
         on_elicit: OnElicit | None = None,
+        lent: LentModel | None = None,
     ):
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
-        self.why_risky, self.save, self.children, self.on_elicit = why_risky, save, children, on_elicit
+        self.why_risky, self.save, self.children = why_risky, save, children
+        self.on_elicit, self.lent = on_elicit, lent
         self._saving = anyio.Lock()
 
     def is_risky(self, call: ToolCall) -> bool:
@@ -243,7 +245,12 @@ class TurnCalls:
         if isinstance(checked, ToolResult):
             return checked
         run = RunContext(  # what a source may need of this run
-            state.run_id, state, self.children, note_task=partial(self._note_task, state), on_elicit=self.on_elicit
+            state.run_id,
+            state,
+            self.children,
+            note_task=partial(self._note_task, state),
+            on_elicit=self.on_elicit,
+            model=self.lent,
         )
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)

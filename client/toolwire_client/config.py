@@ -58,6 +58,14 @@ class ServerSpec(BaseModel):
     instructions: bool = True
     """Join the server's MCP `instructions` to a new run's system prompt (saved with the run's opening system
     message, so resume and replay see the same prompt); False: they are not used."""
+    sampling: bool = False
+    """Let the server borrow the run's model (MCP sampling, `--allow-sampling NAME`): its requests are answered by
+    the run's model, charged to the run's budgets and capped by `RunLimits.max_sampling_requests`. Off: the
+    capability is not advertised and a request is refused. Only the user's own config turns it on (a fleet run's
+    comes from the worker's servers file)."""
+    roots: list[str] = Field(default_factory=list)
+    """Folders the server is told it may work in (MCP roots, `--root PATH`): absolute paths, each must exist when the
+    server starts. None: the roots capability is not advertised."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":

@@ -30,6 +30,7 @@ from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import PlanError, planned, read_plan, replan_request, step_failure
 from toolwire_client.strategies.review import draft_passes
+from toolwire_client.tools.source import LentModel
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_plan
 from toolwire_otel.spans import agent_span, record_run_end
@@ -310,7 +311,10 @@ class Agent:
     def _calls(self) -> TurnCalls:
         """The policy for a turn's calls, on the Agent's parts as they are now (the fleet swaps in step wrappers)."""
         why, children = self._why_risky, SubAgents(self)
-        return TurnCalls(self.toolbox, self.store, self.hooks, self.limits, why, self._save, children, self.on_elicit)
+        lent = LentModel(self.model, self.limits, self.price_fn)  # for servers allowed to sample (tools/sampling.py)
+        return TurnCalls(
+            self.toolbox, self.store, self.hooks, self.limits, why, self._save, children, self.on_elicit, lent
+        )
 
     def _why_risky(self, call: ToolCall) -> str | None:
         known = self.toolbox.known_name(call.name)  # what `--risky` names: the model calls it by its wire name

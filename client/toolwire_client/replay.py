@@ -11,7 +11,7 @@ from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.run.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, SamplingRecord, StepRecord
 from toolwire_client.tools.source import ToolRequest, TransportInfo
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolCall, UserMessage
@@ -60,6 +60,8 @@ class ReplaySource:
         self._specs = specs
         self._results = results
         self.sent: list[ToolCall] = []
+        self.sampled: dict[str, list[SamplingRecord]] = {}
+        """Call id -> the sampling requests its server made during it, counted again as they were."""
         self.tools_changed = False
         """Set by `offer`: the ToolBox lists this source again before the next model call, as a server's change did."""
 
@@ -84,7 +86,17 @@ class ReplaySource:
             return failed(call.id, call.name, "tool_failed", texts.not_recorded(call.name, call.id))
         if recorded.sub_run is not None and state is not None:  # a delegate call: its sub-agent counts as it did
             state.count_child(call.id, recorded.sub_run)
+        if state is not None:
+            self._count_sampling(state, call.id)
         return recorded
+
+    def _count_sampling(self, state: RunState, call_id: str) -> None:
+        """The sampling requests the call's server made, in the run's record and totals again."""
+        for sampled in self.sampled.get(call_id, []):
+            state.sampling.append(sampled)
+            state.usage = state.usage + sampled.usage
+            if sampled.cost_usd is not None:
+                state.cost_usd = (state.cost_usd or 0.0) + sampled.cost_usd
 
     def transport_info(self) -> TransportInfo:
         return TransportInfo(transport="inproc")
@@ -131,6 +143,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
     results = {r.call_id: r for step in recorded.steps for r in step.results}
     source = ReplaySource(_specs(config, recorded), results)
+    source.sampled = _sampled_by_call(recorded)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
     agent.source = source
@@ -151,6 +164,18 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     replayed = await agent.resume(fresh)
     difference = first_difference(recorded, replayed)
     return ReplayOutcome(difference is None, difference, replayed, source.sent)
+
+
+def _sampled_by_call(recorded: RunState) -> dict[str, list[SamplingRecord]]:
+    """The run's sampling requests by the call they came during (one whose call is unknown: the first call of its
+    step), so the replayed run's usage and budgets count them where the recorded run did."""
+    found: dict[str, list[SamplingRecord]] = {}
+    for sampled in recorded.sampling:
+        calls = recorded.steps[sampled.step - 1].tool_calls if 0 < sampled.step <= len(recorded.steps) else []
+        call_id = sampled.call_id or (calls[0].id if calls else None)
+        if call_id is not None:
+            found.setdefault(call_id, []).append(sampled.model_copy())
+    return found
 
 
 def _opening(recorded: RunState) -> list[Message]:

@@ -2,14 +2,16 @@
 token or OAuth client, and a shared connection's lease are put together."""
 
 import os
+import shlex
 
 from toolwire_client.config import OAuthClientSpec, ServerSpec
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.oauth_auth import ClientCredentials
+from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_env import described, server_environment
 from toolwire_client.tools.server_stderr import LineSink, ServerStderr
 from toolwire_client.tools.shared_connections import active_pool
-from toolwire_client.tools.source import ToolSource
+from toolwire_client.tools.source import ToolServerFailed, ToolSource
 
 
 def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None) -> list[ToolSource]:
@@ -44,10 +46,20 @@ def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None
             stderr=stderr,
             trusted=server.trust,
             use_instructions=server.instructions,
+            sampling=server.sampling,
+            roots=_roots(name, server),
         )
         pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
         sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)
     return sources
+
+
+def _roots(name: str, server: ServerSpec) -> list[str]:
+    """The server's roots, each an existing folder (else the run does not start: one line naming it)."""
+    try:
+        return resolved_roots(server.roots)
+    except RootMissing as exc:
+        raise ToolServerFailed(name, server.url or shlex.join(server.command or []), "failed", str(exc)) from exc
 
 
 def _client_credentials(spec: OAuthClientSpec, url: str | None) -> ClientCredentials:

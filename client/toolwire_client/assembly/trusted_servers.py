@@ -109,9 +109,10 @@ class ServerTrust:
             )
         if not RUN_ID.match(run_id) or ".." in run_id:
             raise Untrusted(f"run id {run_id!r} cannot name a tool server's files; start runs with toolwire")
-        if self.takes_seal:  # resume: the user's own `--trust NAME`, saved with the run, stands
-            own = own.model_copy(update={"trust": own.trust or spec.trust})
-        # a worker: only its servers file trusts a server (a submitter never waives an approval the worker asks)
+        if self.takes_seal:  # resume: the user's own `--trust NAME` and `--allow-sampling NAME`, saved, stand
+            own = own.model_copy(update={"trust": own.trust or spec.trust, "sampling": own.sampling or spec.sampling})
+        # a worker: only its servers file trusts a server or lends it the model (a submitter never waives an approval
+        # the worker asks, nor spends the worker's model on a server)
         return own.expand({"run_id": run_id})
 
 

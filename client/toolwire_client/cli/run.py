@@ -30,6 +30,7 @@ from toolwire_client.store.base import RunStore
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.review import Review
+from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
@@ -193,6 +194,21 @@ _SERVER_OPTIONS: list[Callable[[Any], Any]] = [
         help="Trust this server's MCP tool annotations (by its name in the run): its destructive tools run without "
         "approval and its idempotent ones are sent again after a crash; never waives --risky.",
     ),
+    click.option(
+        "--allow-sampling",
+        "allow_sampling",
+        multiple=True,
+        metavar="SERVER",
+        help="Let this server (by its name in the run) borrow the run's model (MCP sampling), charged to the run's "
+        "budgets and capped by --max-sampling; other servers are refused.",
+    ),
+    click.option(
+        "--root",
+        "roots",
+        multiple=True,
+        metavar="PATH",
+        help="Tell the tool servers they may work in this folder (MCP roots; repeatable); none: no roots offered.",
+    ),
 ]
 _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
     click.option(
@@ -274,6 +290,13 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Timeout of every tool call, in seconds, instead of each tool's own.",
     ),
     click.option(
+        "--max-sampling",
+        default=RunLimits().max_sampling_requests,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="How many sampling requests (a server borrowing the model, --allow-sampling) the run answers.",
+    ),
+    click.option(
         "--max-result-chars",
         default=DEFAULT_MAX_RESULT_CHARS,
         show_default=True,
@@ -298,6 +321,8 @@ def config_from(
     allow: tuple[str, ...],
     risky: tuple[str, ...],
     trust: tuple[str, ...] = (),
+    allow_sampling: tuple[str, ...] = (),
+    roots: tuple[str, ...] = (),
     criteria: tuple[str, ...],
     review_retries: int,
     delegate: bool,
@@ -311,6 +336,7 @@ def config_from(
     max_wall: float | None,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     tool_timeout: float | None = None,
+    max_sampling: int = RunLimits().max_sampling_requests,
 ) -> RunConfig:
     """The RunConfig the config options describe; a combination that makes no sense is a usage error.
     `server_names`: a submitted run's servers, by their names in the workers' servers file."""
@@ -322,11 +348,21 @@ def config_from(
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
     else:
         specs = servers.server_specs(commands or [], urls or [], token_env, server_env)
-    unknown = sorted(set(trust) - {spec.name for spec in specs})
-    if unknown:
-        named = ", ".join(str(spec.name) for spec in specs)
-        raise click.UsageError(f"--trust {unknown[0]}: no tool server of this run has that name (its servers: {named})")
-    specs = [spec.model_copy(update={"trust": True}) if spec.name in trust else spec for spec in specs]
+    for option, names in (("--trust", trust), ("--allow-sampling", allow_sampling)):
+        unknown = sorted(set(names) - {spec.name for spec in specs})
+        if unknown:
+            named = ", ".join(str(spec.name) for spec in specs)
+            raise click.UsageError(
+                f"{option} {unknown[0]}: no tool server of this run has that name (its servers: {named})"
+            )
+    try:
+        folders = resolved_roots(list(roots))
+    except RootMissing as exc:
+        raise click.UsageError(str(exc)) from exc
+    specs = [
+        spec.model_copy(update={"trust": spec.name in trust, "sampling": spec.name in allow_sampling, "roots": folders})
+        for spec in specs
+    ]
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(
@@ -336,6 +372,7 @@ def config_from(
         max_wall_s=max_wall,
         max_result_chars=max_result_chars,
         tool_timeout_s=tool_timeout,
+        max_sampling_requests=max_sampling,
     )
     return RunConfig(
         model=model_spec or default_spec(),

@@ -101,6 +101,7 @@ def trace_lines(
             continue
         for call, line in zip(step.tool_calls, rows, strict=True):
             lines.append(line)
+            lines += sampling_lines(state, call.id, step.index, wide)
             sub = state.children.get(call.id)
             if sub is not None and sub.run_id in children:
                 child = children[sub.run_id]
@@ -110,6 +111,22 @@ def trace_lines(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
     )
+    return lines
+
+
+def sampling_lines(state: RunState, call_id: str, step: int, wide: bool = False) -> list[str]:
+    """Under a call: its server's requests for the run's model (MCP sampling), answered or refused; one whose call
+    is unknown (a handshake-era server, several calls in flight) under the step's first call."""
+    first = next((s.tool_calls[0].id for s in state.steps if s.index == step and s.tool_calls), None)
+    lines = []
+    for record in state.sampling:
+        if record.call_id != call_id and not (record.call_id is None and record.step == step and call_id == first):
+            continue
+        if record.refused is not None:
+            lines.append(f"  sampling by {record.server}: refused: {_cut(record.refused, wide)}")
+        else:
+            said = _cut(record.answer or "", wide)
+            lines.append(f"  sampling by {record.server}: {record.usage.total_tokens} tokens -> {said}")
     return lines
 
 
@@ -152,6 +169,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
         "cost_usd": state.cost_usd,
         "plan": state.plan.model_dump(mode="json") if state.plan is not None else None,
         "steps": steps,
+        "sampling": [record.model_dump(mode="json", exclude={"asked"}) for record in state.sampling],
     }
 
 

@@ -13,15 +13,19 @@ PriceFn = Callable[[Usage], float | None]
 PER_MILLION = 1_000_000
 
 
-def output_cap(limits: RunLimits, state: RunState, prompt_tokens: int, price_fn: PriceFn | None) -> int | None:
-    """Output tokens the next reply may use (None: no budget); raises when fewer than the reserve are left."""
-    n, caps = len(state.steps) + 1, []
+def output_cap(
+    limits: RunLimits, state: RunState, prompt_tokens: int, price_fn: PriceFn | None, before: str | None = None
+) -> int | None:
+    """Output tokens the next reply may use (None: no budget); raises when fewer than the reserve are left.
+    `before`: what the call is, for the message (default: the run's next step)."""
+    caps: list[int] = []
+    before = before or f"step {len(state.steps) + 1}"
     if limits.max_tokens is not None:
         spent = state.usage.total_tokens
         left = limits.max_tokens - spent - prompt_tokens
         if left < limits.output_reserve_tokens:
             raise exits.TokenBudget(
-                f"stopped by the token budget before step {n}: {spent} tokens spent, the next call needs about "
+                f"stopped by the token budget before {before}: {spent} tokens spent, the next call needs about "
                 f"{prompt_tokens + limits.output_reserve_tokens} more, budget {limits.max_tokens}"
             )
         caps.append(left)
@@ -33,7 +37,7 @@ def output_cap(limits: RunLimits, state: RunState, prompt_tokens: int, price_fn:
         if left < limits.output_reserve_tokens:
             need = prompt_price + per_million * limits.output_reserve_tokens / PER_MILLION
             raise exits.CostBudget(
-                f"stopped by the cost budget before step {n}: {spent_usd:.4f} USD spent, the next call costs about "
+                f"stopped by the cost budget before {before}: {spent_usd:.4f} USD spent, the next call costs about "
                 f"{need:.4f}, budget {limits.max_cost_usd:g} USD"
             )
         caps.append(left)

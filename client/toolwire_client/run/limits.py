@@ -1,4 +1,5 @@
-"""The harness's limits for one run (steps, tokens, cost, wall clock, repeats, tool timeouts, result size)."""
+"""The harness's limits for one run (steps, tokens, cost, wall clock, repeats, tool timeouts, result size,
+sampling requests)."""
 
 from typing import Literal
 
@@ -26,3 +27,6 @@ class RunLimits(BaseModel):
     """Overrides every tool's own timeout when set."""
     max_result_chars: int | None = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=1)
     """Any tool result's text beyond this is cut by the ToolBox, with a note the model can act on (None: no cap)."""
+    max_sampling_requests: int = Field(default=5, ge=0)
+    """How many times the run's tool servers may borrow its model (MCP sampling, for servers allowed to); later
+    requests are refused with an MCP error saying so. Each is also charged to the token and cost budgets."""

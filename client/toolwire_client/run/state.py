@@ -89,6 +89,27 @@ class PendingCall(BaseModel):
     """The person's answer to `input` (`toolwire answer`: a copy; the store's input answers are the record)."""
 
 
+class SamplingRecord(BaseModel):
+    """One time a tool server asked to borrow the run's model (MCP `sampling/createMessage`): what it asked, and what
+    the model answered or why it was refused. Its usage and cost are in the run's totals."""
+
+    server: str
+    call_id: str | None = None
+    """The tool call it came during; None when a handshake-era server asked while several of the run's calls were
+    in flight (its request does not say which)."""
+    step: int = 0
+    """The step whose tool calls were running."""
+    asked: list[Message] = Field(default_factory=list)
+    """The request as the model got it (its system prompt first); empty for a refused one."""
+    max_tokens: int = 0
+    answer: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    refused: str | None = None
+    """Why it was not answered (the MCP error's text the server got); None when the model answered."""
+    at: datetime = Field(default_factory=now)
+
+
 class RunState(BaseModel):
     run_id: str
     agent_name: str
@@ -118,6 +139,8 @@ class RunState(BaseModel):
     """A sub-agent's run: the run and the delegate call that started it."""
     children: dict[str, SubRun] = Field(default_factory=dict)
     """Sub-agent runs by the id of the delegate call that started each, as last counted in this run's totals."""
+    sampling: list[SamplingRecord] = Field(default_factory=list)
+    """The tool servers' requests for the run's model (MCP sampling), answered or refused, in order."""
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from functools import partial
-from typing import Literal, TextIO, TypeVar, cast
+from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
 import httpx2
@@ -26,6 +26,7 @@ import mcp_types as types
 import pydantic
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client._input_required import InputRequiredRoundsExceededError
 from mcp.client._transport import Transport, TransportStreams
 from mcp.client.extension import advertise
 from mcp.client.stdio import stdio_client
@@ -39,6 +40,7 @@ from toolwire_client.tools import tasks
 from toolwire_client.tools.elicitation import MAX_ROUNDS, PushedQuestions, saved_answer, wanted_of, wire_answer
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
+from toolwire_client.tools.server_asks import ServerAsks
 from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import (
     ServerRequestFailed,
@@ -64,6 +66,9 @@ LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream,
 """What a dropped connection looks like from inside call_tool."""
 LOG_LEVEL: types.LoggingLevel = "info"
 """The server log messages asked for in the 2026-07-28 era (a handshake-era server sends what it sends)."""
+CallRound = types.CallToolResult | types.InputRequiredResult
+CALL_ROUND: pydantic.TypeAdapter[CallRound] = pydantic.TypeAdapter(CallRound)
+"""A tools/call's answer: its result, or (2026-07-28) the input it needs first (server_asks.py answers it)."""
 START_TIMEOUT_S = 60.0
 """How long a server may take to answer MCP's initialize (spawn and import included) before the start has failed."""
 
@@ -91,6 +96,8 @@ class McpSource:
         mode: Literal["auto", "legacy"] = "auto",
         trusted: bool = False,
         use_instructions: bool = True,
+        sampling: bool = False,
+        roots: list[str] | None = None,
     ):
         if (command is None) == (url is None):
             raise ValueError("McpSource needs exactly one of command=[...] (stdio) or url='http://...' (HTTP)")
@@ -114,6 +121,8 @@ class McpSource:
         """Set when the server says its tool list changed (`notifications/tools/list_changed`, or a
         `subscriptions/listen` event in the 2026-07-28 era): the ToolBox lists this source again before the next
         model call."""
+        self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
+        """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
         self._http_error: str | None = None
         self._spawn_ok = False
         self._first_listing = False
@@ -165,6 +174,7 @@ class McpSource:
             try:
                 async with self._opened() as client:
                     self._client, self._generation = client, self._generation + 1
+                    self.asks.attach(client)
                     self._info.protocol_version = client.protocol_version
                     if self.use_instructions:
                         self.instructions = (client.instructions or "").strip() or None
@@ -236,6 +246,7 @@ class McpSource:
             elicitation_callback=self._questions.callback,
             log_level=LOG_LEVEL,
             extensions=[advertise(tasks.EXTENSION)],  # a server may answer a call with a task: tasks.py follows it
+            **self.asks.client_options(),
         )
 
     async def _backed_off(self, window: RestartWindow) -> bool:
@@ -458,7 +469,8 @@ class McpSource:
         meta = cast(types.RequestParamsMeta, {k: v for k, v in ours.items() if v})
         self._in_flight[run_id] += 1
         try:
-            result = await send(meta)
+            with self.asks.running(request):
+                result = await send(meta)
         finally:
             self._in_flight[run_id] -= 1
             if not self._in_flight[run_id]:
@@ -518,21 +530,32 @@ class McpSource:
             if (task_id := tasks.saved_task(sent)) is not None:  # a crashed run's task: followed, never re-sent
                 resumed = {"taskId": task_id, "status": "working"}
                 return await tasks.follow(client.session, sent, resumed, started=started, resumed=True)
-            request = types.CallToolRequest(
-                params=types.CallToolRequestParams(
-                    name=call.name, arguments=call.arguments, _meta=meta, input_responses=responses,
-                    request_state=state,
+
+            async def send(answers: types.InputResponses | None, state: str | None) -> dict[str, Any]:
+                params = types.CallToolRequestParams(
+                    name=call.name, arguments=call.arguments, input_responses=answers, request_state=state, _meta=meta
                 )
-            )  # fmt: skip
-            answer = await client.session.send_request(
-                request, tasks.Raw, request_read_timeout_seconds=timeout_s, progress_callback=on_progress
-            )
-            raw = dict(answer.model_extra or {})
+                answer = await client.session.send_request(
+                    types.CallToolRequest(params=params),
+                    tasks.Raw,  # a result, an InputRequiredResult or a task handle (told apart here)
+                    request_read_timeout_seconds=timeout_s,
+                    progress_callback=on_progress,
+                )
+                return dict(answer.model_extra or {})
+
+            async def next_round(answers: types.InputResponses | None, state: str | None) -> CallRound:
+                return CALL_ROUND.validate_python(await send(answers, state))
+
+            raw = await send(responses, state)
             if tasks.is_task(raw):
                 if sent.run.note_task is not None:
                     await sent.run.note_task(call.id, raw["taskId"])
                 return await tasks.follow(client.session, sent, raw, started=started)
-            result = client.session._call_tool_adapter.validate_python(raw)  # CallToolResult or InputRequiredResult
+            result = CALL_ROUND.validate_python(raw)
+            if self.asks.takes(result):  # sampling and roots: answered at once, for this call's run
+                result = await self.asks.answered(client.session, result, next_round, sent)
+        except InputRequiredRoundsExceededError as exc:
+            return failed(call.id, call.name, "tool_failed", errors.tool_failed(call.name, str(exc)), since=started)
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 return failed(call.id, call.name, "timeout", errors.timed_out(call.name, timeout_s), since=started)

@@ -126,7 +126,8 @@ class SharedConnections:
         """A ToolSource named as `source` on the pool's connection to the same server as the same caller; `source`
         itself becomes that connection if there is none yet."""
         key = (tuple(source.command or ()), source.url, source.token, tuple(sorted((source.env or {}).items())))
-        return SharedLease(self, source, (*key, source.cwd, source.mode, source.trusted))  # trust: how tools list
+        # trust: how tools list; asks: the capabilities the connection advertises
+        return SharedLease(self, source, (*key, source.cwd, source.mode, source.trusted, source.asks.key))
 
     @property
     def connections(self) -> int:

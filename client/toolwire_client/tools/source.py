@@ -14,6 +14,9 @@ from toolwire_shared.tools import ToolSpec
 
 if TYPE_CHECKING:
     from toolwire_client.config import RunConfig
+    from toolwire_client.models.base import Model
+    from toolwire_client.run.budget import PriceFn
+    from toolwire_client.run.limits import RunLimits
     from toolwire_client.run.state import RunState
     from toolwire_client.store.base import RunStore
 
@@ -91,6 +94,16 @@ class ChildRuns(Protocol):
 
 
 @dataclass(frozen=True)
+class LentModel:
+    """The run's model as a tool server may borrow it (MCP sampling, tools/sampling.py): the adapter, and the limits
+    and prices each request is checked and charged under, as the loop's own calls are."""
+
+    model: "Model"
+    limits: "RunLimits"
+    price_fn: "PriceFn | None" = None
+
+
+@dataclass(frozen=True)
 class RunContext:
     """What a tool source may need of the run that makes a call, handed over with the call (as Pydantic AI hands
     its RunContext to toolsets), never looked up: a connection shared by many runs tags each call with its run's id,
@@ -107,6 +120,9 @@ class RunContext:
     the task is followed (tools/tasks.py); None where nothing is saved."""
     on_elicit: OnElicit | None = None
     """Answers a tool's question at once; None: the question pauses the run for a person (tools/elicitation.py)."""
+    model: LentModel | None = None
+    """The run's model, for a server allowed to sample; None where no model is lent (a sampling request is
+    refused)."""
 
 
 @dataclass(frozen=True)
