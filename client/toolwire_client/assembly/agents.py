@@ -13,6 +13,7 @@ from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.delegate import DelegateSource
+from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
@@ -40,6 +41,7 @@ def build_agent(
         base_url=config.base_url,
         tool_choice=config.tool_choice,
         prompt_cache=config.prompt_cache,
+        media=config.media,
         stream=config.stream,
         on_text=on_text,
     )
@@ -56,6 +58,8 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
         own.append(DelegateSource())
     if config.skills:
         own.append(SkillSource(sources))  # after the servers: it lists their prompts when it starts
+    if config.read_resources and sources:
+        own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     allow = config.allow
     if allow is not None:
         allow = [*allow, *(source.name for source in own)]
