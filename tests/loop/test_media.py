@@ -26,11 +26,13 @@ from toolwire_client.config import RunConfig
 from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.base import Model
-from toolwire_client.models.media import MediaMode
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
 from toolwire_client.models.scripted import ScriptedModel
+from toolwire_client.replay import replay
 from toolwire_client.run.state import RunState
+from toolwire_client.store.base import Ruling
+from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_shared.media import MAX_MEDIA_BYTES
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, load_messages
@@ -111,20 +113,19 @@ async def test_chat_gets_the_images_and_audio_in_a_user_message_after_the_tool_m
     assert parts[3]["text"] == "The snapshot call (call_b) returned:" and len(parts) == 6
 
 
-async def test_a_compatible_server_on_auto_and_media_off_get_text_only() -> None:
-    """With "auto" nothing goes to a custom base URL (a small local model would refuse it); "off" nothing anywhere."""
-    modes: tuple[MediaMode, ...] = ("auto", "off")
-    for media in modes:
-        with FakeProvider() as fake:
-            fake.push(openai_completion(None, [openai_call("call_a", "snapshot", "{}")]), openai_completion("ok"))
-            state = await run_with(OpenAIChatModel("gpt-fake", api_key="k", base_url=fake.openai_url, media=media))
-        sent = fake.requests[1].body["messages"]
-        assert sent[-1]["role"] == "tool" and IMAGE_LINE in sent[-1]["content"], media
-        assert "base64" not in json.dumps(fake.requests[1].body)
-        assert [p.label for p in state.steps[0].results[0].media] == ["image/png 4.1 kB", "audio/wav 2.0 kB"]
+async def test_media_off_sends_the_descriptions_only() -> None:
+    with FakeProvider() as fake:
+        fake.push(openai_completion(None, [openai_call("call_a", "snapshot", "{}")]), openai_completion("ok"))
+        state = await run_with(OpenAIChatModel("gpt-fake", api_key="k", base_url=fake.openai_url, media="off"))
+    sent = fake.requests[1].body["messages"]
+    assert sent[-1]["role"] == "tool" and IMAGE_LINE in sent[-1]["content"]
+    assert "base64" not in json.dumps(fake.requests[1].body)
+    assert [p.label for p in state.steps[0].results[0].media] == ["image/png 4.1 kB", "audio/wav 2.0 kB"]
 
 
-def test_the_official_endpoint_on_auto_gets_images_and_audio_only_for_an_audio_model() -> None:
+def test_auto_sends_images_to_the_official_endpoint_audio_to_an_audio_model_and_nothing_to_a_base_url() -> None:
+    """A compatible server may run a text-only model (the tiny local one would refuse an image)."""
+    assert OpenAIChatModel("gpt-4.1-mini", api_key="k", base_url="http://127.0.0.1:9/v1").media_kinds == set()
     assert OpenAIChatModel("gpt-4.1-mini", api_key="k").media_kinds == {"image"}
     assert OpenAIChatModel("gpt-4o-audio-preview", api_key="k").media_kinds == {"image", "audio"}
     assert AnthropicModel("claude-x", api_key="k").media_kinds == {"image"}
@@ -165,14 +166,34 @@ async def test_read_resource_reads_only_through_the_server_that_offered_the_uri(
     assert saved.media == results["read4"].media
 
 
+async def test_a_resumed_run_reads_a_link_returned_before_its_pause(tmp_path: Path) -> None:
+    """A new process knows no links: the resumed ToolBox is told the saved results' links before the approved
+    read_resource call runs, so it is routed, and reads from the server that sent the link."""
+    config = RunConfig(model="scripted:x", risky_tools=["read_resource"])
+    store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
+    try:
+        first = Agent(reads("notes://chart"), toolbox_for(config, [media_source()]), config=config, store=store)
+        paused = await first.run(TASK)
+        assert paused.status == "waiting_for_approval"
+        await store.decide(paused.run_id, paused.pending[0].call.id, Ruling("approve", by="test"))
+        again = Agent(reads("notes://chart"), toolbox_for(config, [media_source()]), config=config, store=store)
+        done = await again.resume(paused.run_id)
+    finally:
+        await store.aclose()
+    assert done.status == "done"
+    read = next(r for step in done.steps for r in step.results if r.call_id == "read1")
+    assert (read.is_error, read.content) == (False, "notes on chart: rising since Monday")
+    outcome = await replay(done)  # offline, from the record: the same tools offered, the same media saved
+    assert outcome.identical, outcome.describe()
+
+
 async def test_a_server_that_lists_resources_gets_read_resource_from_the_start_and_opt_out_removes_it() -> None:
     config = RunConfig(model="scripted:x")
     async with toolbox_for(config, [media_source(lists=True)]) as box:
         spec = box.spec("read_resource")
         assert spec is not None and "notes://listed: the listed note" in spec.description
     off = RunConfig(model="scripted:x", read_resources=False)
-    async with toolbox_for(off, [media_source(lists=True)]) as box:
-        assert box.spec("read_resource") is None
+    assert [source.name for source in toolbox_for(off, [media_source(lists=True)]).sources] == ["media"]
 
 
 def test_media_is_saved_with_the_messages_and_old_saved_runs_load_unchanged() -> None:
