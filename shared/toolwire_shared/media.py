@@ -69,11 +69,11 @@ def accepted(kind: MediaKind, mime_type: str, data: str, room: int) -> tuple[Med
     line = describe(part)
     if (kind == "image" and mime not in IMAGE_TYPES) or (kind == "audio" and mime not in AUDIO_FORMATS):
         return None, f"{line[:-1]}: not sent, models take no {mime}]"
-    if not _is_base64(data):
-        return None, f"{line[:-1]}: not sent, its data is not valid base64]"
-    if part.size > room:
+    if part.size > room:  # before decoding it: a huge part costs no more than its length
         limit = human_size(MAX_MEDIA_BYTES)
         return None, f"{line[:-1]}: not sent, over the {limit} limit for one result's images and audio; ask for less]"
+    if not _is_base64(data):
+        return None, f"{line[:-1]}: not sent, its data is not valid base64]"
     return part, line
 
 

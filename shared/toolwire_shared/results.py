@@ -2,6 +2,7 @@
 are made: the kind of a failure is data that travels with the result, never read back from its wording."""
 
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
@@ -109,14 +110,15 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
     )
 
 
-class ReadContent(BaseModel):
-    """A result's content blocks as the run keeps them."""
+@dataclass(frozen=True)
+class ReadContent:
+    """A result's content blocks as the run keeps them (a dataclass: it is made on every call)."""
 
     text: str
     """Text blocks and embedded text resources joined; every other block described in a line, so the model knows
     it was there (a model that takes no images reads only this)."""
-    media: list[MediaPart] = Field(default_factory=list)
-    links: list[str] = Field(default_factory=list)
+    media: list[MediaPart]
+    links: list[str]
 
 
 def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
