@@ -187,11 +187,14 @@ async def test_a_resumed_run_reads_a_link_returned_before_its_pause(tmp_path: Pa
     assert outcome.identical, outcome.describe()
 
 
-async def test_a_server_that_lists_resources_gets_read_resource_from_the_start_and_opt_out_removes_it() -> None:
+async def test_listed_resources_offer_read_resource_from_the_start_unless_allow_or_opt_out_leave_it_out() -> None:
     config = RunConfig(model="scripted:x")
     async with toolbox_for(config, [media_source(lists=True)]) as box:
         spec = box.spec("read_resource")
         assert spec is not None and "notes://listed: the listed note" in spec.description
+    narrowed = RunConfig(model="scripted:x", allow=["snapshot"])  # an allow-list that does not name it: not offered
+    async with toolbox_for(narrowed, [media_source(lists=True)]) as box:
+        assert [spec.name for spec in box.specs] == ["snapshot"]
     off = RunConfig(model="scripted:x", read_resources=False)
     assert [source.name for source in toolbox_for(off, [media_source(lists=True)]).sources] == ["media"]
 

@@ -58,11 +58,11 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
         own.append(DelegateSource())
     if config.skills:
         own.append(SkillSource(sources))  # after the servers: it lists their prompts when it starts
-    if config.read_resources and sources:
-        own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     allow = config.allow
-    if allow is not None:
+    if allow is not None:  # a tool turned on by name is allowed beside the allow-list
         allow = [*allow, *(source.name for source in own)]
+    if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
+        own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
     return ToolBox(
         [*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap, choice=config.tool_choice
