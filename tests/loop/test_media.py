@@ -215,6 +215,7 @@ def test_the_step_table_shows_the_media(tmp_path: Path) -> None:
         args = ["run", TASK, "--model", "openai:gpt-fake", "--base-url", fake.openai_url, "--server", server]
         out = run_toolwire(*args, "--media", "on", "--db", db, env=clean_env(OPENAI_API_KEY="sk-test"))
     assert out.returncode == 0, out.stderr
+    assert "| [image/png 4.1 kB] [audio/wav 2.0 kB] the chart as of today" in out.stdout  # the live table too
     assert fake.requests[1].body["messages"][-1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64")
     run_id = out.stdout.split("run: ", 1)[1].split()[0]
     shown = run_toolwire("trace", "show", run_id, "--db", db, env=clean_env())
