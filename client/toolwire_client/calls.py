@@ -273,7 +273,7 @@ def append_results(state: RunState, step: StepRecord) -> None:
             break
         present.add(message.call_id)
     state.messages += [
-        ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error)
+        ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error, media=r.media)
         for r in step.results
         if r.call_id not in present
     ]

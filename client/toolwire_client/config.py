@@ -4,6 +4,7 @@ entry point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
+from toolwire_client.models.media import MediaMode
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.delegation import Delegation
@@ -120,6 +121,12 @@ class RunConfig(BaseModel):
     """The TTL of Anthropic's cache breakpoints ("off", "5m", "1h"); other providers cache on their own."""
     stream: bool = False
     """Ask the provider for a streamed reply (each text delta reaches the Agent's on_text as it arrives)."""
+    media: MediaMode = "auto"
+    """Which of the tools' images and audio the model is sent, beside their text descriptions: "auto" (images to
+    the provider's own endpoint, none through a custom base URL), "on", "off" (models/media.py)."""
+    read_resources: bool = True
+    """Offer the client's `read_resource` tool once a server lists resources or returns a resource link
+    (tools/resource_reader.py); it reads only from the server that listed or linked the URI."""
     servers: list[ServerSpec] = Field(default_factory=list)
     name: str = "agent"
     system: str | None = None

@@ -131,6 +131,8 @@ class Agent:
                 if not state.config:  # a new run: the tools offered, listed; the servers' instructions joined
                     state.config = self._recorded_config(state.run_id)
                     self._join_instructions(state)
+                if resuming:
+                    await self.toolbox.recall_links(r for step in state.steps for r in step.results)
                 await self._drive_held(state, resuming, span)
         return state
 

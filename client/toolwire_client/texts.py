@@ -353,3 +353,34 @@ def sampling_media(kind: str, mime: str, size: int) -> str:
 
 def roots_not_given(server: str) -> str:
     return f"roots are not offered to server {server}; the user can give folders with toolwire run --root PATH"
+
+
+RESOURCE_TOOL = "read_resource"
+RESOURCE_URI_HELP = "The resource's URI, exactly as a tool result's resource link or the resource list gave it."
+
+
+def resources_description(listed: list[tuple[str, str]]) -> str:
+    """read_resource's description: what it reads, then the resources the servers list (at most a few lines)."""
+    text = (
+        "Read a resource a tool server offers: the URI of a resource link a tool returned, or of a resource "
+        "listed here. Returns its text (images as images)."
+    )
+    if listed:
+        shown = "\n".join(f"- {uri}: {about}" if about else f"- {uri}" for uri, about in listed[:20])
+        more = f"\n(and {len(listed) - 20} more)" if len(listed) > 20 else ""
+        text += f" Resources:\n{shown}{more}"
+    return text
+
+
+def unknown_resource_uri(uri: str, known: Iterable[str]) -> str:
+    uris = sorted(known)
+    listing = ", ".join(uris[:20]) or "(none yet)"
+    example = json.dumps({"uri": uris[0] if uris else "..."})
+    return (
+        f"ERROR: no tool server of this run listed or linked the resource '{clip(uri, QUOTE_CHARS)}', so it cannot "
+        f"be read. Readable: {listing}. A correct call: {example}"
+    )
+
+
+def resource_failed(uri: str, why: str) -> str:
+    return f"ERROR: reading '{clip(uri, QUOTE_CHARS)}' failed: {why}"

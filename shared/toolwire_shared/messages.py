@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from toolwire_shared.media import MediaPart
+
 
 class ToolCall(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -55,6 +57,9 @@ class ToolResultMessage(BaseModel):
     name: str
     content: str
     is_error: bool = False
+    media: list[MediaPart] = Field(default_factory=list, exclude_if=lambda parts: not parts)
+    """The result's images and audio (each also described in `content`), sent to a model that takes them: saved with
+    the run, so a resume or replay sends the same; left out when empty, so older saved runs load and save unchanged."""
 
 
 Message = Annotated[SystemMessage | UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]

@@ -2,13 +2,15 @@
 are made: the kind of a failure is data that travels with the result, never read back from its wording."""
 
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire_shared.elicitation import InputWanted
+from toolwire_shared.media import MAX_MEDIA_BYTES, MediaPart, accepted
 from toolwire_shared.tools import META_PREFIX
 from toolwire_shared.usage import Usage
 
@@ -66,6 +68,11 @@ class ToolResult(BaseModel):
     input_wanted: InputWanted | None = None
     """Set when the tool asked a person a question no one answered yet: the call pauses (not a result the model
     reads); the run waits for `toolwire answer` (client/toolwire_client/calls.py)."""
+    media: list[MediaPart] = Field(default_factory=list, exclude_if=lambda parts: not parts)
+    """Its images and audio, for a model that takes them (each also described in `content`); left out of a saved
+    result that has none, so runs saved before this field load and save unchanged."""
+    links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
+    """The URIs of the resource links it returned (read_resource reads them from the server that sent them)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -92,30 +99,66 @@ def kind_of(result: types.CallToolResult) -> ErrorKind | None:
 def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, since: float) -> ToolResult:
     """What an MCP CallToolResult (from a server process or the in-process dispatch) becomes in the run."""
     meta: dict[str, Any] = dict(result.meta or {})
+    read = read_content(result.content)
     return ToolResult(
         call_id=call_id,
         name=name,
-        content=content_text(result.content),
+        content=read.text,
         is_error=bool(result.is_error),
         error_kind=kind_of(result),
         truncated=TRUNCATED_META in meta,
         structured=None if result.is_error else result.structured_content,
         duration_s=time.perf_counter() - since,
+        media=read.media,
+        links=read.links,
     )
 
 
-def content_text(blocks: list[types.ContentBlock]) -> str:
-    """Text blocks joined; anything else described in a line, so the model knows it was there."""
+@dataclass(frozen=True)
+class ReadContent:
+    """A result's content blocks as the run keeps them (a dataclass: it is made on every call)."""
+
+    text: str
+    """Text blocks and embedded text resources joined; every other block described in a line, so the model knows
+    it was there (a model that takes no images reads only this)."""
+    media: list[MediaPart]
+    links: list[str]
+
+
+def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
     parts: list[str] = []
+    media: list[MediaPart] = []
+    links: list[str] = []
+    room = MAX_MEDIA_BYTES
     for block in blocks:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
         elif isinstance(block, types.ImageContent | types.AudioContent):
-            parts.append(f"[{block.type}: {block.mime_type}, {len(block.data) * 3 // 4} bytes]")
+            part, line = accepted(block.type, block.mime_type, block.data, room)
+            parts.append(line)
+            if part is not None:
+                media.append(part)
+                room -= part.size
         elif isinstance(block, types.ResourceLink):
-            parts.append(f"[resource link: {block.uri}]")
+            links.append(block.uri)
+            parts.append(link_line(block))
         elif isinstance(block, types.EmbeddedResource):
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            parts.append(text if isinstance(text, str) else f"[resource: {resource.uri}, {resource.mime_type}]")
-    return "\n".join(parts)
+            parts.append(embedded_text(block.resource))
+    return ReadContent(text="\n".join(parts), media=media, links=links)
+
+
+def link_line(link: types.ResourceLink) -> str:
+    """`[resource link: uri "name" (mime): description]`: what the model needs to decide to read it."""
+    line = f"[resource link: {link.uri}"
+    line += f' "{link.name}"' if link.name and link.name != link.uri else ""
+    line += f" ({link.mime_type})" if link.mime_type else ""
+    line += f": {link.description}" if link.description else ""
+    return line + "]"
+
+
+def embedded_text(resource: types.TextResourceContents | types.BlobResourceContents) -> str:
+    """An embedded text resource's text as it is; a blob described (its bytes are not for the model)."""
+    if isinstance(resource, types.TextResourceContents):
+        return resource.text
+    size = len(resource.blob) * 3 // 4
+    return f"[resource: {resource.uri}, {resource.mime_type or 'binary'}, {size} bytes, not shown]"

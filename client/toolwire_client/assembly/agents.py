@@ -13,6 +13,7 @@ from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
 from toolwire_client.tools.delegate import DelegateSource
+from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
@@ -42,6 +43,7 @@ def build_agent(
         base_url=config.base_url,
         tool_choice=config.tool_choice,
         prompt_cache=config.prompt_cache,
+        media=config.media,
         stream=config.stream,
         on_text=on_text,
     )
@@ -61,8 +63,10 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
     if config.skills:
         own.append(SkillSource(sources))  # after the servers: it lists their prompts when it starts
     allow = config.allow
-    if allow is not None:
+    if allow is not None:  # a tool turned on by name is allowed beside the allow-list
         allow = [*allow, *(source.name for source in own)]
+    if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
+        own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
     return ToolBox(
         [*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap, choice=config.tool_choice

@@ -21,6 +21,7 @@ from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
+from toolwire_client.models.media import MEDIA_MODES, MediaMode
 from toolwire_client.models.pricing import default_prices
 from toolwire_client.models.providers import spec_help_wrapped
 from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
@@ -230,6 +231,22 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Stream the model's replies (anthropic, openai, openai-responses) and print their text live above the "
         "step table.",
     ),
+    click.option(
+        "--media",
+        type=click.Choice(MEDIA_MODES),
+        default="auto",
+        show_default=True,
+        help="Send the images (and audio) tools return to the model: auto (to the provider's own endpoint, not a "
+        "--base-url server), on, off (text descriptions only).",
+    ),
+    click.option(
+        "--no-read-resources",
+        "read_resources",
+        is_flag=True,
+        flag_value=False,
+        default=True,
+        help="Do not offer the read_resource tool (offered once a server lists resources or a tool result links one).",
+    ),
     click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
     click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool."),
     click.option(
@@ -318,6 +335,8 @@ def config_from(
     tool_choice: str | None,
     prompt_cache: PromptCache,
     stream: bool,
+    media: MediaMode = "auto",
+    read_resources: bool = True,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
     trust: tuple[str, ...] = (),
@@ -380,6 +399,8 @@ def config_from(
         tool_choice=tool_choice,
         prompt_cache=prompt_cache,
         stream=stream,
+        media=media,
+        read_resources=read_resources,
         servers=specs,
         system=system,
         limits=limits,

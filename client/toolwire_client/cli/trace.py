@@ -13,6 +13,7 @@ from toolwire_client.store import SqlRunStore
 from toolwire_client.store.base import DecisionRecord
 from toolwire_client.store.tree import load_tree
 from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
+from toolwire_shared.results import ToolResult
 
 Decided = dict[tuple[str, str], DecisionRecord]
 """The recorded decisions of a run (and its sub-agents), by (run id, call id)."""
@@ -48,7 +49,7 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
     for call in step.tool_calls:
         result = results.get(call.id)
         if result is not None:
-            observation = _cut(result.content, wide)
+            observation = _media_labels(result) + _cut(result.content, wide)
         elif call.id in waiting:
             why = waiting[call.id]
             observation = "not run: waiting for approval" + (f" ({why})" if why else "")
@@ -60,6 +61,11 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         who = f" [{decided_by(record)}]" if record is not None else ""
         lines.append(f"step {step.index} | {call.signature}{who} | {observation} | {tokens}")
     return lines
+
+
+def _media_labels(result: ToolResult) -> str:
+    """`[image/png 4.0 kB] `: the images and audio the call returned, before its text (which a cut may shorten)."""
+    return "".join(f"[{part.label}] " for part in result.media)
 
 
 def _plan_lines(step: StepRecord, tokens: str, wide: bool) -> list[str]:
@@ -143,6 +149,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
                 "arguments": call.arguments,
                 "observation": results[call.id].content if call.id in results else None,
                 "is_error": results[call.id].is_error if call.id in results else None,
+                "media": [part.label for part in results[call.id].media] if call.id in results else [],
                 "decision": _decision(decided.get((state.run_id, call.id))),
             }
             for call in step.tool_calls

@@ -7,6 +7,7 @@ from typing import Any
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model, ModelCallFailed, ModelReply
 from toolwire_client.models.http import MissingApiKey
+from toolwire_client.models.media import MediaMode
 from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.models.sse import OnText
@@ -55,6 +56,7 @@ def make_model(
     prompt_cache: PromptCache = "5m",
     retry: RetryPolicy | None = None,
     on_text: OnText | None = None,
+    media: MediaMode = "auto",
 ) -> Model:
     """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
     whose API key is set (`default_spec()`), else the scripted NO_KEY_MODEL, with a warning saying so (the CLI
@@ -81,6 +83,7 @@ def make_model(
         prompt_cache=prompt_cache,
         retry=retry,
         on_text=on_text,
+        media=media,
     )
     return provider.build(name, options)
 

@@ -7,6 +7,8 @@ from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoint
 from toolwire_client.models.anthropic_stream import MessageAssembler
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.media import NO_MEDIA, anthropic_content
+from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
@@ -24,6 +26,7 @@ class AnthropicModel(HttpModel):
     default_base_url = DEFAULT_BASE_URL
     key_env = "ANTHROPIC_API_KEY"
     base_url_env = "ANTHROPIC_BASE_URL"
+    takes_media = frozenset[MediaKind]({"image"})
 
     def __init__(
         self,
@@ -59,7 +62,7 @@ class AnthropicModel(HttpModel):
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
             ]
             body["tool_choice"] = wire_tool_choice(self.tool_choice)
-        body["messages"] = wire_messages(messages)
+        body["messages"] = wire_messages(messages, self.media_kinds)
         place_breakpoints(body, self.prompt_cache)
         return body
 
@@ -86,8 +89,9 @@ def wire_tool_choice(choice: str | dict[str, Any] | None) -> dict[str, Any]:
     return {"type": "tool", "name": choice}
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """The `messages` array: every run of tool results becomes ONE user message, tool_result blocks first."""
+def wire_messages(messages: list[Message], media: frozenset[MediaKind] = NO_MEDIA) -> list[dict[str, Any]]:
+    """The `messages` array: every run of tool results becomes ONE user message, tool_result blocks first; a
+    result's images (of the `media` kinds) go in its tool_result block."""
     out: list[dict[str, Any]] = []
     pending_results: list[dict[str, Any]] = []
 
@@ -101,7 +105,7 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            pending_results.append(tool_result_block(message))
+            pending_results.append(tool_result_block(message, media))
         elif isinstance(message, SystemMessage):
             continue
         elif message.role == "user":
@@ -116,8 +120,9 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id, "content": message.content}
+def tool_result_block(message: ToolResultMessage, media: frozenset[MediaKind] = NO_MEDIA) -> dict[str, Any]:
+    content = anthropic_content(message, media)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id, "content": content}
     if message.is_error:
         block["is_error"] = True
     return block

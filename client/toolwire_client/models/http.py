@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 import httpx2
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
+from toolwire_client.models.media import NO_MEDIA, MediaMode, media_kinds
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
 from toolwire_client.models.sse import OnText, StreamAssembler, read_stream
+from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import ToolSpec
@@ -74,6 +76,8 @@ class HttpOptions(TypedDict, total=False):
     client: httpx2.AsyncClient | None
     on_text: OnText | None
     """Called with each text delta of a streamed reply (a retried stream shows its text again)."""
+    media: MediaMode
+    """Which of a tool result's images and audio the model is sent (models/media.py); "auto" when unset."""
 
 
 class HttpModel:
@@ -88,6 +92,8 @@ class HttpModel:
     default_base_url: str
     key_env: str
     base_url_env: str
+    takes_media: frozenset[MediaKind] = NO_MEDIA
+    """The kinds of tool-result media this wire format has a form for."""
     model: str
     server_address: str | None
     server_port: int | None
@@ -105,11 +111,15 @@ class HttpModel:
         timeout_s: float = 600.0,
         client: httpx2.AsyncClient | None = None,
         on_text: OnText | None = None,
+        media: MediaMode = "auto",
     ) -> None:
         self.model = model
         self.max_tokens, self.tool_choice, self.stream, self.on_text = max_tokens, tool_choice, stream, on_text
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self._api_key = resolve_key(api_key, self.key_env, self.base_url, self.default_base_url)
+        official = self.base_url == self.default_base_url.rstrip("/")
+        self.media_kinds = media_kinds(media, official=official, takes=self.takes_media, model=model)
+        """The kinds of tool-result media this model is sent; the rest it reads as their text descriptions."""
         self.retry = retry or RetryPolicy()
         parts = urlsplit(self.base_url)
         self.server_address = parts.hostname

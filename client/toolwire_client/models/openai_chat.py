@@ -11,8 +11,10 @@ from typing import Any, Unpack
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.http import HttpModel, HttpOptions
 from toolwire_client.models.json_fields import member
+from toolwire_client.models.media import chat_followup
 from toolwire_client.models.openai_chat_stream import ChatAssembler
 from toolwire_shared.ids import new_call_id
+from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
@@ -29,6 +31,7 @@ class OpenAIChatModel(HttpModel):
     default_base_url = DEFAULT_BASE_URL
     key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
+    takes_media = frozenset[MediaKind]({"image", "audio"})
 
     def __init__(self, model: str, *, send_null_content: bool | None = None, **options: Unpack[HttpOptions]) -> None:
         """`send_null_content`: whether an assistant turn with tool calls and no text is echoed with `content: null`
@@ -70,13 +73,20 @@ class OpenAIChatModel(HttpModel):
         return body
 
     def wire_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
-        """One wire message per neutral message: one `role: tool` message per tool_call_id."""
+        """One wire message per neutral message: one `role: tool` message per tool_call_id; a turn's images and
+        audio (which a tool message cannot hold) in one user message after its last tool message."""
         out: list[dict[str, Any]] = []
-        for m in messages:
-            if isinstance(m, SystemMessage):
-                out.append({"role": "system", "content": m.content})
-            elif isinstance(m, ToolResultMessage):
+        turn: list[ToolResultMessage] = []
+        for n, m in enumerate(messages):
+            if isinstance(m, ToolResultMessage):
                 out.append({"role": "tool", "tool_call_id": m.call_id, "content": m.content})
+                turn.append(m)
+                if n + 1 == len(messages) or not isinstance(messages[n + 1], ToolResultMessage):
+                    followup = chat_followup(turn, self.media_kinds)
+                    out += [followup] if followup else []
+                    turn = []
+            elif isinstance(m, SystemMessage):
+                out.append({"role": "system", "content": m.content})
             elif isinstance(m, AssistantMessage):
                 out.append(self.assistant_echo(m))
             else:

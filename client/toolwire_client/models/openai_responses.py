@@ -12,9 +12,11 @@ from typing import Any, Unpack
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.http import HttpModel, HttpOptions
 from toolwire_client.models.json_fields import member
+from toolwire_client.models.media import NO_MEDIA, responses_output
 from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments, parse_usage
 from toolwire_client.models.openai_responses_stream import ResponsesAssembler
 from toolwire_client.models.retry import redact
+from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
 
@@ -38,6 +40,7 @@ class OpenAIResponsesModel(HttpModel):
     default_base_url = DEFAULT_BASE_URL
     key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
+    takes_media = frozenset[MediaKind]({"image"})
 
     def __init__(
         self,
@@ -66,7 +69,7 @@ class OpenAIResponsesModel(HttpModel):
         system = [m.content for m in messages if isinstance(m, SystemMessage)]
         if system:
             body["instructions"] = "\n\n".join(system)
-        body["input"] = wire_input(messages)
+        body["input"] = wire_input(messages, self.media_kinds)
         if tools:
             body["tools"] = [
                 {
@@ -114,14 +117,15 @@ def wire_tool_choice(choice: str | dict[str, Any]) -> str | dict[str, Any]:
     return {"type": "function", "name": choice}
 
 
-def wire_input(messages: list[Message]) -> list[dict[str, Any]]:
-    """The `input` items: user messages, our earlier output items, one function_call_output per call_id."""
+def wire_input(messages: list[Message], media: frozenset[MediaKind] = NO_MEDIA) -> list[dict[str, Any]]:
+    """The `input` items: user messages, our earlier output items, one function_call_output per call_id (with its
+    images of the `media` kinds as `input_image` parts)."""
     items: list[dict[str, Any]] = []
     for m in messages:
         if isinstance(m, SystemMessage):
             continue  # sent as `instructions`
         if isinstance(m, ToolResultMessage):
-            items.append({"type": "function_call_output", "call_id": m.call_id, "output": m.content})
+            items.append({"type": "function_call_output", "call_id": m.call_id, "output": responses_output(m, media)})
         elif isinstance(m, AssistantMessage):
             items.extend(assistant_items(m))
         else:

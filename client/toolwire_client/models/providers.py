@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
+from toolwire_client.models.media import MediaMode
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.models.scripted import ScriptedModel, UsageFn
 from toolwire_client.models.sse import OnText
@@ -36,6 +37,8 @@ class ModelOptions:
     retry: RetryPolicy | None = None
     on_text: OnText | None = None
     """With stream: called with each text delta as it arrives (the CLI's `run --stream` prints them live)."""
+    media: MediaMode = "auto"
+    """Which tool-result images and audio the model is sent (models/media.py)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ def _http_options(adapter: "type[HttpModel]", options: ModelOptions) -> "HttpOpt
         "stream": options.stream,
         "retry": options.retry,
         "on_text": options.on_text,
+        "media": options.media,
     }
 
 

@@ -152,6 +152,27 @@ class PromptSource(Protocol):
         ...
 
 
+@runtime_checkable
+class ResourceSource(Protocol):
+    """A source whose server also offers resources (McpSource, RegistrySource, a shared connection): what
+    read_resource reads from."""
+
+    name: str
+
+    async def list_resources(self) -> list[types.Resource]: ...
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """The resource's contents; a server's refusal raises ServerRequestFailed with its readable reason."""
+        ...
+
+
+@runtime_checkable
+class LinkWatcher(Protocol):
+    """A source told of the resource links other sources' results return (the ToolBox tells it, after each call)."""
+
+    def linked(self, source: ToolSource, uris: list[str]) -> None: ...
+
+
 class ServerRequestFailed(Exception):
     """A tool server answered a prompts/ or resources/ request with an error; the message says which and why,
     `code` is the JSON-RPC error code."""

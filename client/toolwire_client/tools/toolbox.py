@@ -15,7 +15,14 @@ import anyio
 
 from toolwire_client import texts
 from toolwire_client.tools.output_check import checked
-from toolwire_client.tools.source import ProgressFn, RunContext, ToolRequest, ToolSource, ToolTransportError
+from toolwire_client.tools.source import (
+    LinkWatcher,
+    ProgressFn,
+    RunContext,
+    ToolRequest,
+    ToolSource,
+    ToolTransportError,
+)
 from toolwire_client.tools.wire_names import wire_names
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
@@ -233,8 +240,24 @@ class ToolBox:
         started = time.perf_counter()
         sent_at = datetime.now(UTC)
         result, attempts = await self._attempts(call, route, run, timeout_s, started)
+        if result.links and route is not None:  # read_resource reads a link from the server that sent it
+            self._linked(route.source, result.links)
         update = {"name": call.name, "call_id": call.id, "started_at": sent_at, "attempts": attempts}
         return result.model_copy(update=update)  # one copy per call: the source's result is never changed
+
+    def _linked(self, source: ToolSource, uris: list[str]) -> None:
+        for watcher in self.sources:
+            if isinstance(watcher, LinkWatcher):
+                watcher.linked(source, uris)
+
+    async def recall_links(self, results: Iterable[ToolResult]) -> None:
+        """A resumed run's earlier results' resource links, told again (this process has heard none of them), before
+        anything is sent: an approved read_resource call is routed, and reads from the server that sent the link."""
+        for result in results:
+            route = self._routes.get(result.name)
+            if result.links and route is not None:
+                self._linked(route.source, result.links)
+        await self.refresh()
 
     async def _attempts(
         self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None, started: float
