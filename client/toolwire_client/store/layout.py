@@ -25,10 +25,11 @@ from pydantic import TypeAdapter
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_shared.messages import Message
 
-TAIL_MESSAGES = 4
-"""Messages kept whole in the header: the last turn, which resume and a person's approval look at."""
-TAIL_STEPS = 1
-"""Steps kept whole in the header: the step in progress is changed in place (its results, its end)."""
+TAIL_MESSAGES, TAIL_STEPS = 4, 1
+"""What a header keeps whole when it settles: the last turn (which resume and a person's approval look at) and the
+step in progress (changed in place: its results, its end)."""
+HOLD_MESSAGES, HOLD_STEPS = 12, 4
+"""A header settles only once it holds more than these: one log row per few steps, and none for a short run."""
 SETTLED = 0
 """A settled item's placeholder in the header's lists (a message or step is an object, never a number)."""
 
@@ -58,19 +59,15 @@ class Written:
 class Split:
     header: str
     segment: str | None
-    """The new log row, None when nothing settled or changed since the last save."""
+    """The new log row, None when nothing settled or changed since the last save (or the header holds it all)."""
     replaces_log: bool
     """The segment starts from nothing: the rows before it are garbage (deleted)."""
     written: Written
 
 
-def _kept(state: RunState) -> tuple[int, int]:
-    return max(0, len(state.messages) - TAIL_MESSAGES), max(0, len(state.steps) - TAIL_STEPS)
-
-
-def _same_prefix(now: list[Any], before: list[Any], upto: int) -> int:
-    """How many leading items are still the very objects written (up to `upto`)."""
-    n = min(upto, len(before), len(now))
+def _same_prefix(now: list[Any], before: list[Any]) -> int:
+    """How many leading items are still the very objects written."""
+    n = min(len(before), len(now))
     if all(map(operator.is_, now[:n], before[:n])):  # the usual case, at C speed
         return n
     return next(i for i in range(n) if now[i] is not before[i])
@@ -85,21 +82,22 @@ def _json_list(placeholders: int, items: bytes) -> str:
 def split(state: RunState, store: object, version: int, updated_at: datetime) -> Split:
     """The header and the new segment to write for `state` saved as `version` (at `updated_at`) by `store`."""
     note: Written | None = state._written
-    m_keep, s_keep = _kept(state)
-    trusted = note is not None and note.store is store and note.version == state.version
+    m_from = s_from = 0
+    trusted = intact = note is not None and note.store is store and note.version == state.version
     if trusted:
         assert note is not None
-        m_from = _same_prefix(state.messages, note.messages, m_keep)
-        s_from = _same_prefix(state.steps, note.steps, s_keep)
+        m_from, s_from = _same_prefix(state.messages, note.messages), _same_prefix(state.steps, note.steps)
         if s_from == len(note.steps) and s_from > 0 and _STEP.dump_json(state.steps[s_from - 1]) != note.last_step:
             s_from -= 1  # the step settled last was changed in place since
-        changed = m_from < len(note.messages) or s_from < len(note.steps)
-    else:
-        m_from = s_from = 0
-        changed = True
+        intact = m_from == len(note.messages) and s_from == len(note.steps)
+    m_keep, s_keep = m_from, s_from
+    if not intact or len(state.messages) - m_from > HOLD_MESSAGES or len(state.steps) - s_from > HOLD_STEPS:
+        m_keep = max(m_from if intact else 0, len(state.messages) - TAIL_MESSAGES)
+        s_keep = max(s_from if intact else 0, len(state.steps) - TAIL_STEPS)
+        m_from, s_from = min(m_from, m_keep), min(s_from, s_keep)
     messages, steps = state.messages[m_from:m_keep], state.steps[s_from:s_keep]
     segment = None
-    if changed or messages or steps:
+    if messages or steps or (trusted and not intact) or (not trusted and (m_keep or s_keep)):
         segment = (
             f'{{"m":{m_from},"messages":{_MESSAGES.dump_json(messages).decode()},'
             f'"s":{s_from},"steps":{_STEPS.dump_json(steps).decode()}}}'
