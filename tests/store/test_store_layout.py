@@ -5,9 +5,11 @@ as it is after the migration and split on its next save."""
 import json
 from typing import Any
 
+import pytest
+
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore, open_store
-from toolwire_client.store.layout import HOLD_MESSAGES
+from toolwire_client.store.layout import HOLD_MESSAGES, BrokenRecord
 from toolwire_client.store.sql import Tx
 from toolwire_shared.messages import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult
@@ -123,3 +125,22 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
         assert _same(await migrated.load(state.run_id), loaded)
     finally:
         await migrated.aclose()
+
+
+async def test_a_header_naming_items_its_log_lacks_is_refused_readably(store: SqlRunStore) -> None:
+    """An edited record (a placeholder where the log holds nothing, or after a whole item) is not read as a run."""
+    state = _state("run_broken")
+    for _ in range(3):
+        _add_step(state)
+    await store.save(state)
+    for bad in ([0] * 20, [{"role": "user", "content": "t"}, 0]):
+
+        def edit(tx: Tx, bad: list[Any] = bad) -> None:
+            header = tx.execute("SELECT state FROM runs WHERE run_id = 'run_broken'").fetchone()[0]
+            header = json.loads(header) if isinstance(header, str) else header
+            header["messages"] = bad
+            tx.execute("UPDATE runs SET state = ? WHERE run_id = 'run_broken'", (json.dumps(header),))
+
+        await store.transaction(edit)
+        with pytest.raises(BrokenRecord, match="run run_broken: its record names message"):
+            await store.load("run_broken")

@@ -1,8 +1,9 @@
 """How a run's state is laid out in the store, so that a save costs the same at step 300 as at step 3.
 
-The `runs.state` column holds the header: the whole run state, except that its *settled* messages and steps (all but
-the last TAIL_MESSAGES messages and the last TAIL_STEPS steps) are each a placeholder, `0`, instead of the item. The
-items themselves are in `run_log`, appended once: a save adds at most one segment row, `{"m": i, "messages": [...],
+The `runs.state` column holds the header: the whole run state, except that its *settled* messages and steps (a
+leading run of each list) are each a placeholder, `0`, instead of the item. A header settles once it holds more than
+HOLD_MESSAGES messages or HOLD_STEPS steps whole, and keeps the last TAIL_MESSAGES and TAIL_STEPS. The settled
+items are in `run_log`, appended once: a save adds at most one segment row, `{"m": i, "messages": [...],
 "s": j, "steps": [...]}`, meaning "from message i and step j on, the settled items are these". Reading the segments in
 order rebuilds the settled items; the header's placeholders take them by position. A save thus writes the header
 (constant in size, bar two bytes per placeholder) and what settled since the last save, never the history.
@@ -125,7 +126,7 @@ def join(run_id: str, header: dict[str, Any], segments: list[dict[str, Any]]) ->
         items, log, count = header.get(key, []), settled[key], 0
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                if item != SETTLED or i >= len(log):
+                if item != SETTLED or i >= len(log) or i != count:  # settled items lead the list
                     raise BrokenRecord(f"run {run_id}: its record names {key[:-1]} {i}, which its log does not hold")
                 items[i], count = log[i], count + 1
         counts.append(count)
