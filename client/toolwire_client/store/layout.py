@@ -69,15 +69,15 @@ class Split:
 def _same_prefix(now: list[Any], before: list[Any]) -> int:
     """How many leading items are still the very objects written."""
     n = min(len(before), len(now))
-    if all(map(operator.is_, now[:n], before[:n])):  # the usual case, at C speed
+    if all(map(operator.is_, now, before)):  # the usual case, at C speed (map stops at the shorter list)
         return n
     return next(i for i in range(n) if now[i] is not before[i])
 
 
 def _json_list(placeholders: int, items: bytes) -> str:
     inner = items.decode()[1:-1]
-    parts = ["0"] * placeholders + ([inner] if inner else [])
-    return "[" + ",".join(parts) + "]"
+    settled = "0," * placeholders
+    return "[" + (settled + inner if inner else settled[:-1]) + "]"
 
 
 def split(state: RunState, store: object, version: int, updated_at: datetime) -> Split:
