@@ -338,12 +338,74 @@ async def batch(rig: Rig, workers: int, n: int, kill_midway: bool = False) -> di
     return result
 
 
+async def one_process(rig: Rig, n: int) -> dict[str, Any]:
+    """The reference for a worker's CPU: the same n runs (same agent, model, tool server and PostgreSQL store, 50 at
+    once, the tool server's connection shared and the store pooled as a worker has them) driven by the loop in this
+    process, without the fleet: no DBOS, no queue, no legs. CPU is this process's (its threads included)."""
+    from toolwire_client.assembly.agents import build_agent
+    from toolwire_client.fleet.worker import DB_CONNECTIONS
+    from toolwire_client.tools.shared_connections import SharedConnections
+
+    db = fresh_database(rig.pg_url, f"bench_{uuid.uuid4().hex[:8]}")
+    support = [ServerSpec(name="support", url=rig.tools_url)]
+    config = RunConfig(model="openai:loopback", base_url=rig.model_url, servers=support, limits=RunLimits(max_steps=8))
+    limiter = anyio.CapacityLimiter(CONCURRENCY)
+    store = await open_store(db, connections=min(DB_CONNECTIONS, CONCURRENCY))
+    try:
+        writes_before = table_writes(db)
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        pg_before, tools_before = tree_cpu_s(rig.postmaster), tree_cpu_s(rig.tools.pid)
+
+        async def one() -> None:
+            async with limiter:
+                await build_agent(config, store=store).run(TASK)
+
+        async with SharedConnections(process_wide=True), anyio.create_task_group() as group:
+            for _ in range(n):
+                group.start_soon(one)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+    finally:
+        await store.aclose()
+    wait_until(lambda: other_backends(db) == 0, "the store's connections to close", timeout_s=60, interval_s=0.1)
+    pg_used, tools_used = tree_cpu_s(rig.postmaster) - pg_before, tree_cpu_s(rig.tools.pid) - tools_before
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT status, steps, EXTRACT(EPOCH FROM started_at)::float8, EXTRACT(EPOCH FROM updated_at)::float8"
+            " FROM runs"
+        ).fetchall()
+    steps = sum(int(r[1]) for r in rows)
+    writes = table_writes(db)
+    written = sum(c - writes_before.get(t, 0) for t, c in writes.items() if t not in ONCE)
+    began, finished = min(r[2] for r in rows), max(r[3] for r in rows)
+    return {
+        "runs": n,
+        "done": sum(1 for r in rows if r[0] == "done"),
+        "steps": steps,
+        "runs_per_s": round(n / (finished - began), 2),
+        "writes_per_step_total": round(written / steps, 2),
+        "writes_per_step": {
+            t: round((c - writes_before.get(t, 0)) / steps, 2)
+            for t, c in sorted(writes.items())
+            if t not in ONCE and c - writes_before.get(t, 0)
+        },
+        "cpu_ms_per_step": {
+            "process": _ms((used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime) / steps),
+            "postgres": _ms(pg_used / steps),
+            "tool_server": _ms(tools_used / steps),
+        },
+    }
+
+
 def figure(name: str, value: float, unit: str, reference: str, reference_value: float) -> dict[str, Any]:
     return {"name": name, "value": value, "unit": unit, "reference": reference, "reference_value": reference_value}
 
 
 def figures(
-    one: dict[str, Any], three: dict[str, Any], killed: dict[str, Any], clients: dict[str, float]
+    one: dict[str, Any],
+    three: dict[str, Any],
+    killed: dict[str, Any],
+    clients: dict[str, float],
+    alone: dict[str, Any],
 ) -> list[dict[str, Any]]:
     n = three["runs"]
     kill = killed.get("killed") or {}
@@ -421,6 +483,29 @@ def figures(
             one["writes_per_step_total"],
         ),
     ]
+    out += [
+        figure(
+            "1 worker: CPU per loop step, the worker process",
+            one["cpu_ms_per_step"]["workers"],
+            "ms",
+            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            alone["cpu_ms_per_step"]["process"],
+        ),
+        figure(
+            "1 worker: CPU per loop step, PostgreSQL",
+            one["cpu_ms_per_step"]["postgres"],
+            "ms",
+            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            alone["cpu_ms_per_step"]["postgres"],
+        ),
+        figure(
+            "1 worker: rows written per loop step, all tables",
+            one["writes_per_step_total"],
+            "rows",
+            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            alone["writes_per_step_total"],
+        ),
+    ]
     for part, label in (("workers", "worker processes"), ("tool_server", "tool server"), ("postgres", "PostgreSQL")):
         out.append(
             figure(
@@ -434,10 +519,22 @@ def figures(
     return out
 
 
+def reference_pair(n: int) -> dict[str, Any]:
+    """Only the one-process reference and the 1-worker batch (`--pair`): a quick A/B of the fleet's overhead."""
+    tmp = Path(tempfile.mkdtemp(prefix="toolwire-fleet-bench-"))
+    rig = start_rig(tmp)
+    try:
+        return {"one_process": anyio.run(one_process, rig, n), "1_worker": anyio.run(batch, rig, 1, n)}
+    finally:
+        stop_rig(rig)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run(n: int = RUNS) -> dict[str, Any]:
     tmp = Path(tempfile.mkdtemp(prefix="toolwire-fleet-bench-"))
     rig = start_rig(tmp)
     try:
+        alone = anyio.run(one_process, rig, n)
         one = anyio.run(batch, rig, 1, n)
         three = anyio.run(batch, rig, 3, n)
         killed = anyio.run(batch, rig, 3, n, True)
@@ -457,10 +554,11 @@ def run(n: int = RUNS) -> dict[str, Any]:
     clients = http_client_cpu_ms()
     return {
         "http_client_cpu_ms": clients,
+        "one_process": alone,
         "1_worker": one,
         "3_workers": three,
         "3_workers_one_killed": killed,
-        "figures": figures(one, three, killed, clients),
+        "figures": figures(one, three, killed, clients, alone),
         "notes": notes,
     }
 
@@ -468,7 +566,9 @@ def run(n: int = RUNS) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="?", type=int, default=RUNS, help=f"runs per batch (default {RUNS})")
-    print(json.dumps(run(parser.parse_args().runs), indent=1, default=str))
+    parser.add_argument("--pair", action="store_true", help="only the one-process reference and the 1-worker batch")
+    args = parser.parse_args()
+    print(json.dumps((reference_pair if args.pair else run)(args.runs), indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ MODULES: list[tuple[str, str]] = [
     ("tracing_bench", "tracing: a run with OpenTelemetry export on vs off"),
     ("server_bench", "tool server: toolwire vs plain MCPServer vs the raw pipe floor, stdio and HTTP"),
     ("store_bench", "durable saves: a run with the SQLite store vs without, next to bare sqlite3 writes"),
+    ("save_growth", "durable saves over a long run: a 300-step run's save per step, last 50 steps vs first 50"),
     ("prompt_cache", "prompt caching: the seed's 10-step run's input cost through the Anthropic adapter"),
     ("scale_bench", "scale: 10,000 concurrent scripted runs on one shared connection to one HTTP tool server"),
     ("fleet_bench", "fleet: 2,000 runs on 1 and 3 `toolwire worker` processes on PostgreSQL, and one killed -9"),

@@ -144,6 +144,8 @@ class RunState(BaseModel):
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())
+    _written: Any = PrivateAttr(default=None)
+    """The run store's note of what it last wrote of this state (store/layout.py): a save appends only what is new."""
 
     @property
     def steps_taken(self) -> int:

@@ -11,7 +11,7 @@ import jsonschema
 
 from toolwire_client.run.state import PendingCall, RunState, now
 from toolwire_client.store.approvals import default_approver
-from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore, Tx
+from toolwire_client.store.sql import ApprovalRefused, SqlRunStore, Tx
 from toolwire_client.store.text_codec import escape, escape_opt, unescape_opt
 from toolwire_shared.elicitation import InputAnswer, InputWanted
 
@@ -62,10 +62,8 @@ async def answer(
 
 def _record(tx: Tx, run_id: str, call_id: str | None, given: InputAnswer) -> PendingCall:
     store = tx.store
-    row = tx.execute(f"SELECT state, version FROM runs WHERE run_id = ?{store.for_update}", (run_id,)).fetchone()
-    if row is None:
-        raise RunNotFound(run_id)
-    state, version = store._state_of(row[0]), int(row[1])  # the store's own document codec
+    state = store._read(tx.cur, run_id, lock=True)[0]  # the store's own layout (header and log) and codec
+    version = state.version
     pending = _target(tx, state, call_id)
     wanted = pending.input
     assert wanted is not None
@@ -90,11 +88,7 @@ def _record(tx: Tx, run_id: str, call_id: str | None, given: InputAnswer) -> Pen
         ),
     )
     pending.state, pending.answer, pending.decided_by = "answered", given, given.by
-    state.version, state.updated_at = version + 1, stamp
-    tx.execute(
-        "UPDATE runs SET state = ?, version = ?, updated_at = ? WHERE run_id = ? AND version = ?",
-        (store._document(state), version + 1, store._ts_param(stamp), run_id, version),
-    )
+    store._write_decided(tx.cur, state, version, stamp)
     return pending
 
 

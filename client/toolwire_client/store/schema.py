@@ -134,4 +134,21 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        8,
+        [
+            # A save appends what settled since the last one instead of rewriting the run (store/layout.py): the
+            # `state` column becomes the header, with settled items as placeholders. A whole state (every row
+            # before this) is a header with none, read as it is and split on its next save.
+            """CREATE TABLE run_log (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                body {json} NOT NULL,
+                PRIMARY KEY (run_id, seq)
+            )""",
+        ],
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from toolwire_client.run.state import PendingCall, RunState, RunStatus, args_hash, now
+from toolwire_client.store import layout
 from toolwire_client.store.approval_rules import ApprovalEvent, NotApproved, Verdict, binding, verdict
 from toolwire_client.store.approval_rules import decision as decision_of
 from toolwire_client.store.base import (
@@ -68,6 +69,8 @@ class SqlRunStore(ABC):
         self._slots = threading.BoundedSemaphore(connections)
         self._idle: list[Any] = []
         self._held = threading.local()
+        self._token = object()
+        """Whose note a state carries (layout.Written): this store's, or one it cannot trust."""
 
     @property
     def _conn(self) -> Any:
@@ -98,13 +101,42 @@ class SqlRunStore(ABC):
         loaded: dict[str, Any] = json.loads(value) if isinstance(value, str | bytes) else value
         return loaded
 
-    # -- text both back ends can hold (text_codec.py) -----------------------------------------------------------
-    def _document(self, state: RunState) -> Any:
-        """The state as the `state` column's value: its strings escaped where they hold what a store cannot."""
-        return self._json_param(escape_document(state.model_dump_json()))
+    # -- the state as rows (layout.py), its text as both back ends can hold it (text_codec.py) -----------------
+    def _split(self, state: RunState, version: int, stamp: datetime) -> layout.Split:
+        return layout.split(state, self._token, version, stamp)
 
-    def _state_of(self, value: Any) -> RunState:
-        return RunState.model_validate(unescape_document(self._json_value(value)))
+    def _header(self, parts: layout.Split) -> Any:
+        """The `state` column's value: its strings escaped where they hold what a store cannot."""
+        return self._json_param(escape_document(parts.header))
+
+    def _append_log(self, cur: Any, run_id: str, parts: layout.Split, seq: int) -> None:
+        """What settled since the last save, one row (after the run's own row: the log references it)."""
+        if parts.segment is None:
+            return
+        if parts.replaces_log:
+            self._execute(cur, "DELETE FROM run_log WHERE run_id = ?", (run_id,))
+        body = self._json_param(escape_document(parts.segment))
+        self._execute(cur, "INSERT INTO run_log (run_id, seq, body) VALUES (?, ?, ?)", (run_id, seq, body))
+
+    def _read(self, cur: Any, run_id: str, lock: bool = False) -> tuple[RunState, str | None]:
+        """The run's whole state (its header joined with its log) and who holds its lease; with `lock`, its row is
+        held for this transaction."""
+        row = self._execute(
+            cur,
+            f"SELECT state, version, claimed_by FROM runs WHERE run_id = ?{self.for_update if lock else ''}",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise RunNotFound(run_id)
+        header = unescape_document(self._json_value(row[0]))
+        segments = self._execute(cur, "SELECT body FROM run_log WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        document, messages, steps = layout.join(
+            run_id, header, [unescape_document(self._json_value(s[0])) for s in segments]
+        )
+        state = RunState.model_validate(document)
+        state.version = int(row[1])
+        layout.note_loaded(state, self._token, messages, steps)
+        return state, row[2]
 
     # -- tables beside the store's own ------------------------------------------------------------------------
     async def transaction(self, work: "Callable[[Tx], T]") -> T:
@@ -204,7 +236,7 @@ class SqlRunStore(ABC):
     def _save(self, state: RunState, owner: str | None = None) -> None:
         stamp = now()
         new_version = state.version + 1
-        body = self._document(state.model_copy(update={"version": new_version, "updated_at": stamp}))
+        parts = self._split(state, new_version, stamp)
         with self._transaction() as cur:
             row = self._execute(
                 cur, f"SELECT version, claimed_by FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
@@ -229,7 +261,7 @@ class SqlRunStore(ABC):
                 new_version,
                 state.parent_run_id,
                 escape_opt(state.parent_call_id),
-                body,
+                self._header(parts),
             )
             if stored is None:
                 self._execute(
@@ -247,8 +279,10 @@ class SqlRunStore(ABC):
                     " claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END WHERE run_id = ?",
                     (*columns, self._ts_param(stamp), state.run_id),
                 )
+            self._append_log(cur, state.run_id, parts, new_version)
         state.version = new_version
         state.updated_at = stamp
+        layout.note_saved(state, parts)
 
     async def save_end(self, state: RunState, owner: str | None = None) -> None:
         """The last resort when `save` of a run's end failed: the stored state (as last saved) with this one's status,
@@ -258,23 +292,19 @@ class SqlRunStore(ABC):
     def _save_end(self, state: RunState, owner: str | None) -> None:
         stamp = now()
         with self._transaction() as cur:
-            row = self._execute(
-                cur, f"SELECT state, version, claimed_by FROM runs WHERE run_id = ?{self.for_update}", (state.run_id,)
-            ).fetchone()
-            if row is None:
-                raise RunNotFound(state.run_id)
-            if owner is not None and row[2] != owner:
-                raise LeaseLost(f"run {state.run_id} is now driven by {row[2] or 'no one'}, not this process")
-            if int(row[1]) != state.version:
+            stored, holder = self._read(cur, state.run_id, lock=True)
+            if owner is not None and holder != owner:
+                raise LeaseLost(f"run {state.run_id} is now driven by {holder or 'no one'}, not this process")
+            if stored.version != state.version:
                 raise StaleRunState(f"run {state.run_id} was saved by another process since this one's last save")
-            stored = self._state_of(row[0])
-            ended = {"status": state.status, "stop_reason": state.stop_reason, "report": state.report}
-            stored = stored.model_copy(update={**ended, "version": state.version + 1, "updated_at": stamp})
+            stored.status, stored.stop_reason, stored.report = state.status, state.stop_reason, state.report
+            parts = self._split(stored, state.version + 1, stamp)
             self._execute(
                 cur,
                 "UPDATE runs SET status = ?, updated_at = ?, version = ?, state = ? WHERE run_id = ?",
-                (state.status, self._ts_param(stamp), state.version + 1, self._document(stored), state.run_id),
+                (state.status, self._ts_param(stamp), state.version + 1, self._header(parts), state.run_id),
             )
+            self._append_log(cur, state.run_id, parts, state.version + 1)
         state.version += 1
         state.updated_at = stamp
 
@@ -283,12 +313,7 @@ class SqlRunStore(ABC):
 
     def _load(self, run_id: str) -> RunState:
         with self._transaction() as cur:
-            row = self._execute(cur, "SELECT state, version FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise RunNotFound(run_id)
-            state = self._state_of(row[0])
-            state.version = int(row[1])
-        return state
+            return self._read(cur, run_id)[0]
 
     def _events(self, cur: Any, run_id: str, call_id: str) -> list[ApprovalEvent]:
         rows = self._execute(
@@ -442,27 +467,27 @@ class SqlRunStore(ABC):
         decision, reason, decided_by = ruling.decision, ruling.reason, ruling.by
         stamp = now()
         with self._transaction() as cur:
-            row = self._execute(
-                cur, f"SELECT state, version FROM runs WHERE run_id = ?{self.for_update}", (run_id,)
-            ).fetchone()
-            if row is None:
-                raise RunNotFound(run_id)
-            state = self._state_of(row[0])
-            version = int(row[1])
+            state = self._read(cur, run_id, lock=True)[0]
+            version = state.version
             pending = _check_decidable(
                 state, call_id, decision_of(self._events(cur, run_id, call_id)), ruling.shown_hash
             )
             pending.state = "approved" if decision == "approve" else "rejected"
             pending.decision_reason, pending.decided_by = reason, decided_by
-            state.version = version + 1
-            state.updated_at = stamp
-            self._execute(
-                cur,
-                "UPDATE runs SET state = ?, version = ?, updated_at = ? WHERE run_id = ? AND version = ?",
-                (self._document(state), version + 1, self._ts_param(stamp), run_id, version),
-            )
+            self._write_decided(cur, state, version, stamp)
             self._append_event(cur, run_id, pending.call, decision, reason, decided_by)
         return pending
+
+    def _write_decided(self, cur: Any, state: RunState, version: int, stamp: datetime) -> None:
+        """Write back a state read with `_read(lock=True)` at `version` after a person's decision or answer changed
+        one of its pending calls (the next version; header and log as a save writes them)."""
+        parts = self._split(state, version + 1, stamp)
+        self._execute(
+            cur,
+            "UPDATE runs SET state = ?, version = ?, updated_at = ? WHERE run_id = ? AND version = ?",
+            (self._header(parts), version + 1, self._ts_param(stamp), state.run_id, version),
+        )
+        self._append_log(cur, state.run_id, parts, version + 1)
 
     async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
         """At the moment a risky call is about to run: the verdict of the record (and a `use` appended when it runs),
