@@ -1,5 +1,5 @@
 """The store's layout (store/layout.py): a save appends what settled instead of rewriting the run, every way the state
-changes reads back exactly, and a run saved by the layout before (a whole state in `runs.state`, schema 6) is read
+changes reads back exactly, and a run saved by the layout before (a whole state in `runs.state`, schema 7) is read
 as it is after the migration and split on its next save."""
 
 import json
@@ -90,10 +90,10 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
         _add_step(state)
     state.version = 3
 
-    def as_schema_6(tx: Tx) -> None:
+    def as_schema_7(tx: Tx) -> None:
         """What toolwire wrote before this layout: no run_log, the whole state in `runs.state`."""
         tx.execute("DROP TABLE run_log")
-        tx.execute("DELETE FROM schema_version WHERE version >= 7")
+        tx.execute("DELETE FROM schema_version WHERE version >= 8")
         tx.execute(
             "INSERT INTO runs (run_id, agent_name, task, status, steps, tokens, started_at, updated_at, version, state)"
             " VALUES (?, 'a', 't', 'running', 6, 0, ?, ?, 3, ?)",
@@ -101,7 +101,7 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
         )
 
     try:
-        await store.transaction(as_schema_6)
+        await store.transaction(as_schema_7)
     finally:
         await store.aclose()
     state.task = "tnul"
@@ -114,7 +114,7 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
 
     migrated = await open_store(db)
     try:
-        assert await migrated.schema_version() == 7
+        assert await migrated.schema_version() == 8
         loaded = await migrated.load(state.run_id)
         assert _same(loaded, state)
         assert (await _rows(migrated, state.run_id))[0] == 0  # read as it is
