@@ -22,6 +22,7 @@ ErrorKind = Literal[
     "transport",
     "outcome_unknown",
     "bad_output",
+    "limited",
 ]
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -29,6 +30,9 @@ ERROR_KIND_META = META_PREFIX + "error_kind"
 """CallToolResult `_meta` key naming the kind of a failed call (set by the toolwire server)."""
 TRUNCATED_META = META_PREFIX + "truncated"
 """CallToolResult `_meta` key set when the server cut the result: {"kept": N, "total": M} characters."""
+RETRY_AFTER_META = META_PREFIX + "retry_after_s"
+"""CallToolResult `_meta` key on a `limited` result: seconds until the server's limit lets the same call in again
+(absent when no wait is known, e.g. a limit on calls in flight)."""
 
 
 class SubRun(BaseModel):
@@ -62,6 +66,8 @@ class ToolResult(BaseModel):
     """Set on a delegate call's result: the sub-agent run it started (client/toolwire_client/delegate.py)."""
     structured: dict[str, Any] | None = None
     """The result's `structuredContent` (checked against the tool's output schema), for code rather than the model."""
+    retry_after_s: float | None = None
+    """On a `limited` result: how long the server said to wait before the call is let in (the ToolBox waits it)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -97,7 +103,15 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
         truncated=TRUNCATED_META in meta,
         structured=None if result.is_error else result.structured_content,
         duration_s=time.perf_counter() - since,
+        retry_after_s=_seconds(meta.get(RETRY_AFTER_META)),
     )
+
+
+def _seconds(value: Any) -> float | None:
+    """A wait a server sent, if it is a sane number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10**7:
+        return None
+    return float(value)
 
 
 def content_text(blocks: list[types.ContentBlock]) -> str:

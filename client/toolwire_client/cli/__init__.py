@@ -23,6 +23,7 @@ COMMANDS = [
     ("toolwire_client.cli.approvals", "approve"),
     ("toolwire_client.cli.approvals", "reject"),
     ("toolwire_client.cli.trace", "trace"),
+    ("toolwire_client.cli.audit", "audit"),
     ("toolwire_client.cli.replay", "replay_command"),
     ("toolwire_client.cli.run", "run"),
     ("toolwire_client.cli.demo", "demo"),
