@@ -36,6 +36,7 @@ tools = ["issue_*", "get_order"]
 SUPPORT = Grant(agent="support-bot", patterns=("*",))
 BILLING = Grant(agent="billing", patterns=("issue_*", "get_order"))
 CARD = "4111111111111111"
+ECHO_RULE = "[[limits]]\ntool = 'echo'\n"
 
 
 def _load(tmp_path: Path, body: str) -> Registry:
@@ -65,7 +66,7 @@ async def _call(registry: Registry, grant: Grant, name: str, arguments: dict[str
             "[[limits]]\ntool = 'echo'\nin_flight = 0\n",
             r"limits\[0\]\.in_flight: input should be greater than or equal to 1",
         ),
-        ("[[limits]]\ntool = 'echo'\n", r"limits\[0\]: a rule needs at least one of per_minute, in_flight, per_day"),
+        (ECHO_RULE, r"limits\[0\]: a rule needs at least one of per_minute, in_flight, per_day"),
         (
             "[[limits]]\ntool = 'refund_*'\nper_day = 5\n",
             r"limits\[0\]\.tool = 'refund_\*' matches no tool of this server",
@@ -170,8 +171,11 @@ async def test_secret_fields_never_reach_the_audit_database(tmp_path: Path) -> N
     ]
     assert records[0]["arguments"] == '{"amount":5.0,"card_number":"[redacted]","order_id":"A1"}'
     assert records[0]["result_chars"] > 0 and records[0]["latency_ms"] >= 0
-    for file in tmp_path.glob("audit.db*"):  # the database and its WAL: the secret is nowhere, not even hashed
-        data = file.read_bytes()
+    for data in _files_of(tmp_path / "audit.db"):  # the database and its WAL: the secret is nowhere, not even hashed
         assert CARD.encode() not in data and b"hunter2" not in data
     with sqlite3.connect(tmp_path / "audit.db") as db, pytest.raises(sqlite3.IntegrityError, match="append-only"):
         db.execute("UPDATE toolwire_audit SET outcome = 'ok'")
+
+
+def _files_of(database: Path) -> list[bytes]:
+    return [file.read_bytes() for file in database.parent.glob(database.name + "*")]
