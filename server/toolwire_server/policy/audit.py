@@ -96,6 +96,7 @@ class AuditLog:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._hooked = False
         self.written = 0
 
     def append(self, record: AuditRecord) -> None:
@@ -111,17 +112,21 @@ class AuditLog:
                 return
             self._thread = threading.Thread(target=self._run, name="toolwire-audit", daemon=True)
             self._thread.start()
-            atexit.register(self.close)
-            multiprocessing.util.Finalize(self, self.close, exitpriority=100)  # a spawned worker skips atexit
+            if not self._hooked:  # the server's lifespan closes it; these are for a process that ends without one
+                atexit.register(self.close)
+                multiprocessing.util.Finalize(self, self.close, exitpriority=100)  # a spawned worker skips atexit
+                self._hooked = True
 
     def close(self) -> None:
-        """Write everything queued, then stop the thread (idempotent)."""
-        thread = self._thread
-        if thread is None or self._stopping:
-            return
-        self._stopping = True
-        self._wake.set()
-        thread.join(timeout=30)
+        """Write everything queued, then stop the thread; a later record starts it again."""
+        with self._start_lock:
+            thread = self._thread
+            if thread is None:
+                return
+            self._stopping = True
+            self._wake.set()
+            thread.join(timeout=30)
+            self._thread, self._stopping = None, False
 
     def _run(self) -> None:
         sink = _open(self.database)

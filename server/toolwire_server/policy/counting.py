@@ -84,6 +84,9 @@ class Counters(Protocol):
     async def give_back(self, agent: str, rules: list[tuple[int, LimitRule]]) -> None:
         """A call admitted by `take` ended: its in-flight slots are free."""
 
+    async def aclose(self) -> None:
+        """The server stops."""
+
 
 class MemoryCounters:
     """Counters of this process: exact, and only for this process (one `serve`, no --workers)."""
@@ -107,6 +110,9 @@ class MemoryCounters:
                         refund(earlier, its_rule)
                     return refusal
                 taken.append((state, rule))
+        return None
+
+    async def aclose(self) -> None:
         return None
 
     async def give_back(self, agent: str, rules: list[tuple[int, LimitRule]]) -> None:

@@ -5,10 +5,12 @@ never runs), runs it, and appends its audit record. tools/execution.call_tool is
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 from opentelemetry import trace
 
@@ -38,6 +40,18 @@ class CallPolicy:
         self.keep_arguments, self.secret_fields = keep_arguments, secret_fields
         self.replica = replica or f"{socket.gethostname()}:{os.getpid()}"
         self._matching: dict[tuple[str, str], list[tuple[int, LimitRule]]] = {}
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """For as long as a server runs: on its way out (a clean stop, SIGTERM included) the audit records still
+        queued are written and the counters' connections closed."""
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self.audit is not None:
+                    await anyio.to_thread.run_sync(self.audit.close)
+                await self.counters.aclose()
 
     def rules_for(self, agent: str, tool: str) -> list[tuple[int, LimitRule]]:
         found = self._matching.get((agent, tool))

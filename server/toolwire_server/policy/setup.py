@@ -8,7 +8,8 @@ from toolwire_server.policy.guard import CallPolicy
 from toolwire_server.policy.postgres_counters import PostgresCounters
 
 
-def build_policy(loaded: LoadedConfig, *, processes: int = 1) -> CallPolicy | None:
+def build_policy(loaded: LoadedConfig, *, processes: int = 1, replica: str | None = None) -> CallPolicy | None:
+    """`replica`: the name `serve --replica` gave this process, the audit's default for it."""
     config = loaded.config
     if not config.limits and config.audit is None:
         return None
@@ -32,5 +33,5 @@ def build_policy(loaded: LoadedConfig, *, processes: int = 1) -> CallPolicy | No
         log,
         keep_arguments=audit.arguments if audit else False,
         secret_fields=frozenset(audit.secret_fields if audit else ()),
-        replica=audit.replica if audit else None,
+        replica=(audit.replica if audit else None) or replica,
     )

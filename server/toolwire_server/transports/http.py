@@ -9,6 +9,9 @@ self-contained POSTs, so replicas can stand behind a load balancer without stick
 import errno
 import logging
 import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -228,6 +231,8 @@ def http_app(
         app.add_middleware(NoSessions, workers=one_port_workers, mcp_path=MCP_PATH)
     if verifier is not None:
         oauth.refresh_in_lifespan(app, verifier.keys)
+    if registry.policy is not None:
+        _within_lifespan(app, registry.policy.serving)
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
         SessionGuard,
@@ -248,6 +253,18 @@ def http_app(
     )
     app.add_middleware(HostOriginCheck, rule=rule)  # outermost: no path, route or method skips it
     return app
+
+
+def _within_lifespan(app: Starlette, context: Callable[[], AbstractAsyncContextManager[None]]) -> None:
+    """Enter `context` for as long as `app` runs (uvicorn stops it on SIGTERM before it ends the process)."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
+        async with context(), inner(running) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 def serve_http(

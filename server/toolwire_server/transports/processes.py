@@ -77,7 +77,7 @@ class ServeSpec:
         access = loaded.access()
         registry = self._prepare(load_registry(target), access)
         loaded.check_globs(registry.names())
-        registry.policy = build_policy(loaded, processes=self.workers)
+        registry.policy = build_policy(loaded, processes=self.workers, replica=self.replica)
         return registry, access
 
     def _prepare(self, registry: Registry, access: Access | None) -> Registry:
