@@ -251,6 +251,10 @@ def limited(tool: str, agent: str, reason: str, amount: float, wait_s: float | N
     return f"{tool}: {amount:g} {_LIMIT_UNITS[reason]} for agent {agent}; next allowed {when}"
 
 
+def requests_limited(agent: str, per_minute: float, wait_s: float) -> str:
+    return f"agent {agent}: {per_minute:g} requests per minute; next allowed in {_duration(wait_s)}"
+
+
 def _duration(seconds: float) -> str:
     if seconds < 60:
         return f"{max(seconds, 0.1):.1f} s"

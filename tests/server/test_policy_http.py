@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from click.testing import CliRunner, Result
 
@@ -44,6 +45,16 @@ burst = 5
 agent = "quota"
 tool = "echo"
 per_day = 8
+"""
+CHATTY = """
+[agents.chatty]
+token = "tok-chatty"
+tools = ["echo"]
+
+[[request_limits]]
+agent = "chatty"
+per_minute = 1
+burst = 2
 """
 CALLS = 15
 
@@ -84,12 +95,18 @@ def test_serve_check_says_ok_or_names_the_mistake_in_one_line(tmp_path: Path) ->
 
 async def test_three_agents_each_within_their_limit_and_every_call_audited(tmp_path: Path) -> None:
     config = tmp_path / "server.toml"
-    config.write_text(CONFIG + "[audit]\nsqlite = 'audit.db'\nflush_s = 60\nbatch = 100000\n")  # all at shutdown
+    audit = "[audit]\nsqlite = 'audit.db'\nflush_s = 60\nbatch = 100000\n"  # written only at shutdown
+    config.write_text(CONFIG + CHATTY + audit)
     outcomes: dict[str, Counter[str]] = {agent: Counter() for agent in ("capped", "quota", "free")}
     with HttpServer(f"--config={config}", env=clean_env()) as server:
         async with anyio.create_task_group() as tg:
             for agent, counts in outcomes.items():
                 tg.start_soon(_hammer, server.url, f"tok-{agent}", CALLS, counts)
+        async with httpx2.AsyncClient(headers={"authorization": "Bearer tok-chatty"}) as http:
+            answers = [await http.post(server.url, json={}) for _ in range(3)]
+    assert [a.status_code != 429 for a in answers] == [True, True, False]  # a burst of 2 requests
+    assert 1 <= int(answers[2].headers["retry-after"]) <= 60
+    assert answers[2].json()["message"].startswith("agent chatty: 1 requests per minute; next allowed in ")
     # the server has stopped (SIGTERM): whatever the writer still held was written on the way out
     assert outcomes["capped"]["ok"] in (5, 6)  # the bucket of 5, plus at most one refill in the test's seconds
     assert outcomes["quota"] == Counter(ok=8, limited=7)

@@ -17,6 +17,10 @@ line naming the key and what it allows. An example is in docs/hosting.md.
     in_flight = 2                                  # calls running at once
     per_day = 200                                  # calls per UTC day
 
+    [[request_limits]]                             # HTTP: every POST of an agent, refused whole: 429, Retry-After
+    agent = "*"
+    per_minute = 600                               # burst = ... as above
+
     [store]                                        # where limits count; absent: in this process only
     postgres_env = "TOOLWIRE_LIMITS_DB"            # or postgres = "postgresql://..."
 
@@ -84,6 +88,17 @@ class LimitRule(_Strict):
         return fnmatchcase(agent, self.agent) and fnmatchcase(tool, self.tool)
 
 
+class RequestLimit(_Strict):
+    """HTTP: every POST an agent sends, whatever it asks; over the limit it is answered 429 with Retry-After."""
+
+    agent: Annotated[str, Field(min_length=1)] = "*"
+    per_minute: Annotated[float, Field(gt=0, le=1_000_000)]
+    burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+
+    def as_rule(self) -> LimitRule:
+        return LimitRule(agent=self.agent, tool="*", per_minute=self.per_minute, burst=self.burst)
+
+
 class StoreEntry(_Strict):
     postgres: Annotated[str, Field(pattern=r"^postgres(ql)?://")] | None = None
     postgres_env: Annotated[str, Field(min_length=1)] | None = None
@@ -115,6 +130,7 @@ class ServerConfig(_Strict):
     agents: dict[str, AgentEntry] = {}
     oauth: dict[str, Any] | None = None
     limits: list[LimitRule] = []
+    request_limits: list[RequestLimit] = []
     store: StoreEntry | None = None
     audit: AuditEntry | None = None
 
@@ -161,10 +177,14 @@ class LoadedConfig:
         """Every limit rule must match an agent of the file (when it has agents) and a tool of the registry: a rule
         that matches nothing limits nothing, and is a typo to say now."""
         agents = sorted(self.config.agents)
+        named: list[tuple[str, int, str]] = [("limits", i, r.agent) for i, r in enumerate(self.config.limits)]
+        named += [("request_limits", i, r.agent) for i, r in enumerate(self.config.request_limits)]
+        for table, index, pattern in named:
+            if agents and not any(fnmatchcase(a, pattern) for a in agents):
+                where = f"{self.path}: {table}[{index}].agent = {pattern!r}"
+                raise ConfigError(f"{where} matches no agent (agents: {', '.join(agents)})")
         for index, rule in enumerate(self.config.limits):
             where = f"{self.path}: limits[{index}]"
-            if agents and not any(fnmatchcase(a, rule.agent) for a in agents):
-                raise ConfigError(f"{where}.agent = {rule.agent!r} matches no agent (agents: {', '.join(agents)})")
             if not any(fnmatchcase(t, rule.tool) for t in tools):
                 listed = ", ".join(sorted(tools)) or "none"
                 raise ConfigError(f"{where}.tool = {rule.tool!r} matches no tool of this server (its tools: {listed})")

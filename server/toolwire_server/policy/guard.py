@@ -20,6 +20,8 @@ from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import Counters, Refusal
 from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, failed_call
 
+REQUEST_RULES_FROM = 1_000_000
+"""Counter numbers of the request limits start here, after any call limit's."""
 Dispatch = Callable[[], Awaitable[types.CallToolResult]]
 
 
@@ -32,11 +34,13 @@ class CallPolicy:
         counters: Counters,
         audit: AuditLog | None = None,
         *,
+        request_rules: list[LimitRule] | None = None,
         keep_arguments: bool = False,
         secret_fields: frozenset[str] = frozenset(),
         replica: str | None = None,
     ) -> None:
         self.rules, self.counters, self.audit = rules, counters, audit
+        self.request_rules = request_rules or []
         self.keep_arguments, self.secret_fields = keep_arguments, secret_fields
         self.replica = replica or f"{socket.gethostname()}:{os.getpid()}"
         self._matching: dict[tuple[str, str], list[tuple[int, LimitRule]]] = {}
@@ -60,6 +64,13 @@ class CallPolicy:
             if len(self._matching) < 100_000:  # agents and tools are few; names an agent made up are not kept
                 self._matching[(agent, tool)] = found
         return found
+
+    async def admit_request(self, agent: str) -> Refusal | None:
+        """HTTP: one request of `agent`, whatever it asks, against the request limits (counted apart from the call
+        limits: their counters are numbered after them)."""
+        first = REQUEST_RULES_FROM
+        rules = [(first + i, rule) for i, rule in enumerate(self.request_rules) if rule.matches(agent, "*")]
+        return await self.counters.take(agent, rules) if rules else None
 
     async def guard(
         self, agent: str, tool: str, arguments: dict[str, Any] | None, dispatch: Dispatch, *, countable: bool

@@ -11,10 +11,10 @@ from toolwire_server.policy.postgres_counters import PostgresCounters
 def build_policy(loaded: LoadedConfig, *, processes: int = 1, replica: str | None = None) -> CallPolicy | None:
     """`replica`: the name `serve --replica` gave this process, the audit's default for it."""
     config = loaded.config
-    if not config.limits and config.audit is None:
+    if not config.limits and not config.request_limits and config.audit is None:
         return None
     store = loaded.store_url()
-    if config.limits and store is None and processes > 1:
+    if (config.limits or config.request_limits) and store is None and processes > 1:
         raise ConfigError(
             f"{loaded.path}: limits with --workers {processes} need a shared [store] (postgres = ...): "
             "counted in each process, every limit would be multiplied by the number of processes"
@@ -31,6 +31,7 @@ def build_policy(loaded: LoadedConfig, *, processes: int = 1, replica: str | Non
         list(config.limits),
         counters,
         log,
+        request_rules=[r.as_rule() for r in config.request_limits],
         keep_arguments=audit.arguments if audit else False,
         secret_fields=frozenset(audit.secret_fields if audit else ()),
         replica=(audit.replica if audit else None) or replica,
