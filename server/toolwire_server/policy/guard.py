@@ -84,17 +84,18 @@ class CallPolicy:
                 result = limited(tool, agent, refusal)
                 self._record(agent, tool, arguments, result, started, "limited")
                 return result
-        outcome = "cancelled"
+        holds = any(rule.in_flight is not None for _, rule in rules)
         try:
             result = await dispatch()
-            outcome = _outcome(result)
-        finally:
-            if any(rule.in_flight is not None for _, rule in rules):
+        except BaseException:  # cancelled (call_tool raises nothing else): the slot is given back all the same
+            if holds:
                 with anyio.CancelScope(shield=True):
                     await self.counters.give_back(agent, rules)
-            if outcome == "cancelled":
-                self._record(agent, tool, arguments, None, started, outcome)
-        self._record(agent, tool, arguments, result, started, outcome)
+            self._record(agent, tool, arguments, None, started, "cancelled")
+            raise
+        if holds:
+            await self.counters.give_back(agent, rules)
+        self._record(agent, tool, arguments, result, started, _outcome(result))
         return result
 
     def _record(

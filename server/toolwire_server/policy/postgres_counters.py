@@ -125,7 +125,9 @@ class _Lease:
             else:
                 self.conn = await psycopg.AsyncConnection.connect(self.pool.url, autocommit=True)
                 if not self.pool._made_schema:
-                    await self.conn.execute(SCHEMA)
+                    async with self.conn.transaction():  # replicas starting at once: one creates, the rest wait
+                        await self.conn.execute("SELECT pg_advisory_xact_lock(7305141)")
+                        await self.conn.execute(SCHEMA)
                     self.pool._made_schema = True
         except BaseException:
             self.pool._slots.release()
