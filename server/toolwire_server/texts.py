@@ -251,6 +251,10 @@ def limited(tool: str, agent: str, reason: str, amount: float, wait_s: float | N
     return f"{tool}: {amount:g} {_LIMIT_UNITS[reason]} for agent {agent}; next allowed {when}"
 
 
+def limits_unavailable(tool: str) -> str:
+    return f"{tool}: not run: this server cannot reach the store its limits are counted in; try again later"
+
+
 def requests_limited(agent: str, per_minute: float, wait_s: float) -> str:
     return f"agent {agent}: {per_minute:g} requests per minute; next allowed in {_duration(wait_s)}"
 

@@ -57,7 +57,10 @@ async def _call(registry: Registry, grant: Grant, name: str, arguments: dict[str
             "[[limits]]\ntool = 'echo'\nper_minut = 5\n",
             r"limits\[0\]\.per_minut: unknown key; allowed here: agent, burst",
         ),
-        ("colour = 'red'\n", r"colour: unknown key; allowed here: agents, audit, limits, oauth, store, tools$"),
+        (
+            "colour = 'red'\n",
+            r"colour: unknown key; allowed here: agents, audit, limits, oauth, request_limits, store, tools$",
+        ),
         (
             "[[limits]]\ntool = 'echo'\nper_minute = -5\n",
             r"limits\[0\]\.per_minute: input should be greater than 0 \(got -5\)",
@@ -179,3 +182,15 @@ async def test_secret_fields_never_reach_the_audit_database(tmp_path: Path) -> N
 
 def _files_of(database: Path) -> list[bytes]:
     return [file.read_bytes() for file in database.parent.glob(database.name + "*")]
+
+
+async def test_a_store_that_cannot_be_reached_refuses_the_call_readably(tmp_path: Path) -> None:
+    store = "[store]\npostgres = 'postgresql://toolwire@127.0.0.1:1/none?connect_timeout=2'\n"
+    registry = _load(tmp_path, store + "[[limits]]\ntool = 'issue_*'\nper_day = 5\n")
+    args = {"order_id": "A1", "amount": 5.0, "card_number": CARD}
+    refused = await _call(registry, SUPPORT, "issue_refund", args)
+    assert refused.is_error and refused.meta[ERROR_KIND_META] == "limited"
+    assert content_text(refused.content) == (
+        "issue_refund: not run: this server cannot reach the store its limits are counted in; try again later"
+    )
+    assert not (await _call(registry, SUPPORT, "echo", {"text": "x"})).is_error  # no rule: no store needed

@@ -2,6 +2,7 @@
 checks the limits that match it (a refusal is a readable `limited` result with the wait in `_meta`, and the tool
 never runs), runs it, and appends its audit record. tools/execution.call_tool is the one place that calls it."""
 
+import logging
 import os
 import socket
 import time
@@ -22,6 +23,7 @@ from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, failed_ca
 
 REQUEST_RULES_FROM = 1_000_000
 """Counter numbers of the request limits start here, after any call limit's."""
+log = logging.getLogger("toolwire.server")
 Dispatch = Callable[[], Awaitable[types.CallToolResult]]
 
 
@@ -79,7 +81,13 @@ class CallPolicy:
         started = time.perf_counter()
         rules = self.rules_for(agent, tool) if countable else []
         if rules:
-            refusal = await self.counters.take(agent, rules)
+            try:
+                refusal = await self.counters.take(agent, rules)
+            except Exception as exc:  # the shared store is away: fail closed, readably, the tool not run
+                log.warning("limits: cannot count %s for agent %r (%s); refused", tool, agent, exc)
+                result = failed_call("limited", texts.limits_unavailable(tool))
+                self._record(agent, tool, arguments, result, started, "limited")
+                return result
             if refusal is not None:
                 result = limited(tool, agent, refusal)
                 self._record(agent, tool, arguments, result, started, "limited")
