@@ -99,7 +99,7 @@ def limit_options(command: F) -> F:
 
 
 @click.command()
-@click.argument("target", metavar="[MODULE:ATTR]", required=False)
+@click.argument("target", metavar="MODULE:ATTR", required=False)
 @click.option(
     "--config",
     "config_file",

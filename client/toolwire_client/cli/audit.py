@@ -33,7 +33,7 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> flo
     type=click.Path(exists=True, dir_okay=False),
     help="The server's configuration file: read the audit database its [audit] table names.",
 )
-@click.option("--db", help="The audit database instead: a SQLite file or a postgresql:// URL.")
+@click.option("--db", metavar="PATH|URL", help="The audit database instead: a SQLite file or a postgresql:// URL.")
 @click.option("--agent", help="Only this agent's calls.")
 @click.option("--tool", help="Only calls of this tool.")
 @click.option("--since", callback=_since, metavar="SPAN", help="Only calls in the last SPAN (90s, 15m, 1h, 7d).")
