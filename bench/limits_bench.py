@@ -108,21 +108,24 @@ async def _client_calls(url: str, token: str, calls: int) -> list[float]:
     return latencies
 
 
-def http_cpu(folder: Path, calls: int) -> dict[str, float]:
-    """Server process CPU µs per sequential call over HTTP, off vs on (best of 3 rounds each)."""
-    out: dict[str, float] = {}
-    for label, body in (("off", ""), ("on", GENEROUS + AUDIT)):
-        config = _config(folder, f"http-{label}.toml", body)
-        with HttpServer(f"--config={config}") as server:
-            assert server.proc is not None
+def http_cpu(folder: Path, calls: int, rounds: int = 4) -> dict[str, float]:
+    """Server process CPU µs per sequential call over HTTP, off vs on: both servers up at once, measured in
+    alternating rounds (the machine's load drifts), the best round of each."""
+    configs = {
+        label: _config(folder, f"http-{label}.toml", body) for label, body in (("off", ""), ("on", GENEROUS + AUDIT))
+    }
+    best = {"off": float("inf"), "on": float("inf")}
+    with HttpServer(f"--config={configs['off']}") as off, HttpServer(f"--config={configs['on']}") as on:
+        servers = {"off": off, "on": on}
+        for server in servers.values():
             asyncio.run(_client_calls(server.url, "tok-calm", 200))
-            best = float("inf")
-            for _ in range(3):
+        for _ in range(rounds):
+            for label, server in servers.items():
+                assert server.proc is not None
                 before = cpu_s(server.proc.pid)
                 asyncio.run(_client_calls(server.url, "tok-calm", calls))
-                best = min(best, (cpu_s(server.proc.pid) - before) / calls * 1e6)
-        out[label] = best
-    return out
+                best[label] = min(best[label], (cpu_s(server.proc.pid) - before) / calls * 1e6)
+    return best
 
 
 async def _hammer(url: str, token: str, seconds: float, respect: bool) -> dict[str, int]:
@@ -161,24 +164,30 @@ async def _calm_for(url: str, seconds: float) -> tuple[int, list[float]]:
     return len(latencies), latencies
 
 
-def _calm_beside(url: str, hog: list[str] | None, seconds: float) -> dict[str, float]:
-    """The calm agent's sequential calls for `seconds`, with the hog (its own process) calling throughout."""
+def _calm_beside(url: str, pid: int, hog: list[str] | None, seconds: float) -> dict[str, float]:
+    """The calm agent's sequential calls for `seconds`, with the hog (its own process) calling throughout; and the
+    server's CPU per call it answered in that time."""
     proc = None
     if hog is not None:
         argv = [sys.executable, "-m", "bench.limits_bench", "--hog", url, *hog, "--seconds", str(seconds + 3)]
         proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, text=True)
         time.sleep(2)  # a bench, not a test: the hog's process starts and connects before the calm agent begins
+    before = cpu_s(pid)
     calls, latencies = asyncio.run(_calm_for(url, seconds))
+    server_cpu = cpu_s(pid) - before
     counts = json.loads(proc.communicate(timeout=60)[0]) if proc is not None else {"admitted": 0, "refused": 0}
+    hog_calls = (counts["admitted"] + counts["refused"]) * seconds / (seconds + 3)  # its share in the window
     return {
         "calm_calls_s": calls / seconds,
         "calm_median_ms": statistics.median(latencies) * 1000,
+        "hog_calls_s": hog_calls / seconds,
         "hog_admitted": counts["admitted"],
-        "hog_refused": counts["refused"],
+        "server_cpu_us_per_call": server_cpu / (calls + hog_calls) * 1e6,
     }
 
 
-def fairness(folder: Path, seconds: float) -> dict[str, dict[str, float]]:
+def fairness(folder: Path, seconds: float, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """Medians over `rounds` interleaved rounds of each case."""
     config = _config(folder, "fair.toml", GENEROUS + HOG_LIMIT + AUDIT)
     cases: list[tuple[str, list[str] | None]] = [
         ("alone", None),
@@ -186,12 +195,14 @@ def fairness(folder: Path, seconds: float) -> dict[str, dict[str, float]]:
         ("beside a hog at its limit that waits (toolwire's client)", ["tok-hog", "--respect"]),
         ("beside a hog with no limit", ["tok-wild"]),
     ]
-    out = {}
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in cases}
     with HttpServer(f"--config={config}") as server:
+        assert server.proc is not None
         asyncio.run(_calm_for(server.url, 1.0))
-        for label, hog in cases:
-            out[label] = _calm_beside(server.url, hog, seconds)
-    return out
+        for _ in range(rounds):  # interleaved: the machine's load drifts between cases, not within one
+            for label, hog in cases:
+                runs[label].append(_calm_beside(server.url, server.proc.pid, hog, seconds))
+    return {label: {key: statistics.median(r[key] for r in got) for key in got[0]} for label, got in runs.items()}
 
 
 async def check_latency(postgres: str, checks: int) -> dict[str, dict[str, float]]:
@@ -218,7 +229,7 @@ async def check_latency(postgres: str, checks: int) -> dict[str, dict[str, float
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
-    parser.add_argument("--seconds", type=float, default=8.0, help="each fairness case")
+    parser.add_argument("--seconds", type=float, default=5.0, help="each fairness case")
     parser.add_argument("--hog", nargs=2, metavar=("URL", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--respect", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
