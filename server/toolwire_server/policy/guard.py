@@ -15,6 +15,7 @@ import anyio.to_thread
 import mcp_types as types
 from opentelemetry import trace
 
+from toolwire_otel.metrics import record_server_call
 from toolwire_server import texts
 from toolwire_server.policy.audit import AuditLog, AuditRecord, fingerprint
 from toolwire_server.policy.config import LimitRule
@@ -115,6 +116,8 @@ class CallPolicy:
         started: float,
         outcome: str,
     ) -> None:
+        took = time.perf_counter() - started
+        record_server_call(agent, tool, outcome, took)
         if self.audit is None:
             return
         digest, shown = fingerprint(arguments, self.secret_fields)
@@ -127,7 +130,7 @@ class CallPolicy:
                 arguments_sha256=digest,
                 arguments=shown if self.keep_arguments else None,
                 outcome=outcome,
-                latency_ms=(time.perf_counter() - started) * 1000,
+                latency_ms=took * 1000,
                 result_chars=_size(result),
                 trace_id=format(context.trace_id, "032x") if context.is_valid else None,
                 replica=self.replica,
