@@ -194,3 +194,13 @@ async def test_a_store_that_cannot_be_reached_refuses_the_call_readably(tmp_path
         "issue_refund: not run: this server cannot reach the store its limits are counted in; try again later"
     )
     assert not (await _call(registry, SUPPORT, "echo", {"text": "x"})).is_error  # no rule: no store needed
+
+
+async def test_the_toolbox_hands_a_long_wait_to_the_model(tmp_path: Path) -> None:
+    registry = _load(tmp_path, "[[limits]]\ntool = 'echo'\nper_minute = 1\nburst = 1\n")
+    async with ToolBox([RegistrySource(registry, grant=SUPPORT)]) as box:
+        call = ToolCall(id="c", name="echo", arguments={"text": "x"})
+        first, second = [await box.call(call, RunContext("r")) for _ in range(2)]
+    assert not first.is_error
+    assert second.error_kind == "limited" and second.retry_after_s is not None and second.retry_after_s > 30
+    assert second.content.startswith("echo: 1 calls per minute for agent support-bot; next allowed in ")

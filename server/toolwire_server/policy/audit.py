@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS toolwire_audit (
 CREATE INDEX IF NOT EXISTS toolwire_audit_at ON toolwire_audit (at)
 """
 RETENTION_EVERY_S = 3600.0
+MAX_QUEUED = 1_000_000
+"""Records held while the database is away; beyond this, new ones are counted as dropped and said in the log, so an
+unreachable database cannot take the server's memory."""
+NAME_CHARS = 200
+"""An agent's or tool's name is cut to this in a record (a name the caller made up may be long)."""
 
 
 class AuditRecord(NamedTuple):
@@ -98,10 +103,16 @@ class AuditLog:
         self._start_lock = threading.Lock()
         self._hooked = False
         self.written = 0
+        self.dropped = 0
 
     def append(self, record: AuditRecord) -> None:
         if self._thread is None:
             self._start()
+        if len(self._queue) >= MAX_QUEUED:
+            self.dropped += 1
+            if self.dropped in (1, 1000) or self.dropped % 100_000 == 0:
+                log.error("audit: %d records dropped: the database has not taken any for a while", self.dropped)
+            return
         self._queue.append(record)
         if len(self._queue) >= self.batch:
             self._wake.set()

@@ -17,7 +17,7 @@ from opentelemetry import trace
 
 from toolwire_otel.metrics import record_server_call
 from toolwire_server import texts
-from toolwire_server.policy.audit import AuditLog, AuditRecord, fingerprint
+from toolwire_server.policy.audit import NAME_CHARS, AuditLog, AuditRecord, fingerprint
 from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import Counters, Refusal
 from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, failed_call
@@ -125,8 +125,8 @@ class CallPolicy:
         self.audit.append(
             AuditRecord(
                 at=time.time(),
-                agent=agent,
-                tool=tool,
+                agent=agent[:NAME_CHARS],
+                tool=tool[:NAME_CHARS],
                 arguments_sha256=digest,
                 arguments=shown if self.keep_arguments else None,
                 outcome=outcome,
