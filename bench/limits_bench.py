@@ -230,6 +230,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5.0, help="each fairness case")
+    parser.add_argument("--rounds", type=int, default=3, help="of the fairness cases, interleaved")
+    parser.add_argument("--parts", default="cpu,http,fairness,postgres", help="which parts, comma-separated")
     parser.add_argument("--hog", nargs=2, metavar=("URL", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--respect", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -239,17 +241,22 @@ def main() -> None:
         return
     folder = Path(tempfile.mkdtemp(prefix="toolwire-limits-bench-"))
     results: dict[str, Any] = {}
-    results["in_process_cpu_us"] = asyncio.run(in_process_cpu(folder, args.calls * 5))
-    results["http_server_cpu_us"] = http_cpu(folder, args.calls)
-    results["fairness"] = fairness(folder, args.seconds)
-    pg_root = Path(tempfile.mkdtemp(prefix="toolwire-pg-limits-"))
-    try:
-        url = fresh_database(start_postgres(pg_root), "limits_bench")
-        results["check_latency"] = asyncio.run(check_latency(url, args.calls * 2))
-    finally:
-        stop_postgres(pg_root)
-    for part in ("in_process_cpu_us", "http_server_cpu_us"):
-        results[part]["ratio"] = results[part]["on"] / results[part]["off"]
+    parts = set(args.parts.split(","))
+    if "cpu" in parts:
+        cpu = asyncio.run(in_process_cpu(folder, args.calls * 5))
+        results["in_process_cpu_us"] = {**cpu, "ratio": cpu["on"] / cpu["off"]}
+    if "http" in parts:
+        http = http_cpu(folder, args.calls)
+        results["http_server_cpu_us"] = {**http, "ratio": http["on"] / http["off"]}
+    if "fairness" in parts:
+        results["fairness"] = fairness(folder, args.seconds, args.rounds)
+    if "postgres" in parts:
+        pg_root = Path(tempfile.mkdtemp(prefix="toolwire-pg-limits-"))
+        try:
+            url = fresh_database(start_postgres(pg_root), "limits_bench")
+            results["check_latency"] = asyncio.run(check_latency(url, args.calls * 2))
+        finally:
+            stop_postgres(pg_root)
     print(json.dumps(results, indent=1))
 
 
