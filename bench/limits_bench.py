@@ -4,7 +4,8 @@
    worst case, nothing else to hide the cost), and on a real `toolwire serve --http --config` (server process CPU).
 2. Fairness: an agent making sequential calls, alone and beside a hog in its own process (8 loops as fast as the
    server answers) that is at its limit (60 per minute) and ignores the wait, that is at its limit and waits what
-   the refusal says (as toolwire's ToolBox does), and that has no limit: the calm agent's calls/s and median.
+   the refusal says (as toolwire's ToolBox does), that is at a request limit (raw POSTs answered 429), and that has
+   no limit: the calm agent's calls/s and median.
 3. One limit check in PostgreSQL (one UPSERT) vs in-process: median and p99 latency.
 
     .venv/bin/python -m bench.limits_bench [--calls N]
@@ -50,6 +51,9 @@ tools = ["*"]
 [agents.wild]
 token = "tok-wild"
 tools = ["*"]
+[agents.spammer]
+token = "tok-spammer"
+tools = ["*"]
 """
 GENEROUS = """
 [[limits]]
@@ -62,6 +66,11 @@ per_day = 1000000000
 HOG_LIMIT = """
 [[limits]]
 agent = "hog"
+per_minute = 60
+burst = 1
+
+[[request_limits]]
+agent = "spammer"
 per_minute = 60
 burst = 1
 """
@@ -128,11 +137,13 @@ def http_cpu(folder: Path, calls: int, rounds: int = 4) -> dict[str, float]:
     return best
 
 
-async def _hammer(url: str, token: str, seconds: float, respect: bool) -> dict[str, int]:
+async def _hammer(url: str, token: str, seconds: float, respect: bool | None) -> dict[str, int]:
     """In the hog's own process: 8 loops calling as fast as the server answers for `seconds`; with `respect`, a
     loop waits the `retry_after_s` a refusal names (what toolwire's ToolBox does) before its next call."""
     counts = {"admitted": 0, "refused": 0}
     deadline = time.perf_counter() + seconds
+    if respect is None:  # raw POSTs of a tools/call: over a request limit, each is answered 429 before any MCP work
+        return await _post_hammer(url, token, deadline, counts)
     async with (
         httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=30) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
@@ -145,6 +156,20 @@ async def _hammer(url: str, token: str, seconds: float, respect: bool) -> dict[s
                 wait = (result.meta or {}).get(RETRY_AFTER_META)
                 if respect and result.is_error and isinstance(wait, int | float):
                     await asyncio.sleep(min(wait, max(0.0, deadline - time.perf_counter())))
+
+        await asyncio.gather(*(loop() for _ in range(8)))
+    return counts
+
+
+async def _post_hammer(url: str, token: str, deadline: float, counts: dict[str, int]) -> dict[str, int]:
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+    headers = {"authorization": f"Bearer {token}", "accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+
+        async def loop() -> None:
+            while time.perf_counter() < deadline:
+                answer = await http.post(url, json=call)
+                counts["refused" if answer.status_code == 429 else "admitted"] += 1
 
         await asyncio.gather(*(loop() for _ in range(8)))
     return counts
@@ -193,6 +218,7 @@ def fairness(folder: Path, seconds: float, rounds: int = 3) -> dict[str, dict[st
         ("alone", None),
         ("beside a hog at its limit that ignores the wait", ["tok-hog"]),
         ("beside a hog at its limit that waits (toolwire's client)", ["tok-hog", "--respect"]),
+        ("beside a hog at its request limit (429)", ["tok-spammer", "--raw"]),
         ("beside a hog with no limit", ["tok-wild"]),
     ]
     runs: dict[str, list[dict[str, float]]] = {label: [] for label, _ in cases}
@@ -234,10 +260,11 @@ def main() -> None:
     parser.add_argument("--parts", default="cpu,http,fairness,postgres", help="which parts, comma-separated")
     parser.add_argument("--hog", nargs=2, metavar=("URL", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--respect", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.hog:  # the hog's own process (see fairness)
         url, token = args.hog
-        print(json.dumps(asyncio.run(_hammer(url, token, args.seconds, args.respect))))
+        print(json.dumps(asyncio.run(_hammer(url, token, args.seconds, None if args.raw else args.respect))))
         return
     folder = Path(tempfile.mkdtemp(prefix="toolwire-limits-bench-"))
     results: dict[str, Any] = {}
