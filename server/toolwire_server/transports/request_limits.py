@@ -4,6 +4,7 @@ that says which limit and when. Tool-call limits are not here: those answer a re
 
 import logging
 import math
+import time
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -14,11 +15,14 @@ from toolwire_server.policy.guard import CallPolicy
 from toolwire_server.transports.responses import send_json
 
 log = logging.getLogger("toolwire.server")
+LOG_EVERY_S = 60.0
 
 
 class RequestLimits:
     def __init__(self, app: ASGIApp, policy: CallPolicy, mcp_path: str) -> None:
         self.app, self.policy, self.mcp_path = app, policy, mcp_path
+        self._said: dict[str, tuple[float, int]] = {}
+        """agent -> (when its refusals were last logged, how many since): a flood is one log line a minute."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         grant = scope.get(GRANT_SCOPE_KEY) if scope["type"] == "http" else None
@@ -27,8 +31,18 @@ class RequestLimits:
             if refusal is not None:
                 wait = refusal.wait_s or 1.0
                 message = texts.requests_limited(grant.agent, refusal.rule.per_minute or 0, wait)
-                log.warning("429: %s", message)
+                self._log(grant.agent, message)
                 headers = {"retry-after": str(max(1, math.ceil(wait)))}
                 await send_json(send, 429, {"error": "rate_limited", "message": message}, headers)
                 return
         await self.app(scope, receive, send)
+
+    def _log(self, agent: str, message: str) -> None:
+        now = time.monotonic()
+        last, unsaid = self._said.get(agent, (-LOG_EVERY_S, 0))
+        if now - last < LOG_EVERY_S:
+            self._said[agent] = (last, unsaid + 1)
+            return
+        more = f" ({unsaid} more refused since the last such line)" if unsaid else ""
+        log.warning("429: %s%s", message, more)
+        self._said[agent] = (now, 0)
