@@ -3,6 +3,7 @@ MCP. It lives with the server so a tool server installs and runs without the age
 
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -250,11 +251,14 @@ def serve(
                 raise click.ClickException(str(exc)) from exc
         if access is not None and access.oauth is not None:
             logging.getLogger("toolwire.server").info("stdio: the [oauth] table applies to --http only")
+        audit = registry.policy.audit if registry.policy is not None else None
+        if audit is not None:  # SIGTERM ends the process cleanly, so the audit records still queued are written
+            signal.signal(signal.SIGTERM, _stop_on_sigterm)
         try:
             anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
         finally:
-            if registry.policy is not None and registry.policy.audit is not None:
-                registry.policy.audit.close()
+            if audit is not None:
+                audit.close()
         return
     from toolwire_server.transports.http import PortInUse, check_bindable
 
@@ -287,6 +291,10 @@ def serve(
     )
     if not serve_workers(replace(spec, target=registry.source or spec.target)):
         raise click.ClickException("a worker process failed to start (its error is above); stopped")
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _check(path: str, target: str | None) -> None:

@@ -3,6 +3,8 @@ call at once, each stays within its own; after SIGTERM the audit has exactly one
 server, and `toolwire audit` shows them. On PostgreSQL: two replicas share one limit and one audit table."""
 
 import json
+import signal
+import subprocess
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -14,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.postgres import fresh_database, postgres_url
-from helpers.servers import REPO, HttpServer, http_client
+from helpers.servers import REPO, HttpServer, http_client, serve_argv, stop_process
 from toolwire_client.cli import main
 from toolwire_server.policy.audit import read_records
 from toolwire_shared.results import ERROR_KIND_META
@@ -157,3 +159,31 @@ async def test_two_replicas_share_one_limit_and_one_audit_on_postgres(tmp_path: 
     assert len(records) == 50
     assert Counter(r["outcome"] for r in records if r["agent"] == "capped") == capped
     assert {r["replica"] for r in records} == {"r1", "r2"}
+
+
+def test_stdio_writes_its_audit_on_sigterm(tmp_path: Path) -> None:
+    config = tmp_path / "server.toml"
+    config.write_text(CONFIG + "[audit]\nsqlite = 'audit.db'\nflush_s = 60\nbatch = 100000\n")
+    argv = serve_argv(f"--config={config}", "--stdio", "--agent", "free")
+    proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        messages: list[dict[str, object]] = [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]
+        messages += [
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "x"}}}
+            for n in (1, 2, 3)
+        ]
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert json.loads(proc.stdout.readline())["id"] == message["id"]
+        proc.terminate()  # stdin stays open: only the signal ends it
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        stop_process(proc)
+    assert [r["outcome"] for r in read_records(str(tmp_path / "audit.db"))] == ["ok"] * 3
