@@ -27,7 +27,13 @@ class RequestLimits:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         grant = scope.get(GRANT_SCOPE_KEY) if scope["type"] == "http" else None
         if isinstance(grant, Grant) and scope["method"] == "POST" and scope["path"].rstrip("/") == self.mcp_path:
-            refusal = await self.policy.admit_request(grant.agent)
+            try:
+                refusal = await self.policy.admit_request(grant.agent)
+            except Exception as exc:  # the shared store is away: fail closed, saying so
+                log.warning("request limits: cannot count a request of agent %r (%s); answered 503", grant.agent, exc)
+                message = "this server cannot reach the store its limits are counted in; try again later"
+                await send_json(send, 503, {"error": "limits_unavailable", "message": message}, {"retry-after": "5"})
+                return
             if refusal is not None:
                 wait = refusal.wait_s or 1.0
                 message = texts.requests_limited(grant.agent, refusal.rule.per_minute or 0, wait)
