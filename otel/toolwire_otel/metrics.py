@@ -33,6 +33,13 @@ _tool_duration = _meter.create_histogram(
     description="Tool call duration by tool and outcome",
     explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
 )
+_server_call_duration = _meter.create_histogram(
+    "toolwire.server.call.duration",
+    unit="s",
+    description="Tool calls a toolwire server answered, by agent, tool and outcome (limited: refused by a limit)",
+    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
+)
+SERVER_AGENT = "toolwire.agent"
 _enabled = False
 
 
@@ -89,6 +96,15 @@ def record_tool_duration(tool_name: str, duration_s: float, outcome: str, tool_t
     _tool_duration.record(
         duration_s,
         {semconv.GEN_AI_TOOL_NAME: tool_name, semconv.GEN_AI_TOOL_TYPE: tool_type, TOOL_OUTCOME: outcome},
+    )
+
+
+def record_server_call(agent: str, tool: str, outcome: str, duration_s: float) -> None:
+    """Server side, per agent: its calls (the count), refusals and errors (by outcome) and latency (the values)."""
+    if not _enabled:
+        return
+    _server_call_duration.record(
+        duration_s, {SERVER_AGENT: agent, semconv.GEN_AI_TOOL_NAME: tool, TOOL_OUTCOME: outcome}
     )
 
 

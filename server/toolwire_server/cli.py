@@ -3,6 +3,7 @@ MCP. It lives with the server so a tool server installs and runs without the age
 
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -99,7 +100,21 @@ def limit_options(command: F) -> F:
 
 
 @click.command()
-@click.argument("target", metavar="MODULE:ATTR")
+@click.argument("target", metavar="MODULE:ATTR", required=False)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="The server's configuration file (TOML): tools module, agents and grants, limits and quotas, audit "
+    "(docs/hosting.md). Instead of --tokens.",
+)
+@click.option(
+    "--check",
+    "check_file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help="Check a configuration file (and load its tools) without serving; exit 1 with the mistake.",
+)
 @click.option("--stdio", "transport", flag_value="stdio", help="Serve on stdin/stdout (logs go to stderr).")
 @click.option("--http", "transport", flag_value="http", help="Serve Streamable HTTP at /mcp under uvicorn.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
@@ -157,7 +172,9 @@ def limit_options(command: F) -> F:
 )
 @click.option("--log-level", default="WARNING", show_default=True, help="stderr log level.")
 def serve(
-    target: str,
+    target: str | None,
+    config_file: str | None,
+    check_file: str | None,
     transport: str | None,
     host: str,
     port: int,
@@ -179,6 +196,13 @@ def serve(
     from toolwire_server.limits import ServerLimits
     from toolwire_server.transports.processes import ServeSpec
 
+    if check_file is not None:
+        _check(check_file, target)
+        return
+    if config_file is not None and tokens_file is not None:
+        raise click.UsageError("--config holds the agents: give it or --tokens, not both")
+    if target is None and config_file is None:
+        raise click.UsageError('name the tools to serve: MODULE:ATTR, or --config FILE with tools = "MODULE:ATTR"')
     if transport is None:
         raise click.UsageError("choose a transport: --stdio or --http")
     if transport == "stdio" and (workers is not None or replica is not None):
@@ -193,7 +217,8 @@ def serve(
     )
     limits = ServerLimits(**{name: value for name, value in limit_values.items() if value is not None})  # type: ignore[arg-type]
     spec = ServeSpec(
-        target,
+        target or "",
+        config_file=os.path.abspath(config_file) if config_file else None,
         tokens_file=os.path.abspath(tokens_file) if tokens_file else None,
         limits=limits,
         host=host,
@@ -217,14 +242,23 @@ def serve(
         grant = ts.ALL_TOOLS
         if agent:
             if access is None:
-                raise click.UsageError("--agent needs an access config (--tokens FILE or $TOOLWIRE_TOKENS)")
+                raise click.UsageError(
+                    "--agent needs an access config (--config or --tokens FILE, or $TOOLWIRE_TOKENS)"
+                )
             try:
                 grant = access.grant_for_agent(agent)
             except ts.AccessConfigError as exc:
                 raise click.ClickException(str(exc)) from exc
         if access is not None and access.oauth is not None:
             logging.getLogger("toolwire.server").info("stdio: the [oauth] table applies to --http only")
-        anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
+        audit = registry.policy.audit if registry.policy is not None else None
+        if audit is not None:  # SIGTERM ends the process cleanly, so the audit records still queued are written
+            signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        try:
+            anyio.run(lambda: ts.serve_stdio(registry, limits=limits, grant=grant))
+        finally:
+            if audit is not None:
+                audit.close()
         return
     from toolwire_server.transports.http import PortInUse, check_bindable
 
@@ -255,5 +289,25 @@ def serve(
         "clients run one `serve --http --replica NAME` per port behind a proxy (deploy/README.md).",
         err=True,
     )
-    if not serve_workers(replace(spec, target=registry.source or target)):
+    if not serve_workers(replace(spec, target=registry.source or spec.target)):
         raise click.ClickException("a worker process failed to start (its error is above); stopped")
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _check(path: str, target: str | None) -> None:
+    """`serve --check FILE`: everything `serve --config FILE` checks before it serves, then one line saying so."""
+    import toolwire_server as ts
+    from toolwire_server.transports.processes import ServeSpec
+
+    try:
+        registry, access = ServeSpec(target or "", config_file=os.path.abspath(path)).load()
+    except (ts.AccessConfigError, ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    policy = registry.policy
+    agents = len({g.agent for g in [*access.grants.values(), *access.subjects.values()]}) if access else 0
+    rules = len(policy.rules) if policy else 0
+    audit = "on" if policy is not None and policy.audit is not None else "off"
+    click.echo(f"{path}: ok: {len(registry)} tools, {agents} agents, {rules} limit rules, audit {audit}")

@@ -205,3 +205,28 @@ def keys_unavailable(issuer: str) -> str:
     return (
         f"the signing keys of {issuer} cannot be fetched right now, so no access token can be checked; try again later."
     )
+
+
+# What a call a limit refused answers (policy/guard.py): the tool, the limit, the agent, and when to try again.
+
+_LIMIT_UNITS = {"per_minute": "calls per minute", "per_day": "calls per day", "in_flight": "calls in flight at once"}
+
+
+def limited(tool: str, agent: str, reason: str, amount: float, wait_s: float | None) -> str:
+    when = "when one of them finishes" if wait_s is None else f"in {_duration(wait_s)}"
+    return f"{tool}: {amount:g} {_LIMIT_UNITS[reason]} for agent {agent}; next allowed {when}"
+
+
+def limits_unavailable(tool: str) -> str:
+    return f"{tool}: not run: this server cannot reach the store its limits are counted in; try again later"
+
+
+def requests_limited(agent: str, per_minute: float, wait_s: float) -> str:
+    return f"agent {agent}: {per_minute:g} requests per minute; next allowed in {_duration(wait_s)}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(seconds, 0.1):.1f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"

@@ -25,6 +25,7 @@ ErrorKind = Literal[
     "transport",
     "outcome_unknown",
     "bad_output",
+    "limited",
 ]
 ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
@@ -32,6 +33,9 @@ ERROR_KIND_META = META_PREFIX + "error_kind"
 """CallToolResult `_meta` key naming the kind of a failed call (set by the toolwire server)."""
 TRUNCATED_META = META_PREFIX + "truncated"
 """CallToolResult `_meta` key set when the server cut the result: {"kept": N, "total": M} characters."""
+RETRY_AFTER_META = META_PREFIX + "retry_after_s"
+"""CallToolResult `_meta` key on a `limited` result: seconds until the server's limit lets the same call in again
+(absent when no wait is known, e.g. a limit on calls in flight)."""
 
 
 class SubRun(BaseModel):
@@ -73,6 +77,8 @@ class ToolResult(BaseModel):
     result that has none, so runs saved before this field load and save unchanged."""
     links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
     """The URIs of the resource links it returned (read_resource reads them from the server that sent them)."""
+    retry_after_s: float | None = None
+    """On a `limited` result: how long the server said to wait before the call is let in (the ToolBox waits it)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -111,7 +117,15 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
         duration_s=time.perf_counter() - since,
         media=read.media,
         links=read.links,
+        retry_after_s=_seconds(meta.get(RETRY_AFTER_META)),
     )
+
+
+def _seconds(value: Any) -> float | None:
+    """A wait a server sent, if it is a sane number of seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 10**7:
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)

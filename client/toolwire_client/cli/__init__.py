@@ -25,6 +25,7 @@ COMMANDS = [
     ("toolwire_client.cli.answer", "answer_command"),
     ("toolwire_client.cli.ui", "ui"),
     ("toolwire_client.cli.trace", "trace"),
+    ("toolwire_client.cli.audit", "audit"),
     ("toolwire_client.cli.replay", "replay_command"),
     ("toolwire_client.cli.run", "run"),
     ("toolwire_client.cli.demo", "demo"),

@@ -89,6 +89,7 @@ class ToolBox:
         self.transport_retries = transport_retries
         self.on_progress = on_progress
         self.max_result_chars = max_result_chars
+        self.limit_wait_s = LIMIT_WAIT_S
         self._routes: dict[str, Route] = {}
         self._listed: dict[int, list[ToolSpec]] = {}
         """Source (by id) -> the tools it listed last."""
@@ -281,6 +282,8 @@ class ToolBox:
         for attempt in range(1, tries + 1):
             try:
                 result = await self._send(request, route, started)
+                if result.error_kind == "limited" and result.retry_after_s is not None:
+                    result = await self._after_limit(result, request, route, started)
                 result = result if route.source.checks_output else checked(result, route.spec)
                 return capped(result, self.max_result_chars), attempt
             except ToolTransportError as exc:
@@ -288,6 +291,15 @@ class ToolBox:
                     text = texts.transport_failed(call.name, str(exc), retried=attempt > 1)
                     return failed(call.id, call.name, "transport", text, since=started), attempt
         raise AssertionError("unreachable")
+
+    async def _after_limit(self, result: ToolResult, request: ToolRequest, route: Route, started: float) -> ToolResult:
+        """A server's limit refused the call (it did not run, so sending it again is safe): wait exactly the time it
+        named and send it once more, if that wait is short; else the model reads the refusal."""
+        wait = result.retry_after_s or 0.0
+        if wait > self.limit_wait_s:
+            return result
+        await anyio.sleep(wait)
+        return await self._send(request, route, started)
 
     async def _send(self, request: ToolRequest, route: Route, started: float) -> ToolResult:
         if route.source.times_out_itself:
@@ -309,6 +321,9 @@ class ToolBox:
 
         return report
 
+
+LIMIT_WAIT_S = 30.0
+"""A `limited` result naming a wait up to this long is waited out and the call sent once more."""
 
 NOTE_ROOM = 300
 """A result its server already cut (and noted) is cut again only when longer than the cap and this much more."""

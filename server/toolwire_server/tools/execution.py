@@ -46,7 +46,44 @@ async def call_tool(
     asker: Asker | None = None,
 ) -> types.CallToolResult:
     """One tools/call from whoever holds `grant`; `timeout_s` narrows the tool's own timeout. Raises InputNeeded
-    (its InputRequiredResult is the answer) only where `asker` asks in rounds (2026-07-28, functions/elicit.py)."""
+    (its InputRequiredResult is the answer) only where `asker` asks in rounds (2026-07-28, functions/elicit.py). The
+    registry's policy, if it has one, wraps the dispatch: limits first, an audit record after (policy/guard.py)."""
+    dispatch = partial(
+        _dispatch,
+        registry,
+        grant,
+        name,
+        arguments,
+        max_result_chars=max_result_chars,
+        idempotency_key=idempotency_key,
+        timeout_s=timeout_s,
+        session=session,
+        request_id=request_id,
+        progress=progress,
+        send_log=send_log,
+        asker=asker,
+    )
+    if registry.policy is None:
+        return await dispatch()
+    countable = name in registry and grant.allows(name)
+    return await registry.policy.guard(grant.agent, name, arguments, dispatch, countable=countable)
+
+
+async def _dispatch(
+    registry: Registry,
+    grant: Grant,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    max_result_chars: int,
+    idempotency_key: str | None,
+    timeout_s: float | None,
+    session: Any,
+    request_id: Any,
+    progress: ProgressFn | None,
+    send_log: LogFn | None,
+    asker: Asker | None,
+) -> types.CallToolResult:
     tool = registry.get(name)
     if tool is None:
         log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from toolwire_server.functions.output import OutputShape, output_shape
 from toolwire_server.functions.schema import arguments_model, injected_params, json_schema
 from toolwire_server.isolation.workers import DEFAULT_WORKERS, WorkerPool
+from toolwire_server.policy.guard import CallPolicy
 from toolwire_server.surface.changes import (
     Changes,
     PromptsListChanged,
@@ -118,6 +119,8 @@ class Registry:
         """Reaches the sessions of every server built from this registry while it runs."""
         self.version = 0
         """Counts registrations of tools, so a server's cached tools/list is rebuilt after one."""
+        self.policy: CallPolicy | None = None
+        """Limits and the audit trail around every call (set from `serve --config`); None: calls go straight in."""
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""

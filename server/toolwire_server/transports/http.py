@@ -9,6 +9,9 @@ self-contained POSTs, so replicas can stand behind a load balancer without stick
 import errno
 import logging
 import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -36,6 +39,7 @@ from toolwire_server.transports.fast_http import FastHttpCalls
 from toolwire_server.transports.fast_path import Answerer
 from toolwire_server.transports.host_origin import HostOriginCheck, HostOriginRule
 from toolwire_server.transports.replica_sessions import NoSessions, ReplicaSessions, check_replica_name
+from toolwire_server.transports.request_limits import RequestLimits
 from toolwire_server.transports.responses import send_json
 from toolwire_server.transports.sessions import SessionGuard
 from toolwire_server.transports.slow_clients import with_header_timeout
@@ -228,6 +232,8 @@ def http_app(
         app.add_middleware(NoSessions, workers=one_port_workers, mcp_path=MCP_PATH)
     if verifier is not None:
         oauth.refresh_in_lifespan(app, verifier.keys)
+    if registry.policy is not None:
+        _within_lifespan(app, registry.policy.serving)
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
         SessionGuard,
@@ -239,6 +245,8 @@ def http_app(
     if fast_path.enabled():  # inside Gate: the caller is known and the body read
         answerer = Answerer(registry, limits, server.server_info_stamp)
         app.add_middleware(FastHttpCalls, answerer=answerer, mcp_path=MCP_PATH)
+    if registry.policy is not None and registry.policy.request_rules:
+        app.add_middleware(RequestLimits, policy=registry.policy, mcp_path=MCP_PATH)  # inside Gate: the caller known
     app.add_middleware(
         Gate,
         access=access,
@@ -248,6 +256,18 @@ def http_app(
     )
     app.add_middleware(HostOriginCheck, rule=rule)  # outermost: no path, route or method skips it
     return app
+
+
+def _within_lifespan(app: Starlette, context: Callable[[], AbstractAsyncContextManager[None]]) -> None:
+    """Enter `context` for as long as `app` runs (uvicorn stops it on SIGTERM before it ends the process)."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
+        async with context(), inner(running) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 def serve_http(

@@ -28,6 +28,8 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 
 from toolwire_server.auth.access import Access, access_from_env, check_grants, load_access
 from toolwire_server.limits import ServerLimits
+from toolwire_server.policy.config import ConfigError, load_config
+from toolwire_server.policy.setup import build_policy
 from toolwire_server.tools.loading import load_registry
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports.http import http_app
@@ -55,11 +57,30 @@ class ServeSpec:
     replica: str | None = None
     workers: int = 1
     log_level: str = "WARNING"
+    config_file: str | None = None
+    """`serve --config FILE`: tools, agents, limits and audit from one file (policy/config.py)."""
 
     def load(self) -> tuple[Registry, Access | None]:
-        """The registry (isolation applied) and the access config; raises the loaders' readable errors."""
+        """The registry (isolation applied, policy set) and the access config; raises the loaders' readable
+        errors."""
+        if self.config_file is not None:
+            return self._load_config(self.config_file)
         registry = load_registry(self.target)
         access = load_access(self.tokens_file) if self.tokens_file else access_from_env()
+        return self._prepare(registry, access), access
+
+    def _load_config(self, path: str) -> tuple[Registry, Access | None]:
+        loaded = load_config(path)
+        target = loaded.target() or self.target
+        if not target:
+            raise ConfigError(f"{path}: tools: required (MODULE:ATTR of the registry), or give MODULE:ATTR to serve")
+        access = loaded.access()
+        registry = self._prepare(load_registry(target), access)
+        loaded.check_globs(registry.names())
+        registry.policy = build_policy(loaded, processes=self.workers, replica=self.replica)
+        return registry, access
+
+    def _prepare(self, registry: Registry, access: Access | None) -> Registry:
         if self.isolate:
             registry.isolate_all()
         if self.isolate_workers is not None:
@@ -68,7 +89,7 @@ class ServeSpec:
             resources = registry.resources
             others = [*registry.prompts, *resources.static, *(str(t.template) for t in resources.templates)]
             check_grants(access, registry.names(), others)
-        return registry, access
+        return registry
 
     def app(self, registry: Registry, access: Access | None) -> Starlette:
         return http_app(

@@ -1,0 +1,144 @@
+"""The limit counters in PostgreSQL, shared by every replica (`serve --workers N`, replicas behind a proxy): one
+row per (rule, agent), and one UPSERT per rule a call matches. The row lock the UPSERT takes is what makes a check
+atomic across replicas: the same refill-then-spend sums as counting.step, in SQL, on the database's clock."""
+
+import hashlib
+from typing import Any
+
+import anyio
+import psycopg
+
+from toolwire_server.policy.config import LimitRule
+from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, why_not
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS toolwire_limits (
+    key text PRIMARY KEY,
+    tokens double precision NOT NULL,
+    at double precision NOT NULL,
+    day bigint NOT NULL,
+    day_count bigint NOT NULL,
+    in_flight integer NOT NULL,
+    flight_at double precision NOT NULL,
+    admitted boolean NOT NULL
+)"""
+
+_REFILLED = "LEAST(%(bucket)s::float8, t.tokens + GREATEST(0, EXCLUDED.at - t.at) * %(rate)s::float8)"
+_DAY_USED = "(CASE WHEN t.day = EXCLUDED.day THEN t.day_count ELSE 0 END)"
+_FLIGHT = f"(CASE WHEN EXCLUDED.at - t.flight_at > {STALE_IN_FLIGHT_S} THEN 0 ELSE t.in_flight END)"
+_OK = (
+    f"((%(flight_max)s::int IS NULL OR {_FLIGHT} < %(flight_max)s::int)"
+    f" AND (%(per_day)s::bigint IS NULL OR {_DAY_USED} < %(per_day)s::bigint)"
+    f" AND (NOT %(has_rate)s::boolean OR {_REFILLED} >= 1))"
+)
+TAKE = f"""
+INSERT INTO toolwire_limits AS t (key, tokens, at, day, day_count, in_flight, flight_at, admitted)
+SELECT %(key)s, %(bucket)s::float8 - (CASE WHEN %(has_rate)s::boolean THEN 1 ELSE 0 END), n, floor(n / 86400)::bigint,
+       1, (CASE WHEN %(flight_max)s::int IS NULL THEN 0 ELSE 1 END), n, true
+FROM (SELECT extract(epoch FROM clock_timestamp())::float8 AS n) AS clock
+ON CONFLICT (key) DO UPDATE SET
+    tokens = {_REFILLED} - (CASE WHEN {_OK} AND %(has_rate)s::boolean THEN 1 ELSE 0 END),
+    at = EXCLUDED.at,
+    day = EXCLUDED.day,
+    day_count = {_DAY_USED} + (CASE WHEN {_OK} THEN 1 ELSE 0 END),
+    in_flight = {_FLIGHT} + (CASE WHEN {_OK} AND %(flight_max)s::int IS NOT NULL THEN 1 ELSE 0 END),
+    flight_at = (CASE WHEN {_OK} AND %(flight_max)s::int IS NOT NULL THEN EXCLUDED.at ELSE t.flight_at END),
+    admitted = {_OK}
+RETURNING admitted, tokens, day_count, in_flight, at"""
+
+REFUND = """
+UPDATE toolwire_limits SET tokens = LEAST(%(bucket)s::float8, tokens + (CASE WHEN %(has_rate)s THEN 1 ELSE 0 END)),
+    day_count = GREATEST(0, day_count - 1),
+    in_flight = GREATEST(0, in_flight - (CASE WHEN %(flight_max)s::int IS NULL THEN 0 ELSE 1 END))
+WHERE key = %(key)s"""
+
+GIVE_BACK = "UPDATE toolwire_limits SET in_flight = GREATEST(0, in_flight - 1) WHERE key = ANY(%(keys)s)"
+
+
+def row_key(index: int, rule: LimitRule, agent: str) -> str:
+    """The counter's name: the rule's place and content (replicas with different files never share a counter)."""
+    digest = hashlib.sha256(rule.model_dump_json().encode()).hexdigest()[:12]
+    return f"{index}:{digest}:{agent}"
+
+
+def _params(index: int, rule: LimitRule, agent: str) -> dict[str, Any]:
+    return {
+        "key": row_key(index, rule, agent),
+        "bucket": rule.bucket,
+        "rate": (rule.per_minute or 0.0) / 60.0,
+        "has_rate": rule.per_minute is not None,
+        "flight_max": rule.in_flight,
+        "per_day": rule.per_day,
+    }
+
+
+class PostgresCounters:
+    """Counters shared through PostgreSQL; a small pool of connections per process, opened on first use."""
+
+    def __init__(self, url: str, pool_size: int = 8) -> None:
+        self.url = url
+        self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._slots = anyio.Semaphore(pool_size)
+        self._made_schema = False
+
+    async def take(self, agent: str, rules: list[tuple[int, LimitRule]]) -> Refusal | None:
+        async with self._connection() as conn:
+            taken: list[dict[str, Any]] = []
+            for index, rule in rules:
+                params = _params(index, rule, agent)
+                row = await (await conn.execute(TAKE, params)).fetchone()
+                assert row is not None
+                admitted, tokens, day_count, in_flight, now = row
+                if not admitted:
+                    for earlier in taken:
+                        await conn.execute(REFUND, earlier)
+                    return why_not(rule, tokens, day_count, in_flight, now) or Refusal(rule, "per_minute", 0.0)
+                taken.append(params)
+        return None
+
+    async def give_back(self, agent: str, rules: list[tuple[int, LimitRule]]) -> None:
+        keys = [row_key(index, rule, agent) for index, rule in rules if rule.in_flight is not None]
+        if keys:
+            async with self._connection() as conn:
+                await conn.execute(GIVE_BACK, {"keys": keys})
+
+    def _connection(self) -> "_Lease":
+        return _Lease(self)
+
+    async def aclose(self) -> None:
+        while self._idle:
+            await self._idle.pop().close()
+
+
+class _Lease:
+    """One pooled connection for the length of a check."""
+
+    def __init__(self, pool: PostgresCounters) -> None:
+        self.pool = pool
+        self.conn: psycopg.AsyncConnection[Any] | None = None
+
+    async def __aenter__(self) -> psycopg.AsyncConnection[Any]:
+        await self.pool._slots.acquire()
+        try:
+            if self.pool._idle:
+                self.conn = self.pool._idle.pop()
+            else:
+                self.conn = await psycopg.AsyncConnection.connect(self.pool.url, autocommit=True)
+                if not self.pool._made_schema:
+                    async with self.conn.transaction():  # replicas starting at once: one creates, the rest wait
+                        await self.conn.execute("SELECT pg_advisory_xact_lock(7305141)")
+                        await self.conn.execute(SCHEMA)
+                    self.pool._made_schema = True
+        except BaseException:
+            self.pool._slots.release()
+            raise
+        return self.conn
+
+    async def __aexit__(self, kind: object, exc: object, tb: object) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            if exc is None and not conn.closed:
+                self.pool._idle.append(conn)
+            else:
+                await conn.close()
+        self.pool._slots.release()
