@@ -1,6 +1,8 @@
-"""server-everything's `get-tiny-image` (a PNG between two texts) reaches each loopback provider (which records the
-request bodies) in that provider's own form, and a model that takes no images reads its description; one
-server-everything over Streamable HTTP serves the module. Its `tools/list_changed` is heard over stdio and the
+"""What server-everything returns reaches the model, through loopback providers that record each request body (one
+server-everything over Streamable HTTP serves the module): `get-tiny-image` (a PNG between two texts) in each
+provider's own form, or as its description for a model that takes no images; resource links as lines, an embedded
+text resource inline, a linked resource read by the client's `read_resource`; its `instructions` in the system
+prompt. Its `tools/list_changed` is heard over stdio and the
 list is read again before the first model call: it sends one while it registers the tools that depend on the
 client's capabilities, before it answers the first `tools/list`, so nothing new appears. None of the five servers
 adds a tool at run time (a tool added later and called: tests/loop/test_server_notifications.py)."""
@@ -23,6 +25,8 @@ from helpers.fake_providers import (
     responses_reply,
 )
 from helpers.polling import await_until
+from toolwire_client import texts
+from toolwire_client.assembly.agents import toolbox_for
 from toolwire_client.config import RunConfig
 from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
@@ -49,9 +53,11 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EverythingH
 
 
 async def run_with(model: Model, server: EverythingHttp) -> RunState:
+    """A run as `toolwire run --server-url` makes it (the client's read_resource tool included)."""
+    config = RunConfig(model="openai:gpt-fake")
     try:
-        box = ToolBox([McpSource("everything", url=server.url)])
-        return await Agent(model, box, config=RunConfig(model="openai:gpt-fake")).run("What is in the picture?")
+        box = toolbox_for(config, [McpSource("everything", url=server.url)])
+        return await Agent(model, box, config=config).run("What is in the picture?")
     finally:
         await model.aclose()
 
@@ -122,6 +128,44 @@ async def test_a_model_that_takes_no_images_reads_the_description_only(everythin
     body: dict[str, Any] = fake.requests[1].body
     assert body["messages"][-1] == {"role": "tool", "tool_call_id": "call_a", "content": SAID}
     assert "base64" not in json.dumps(body)
+
+
+LINKED = "demo://resource/dynamic/text/2"
+LINK_LINE = f'[resource link: {LINKED} "Text Resource 2" (text/plain): Resource 2: plaintext resource]'
+
+
+async def test_resource_links_embedded_resources_read_resource_and_instructions(everything: EverythingHttp) -> None:
+    with FakeProvider() as fake:
+        fake.push(
+            openai_completion(
+                None,
+                [
+                    openai_call("links", "get-resource-links", {"count": 2}),
+                    openai_call("ref", "get-resource-reference", {"resourceType": "Text", "resourceId": 1}),
+                ],
+            ),
+            openai_completion(
+                None,
+                [
+                    openai_call("read", "read_resource", {"uri": LINKED}),
+                    openai_call("passwd", "read_resource", {"uri": "file:///etc/passwd"}),
+                ],
+            ),
+            openai_completion("Two notes."),
+        )
+        state = await run_with(OpenAIChatModel("gpt-fake", api_key="k", base_url=fake.openai_url), everything)
+    assert state.status == "done", state.stop_reason
+    first, second, third = (request.body for request in fake.requests)
+    system = first["messages"][0]
+    assert system["role"] == "system"
+    assert texts.server_instructions("everything", "# Everything Server – Server Instructions") in system["content"]
+    assert "read_resource" in offered(first)  # it lists resources: offered from the first step
+    links, embedded = (m["content"] for m in second["messages"] if m["role"] == "tool")
+    assert LINK_LINE in links.splitlines(), links
+    assert embedded.splitlines()[1].startswith("Resource 1: This is a plaintext resource created at"), embedded
+    read, passwd = (m["content"] for m in third["messages"][-2:])
+    assert read.startswith("Resource 2: This is a plaintext resource created at"), read
+    assert passwd.startswith("ERROR: no tool server of this run listed or linked the resource 'file:///etc/passwd'")
 
 
 def offered(body: dict[str, Any]) -> list[str]:
