@@ -142,6 +142,7 @@ async def test_resource_links_embedded_resources_read_resource_and_instructions(
                 [
                     openai_call("links", "get-resource-links", {"count": 2}),
                     openai_call("ref", "get-resource-reference", {"resourceType": "Text", "resourceId": 1}),
+                    openai_call("blob", "get-resource-reference", {"resourceType": "Blob", "resourceId": 1}),
                 ],
             ),
             openai_completion(
@@ -160,9 +161,10 @@ async def test_resource_links_embedded_resources_read_resource_and_instructions(
     assert system["role"] == "system"
     assert texts.server_instructions("everything", "# Everything Server – Server Instructions") in system["content"]
     assert "read_resource" in offered(first)  # it lists resources: offered from the first step
-    links, embedded = (m["content"] for m in second["messages"] if m["role"] == "tool")
+    links, embedded, blob = (m["content"] for m in second["messages"] if m["role"] == "tool")
     assert LINK_LINE in links.splitlines(), links
     assert embedded.splitlines()[1].startswith("Resource 1: This is a plaintext resource created at"), embedded
+    assert blob.splitlines()[1] == "[resource: demo://resource/dynamic/blob/1, text/plain, 57 bytes, not shown]"
     read, passwd = (m["content"] for m in third["messages"][-2:])
     assert read.startswith("Resource 2: This is a plaintext resource created at"), read
     assert passwd.startswith("ERROR: no tool server of this run listed or linked the resource 'file:///etc/passwd'")
