@@ -72,7 +72,8 @@ class ToolResult(BaseModel):
     """Its images and audio, for a model that takes them (each also described in `content`); left out of a saved
     result that has none, so runs saved before this field load and save unchanged."""
     links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
-    """The URIs of the resource links it returned (read_resource reads them from the server that sent them)."""
+    """The URIs of the resource links and embedded resources it returned (read_resource reads them from the server
+    that sent them)."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
@@ -143,6 +144,7 @@ def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
             links.append(block.uri)
             parts.append(link_line(block))
         elif isinstance(block, types.EmbeddedResource):
+            links.append(block.resource.uri)  # readable again from its server, as servers tell models to do
             parts.append(embedded_text(block.resource))
     return ReadContent(text="\n".join(parts), media=media, links=links)
 

@@ -1,11 +1,11 @@
 """What server-everything returns reaches the model, through loopback providers that record each request body (one
 server-everything over Streamable HTTP serves the module): `get-tiny-image` (a PNG between two texts) in each
 provider's own form, or as its description for a model that takes no images; resource links as lines, an embedded
-text resource inline, a linked resource read by the client's `read_resource`; its `instructions` in the system
-prompt. Its `tools/list_changed` is heard over stdio and the
-list is read again before the first model call: it sends one while it registers the tools that depend on the
-client's capabilities, before it answers the first `tools/list`, so nothing new appears. None of the five servers
-adds a tool at run time (a tool added later and called: tests/loop/test_server_notifications.py)."""
+text resource inline, a linked or embedded resource read again by the client's `read_resource`; its `instructions`
+in the system prompt. Its `tools/list_changed` is heard over stdio and the list is read again before the first model
+call: it sends one while it registers the tools that depend on the client's capabilities, before it answers the
+first `tools/list`, so nothing new appears. None of the five servers adds a tool at run time (a tool added later
+and called: tests/loop/test_server_notifications.py)."""
 
 import base64
 import json
@@ -131,6 +131,8 @@ async def test_a_model_that_takes_no_images_reads_the_description_only(everythin
 
 
 LINKED = "demo://resource/dynamic/text/2"
+EMBEDDED = "demo://resource/dynamic/text/1"
+"""get-resource-reference embeds it and says "You can access this resource using the URI: ..."."""
 LINK_LINE = f'[resource link: {LINKED} "Text Resource 2" (text/plain): Resource 2: plaintext resource]'
 
 
@@ -149,6 +151,7 @@ async def test_resource_links_embedded_resources_read_resource_and_instructions(
                 None,
                 [
                     openai_call("read", "read_resource", {"uri": LINKED}),
+                    openai_call("again", "read_resource", {"uri": EMBEDDED}),
                     openai_call("passwd", "read_resource", {"uri": "file:///etc/passwd"}),
                 ],
             ),
@@ -165,8 +168,9 @@ async def test_resource_links_embedded_resources_read_resource_and_instructions(
     assert LINK_LINE in links.splitlines(), links
     assert embedded.splitlines()[1].startswith("Resource 1: This is a plaintext resource created at"), embedded
     assert blob.splitlines()[1] == "[resource: demo://resource/dynamic/blob/1, text/plain, 57 bytes, not shown]"
-    read, passwd = (m["content"] for m in third["messages"][-2:])
+    read, again, passwd = (m["content"] for m in third["messages"][-3:])
     assert read.startswith("Resource 2: This is a plaintext resource created at"), read
+    assert again.startswith("Resource 1: This is a plaintext resource created at"), again  # as the server says
     assert passwd.startswith("ERROR: no tool server of this run listed or linked the resource 'file:///etc/passwd'")
 
 
