@@ -76,7 +76,8 @@ class ToolResult(BaseModel):
     """Its images and audio, for a model that takes them (each also described in `content`); left out of a saved
     result that has none, so runs saved before this field load and save unchanged."""
     links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
-    """The URIs of the resource links it returned (read_resource reads them from the server that sent them)."""
+    """The URIs of the resource links and embedded resources it returned (read_resource reads them from the server
+    that sent them)."""
     retry_after_s: float | None = None
     """On a `limited` result: how long the server said to wait before the call is let in (the ToolBox waits it)."""
 
@@ -157,6 +158,7 @@ def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
             links.append(block.uri)
             parts.append(link_line(block))
         elif isinstance(block, types.EmbeddedResource):
+            links.append(block.resource.uri)  # readable again from its server, as servers tell models to do
             parts.append(embedded_text(block.resource))
     return ReadContent(text="\n".join(parts), media=media, links=links)
 
