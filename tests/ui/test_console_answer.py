@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from console import console
+from console import CHROMIUM, NO_CHROMIUM, console
 
 from helpers.cli import REPO
 from helpers.servers import serve_argv
@@ -24,6 +24,7 @@ from toolwire_client.store import open_store
 from toolwire_client.store.answers import recent_answers
 from toolwire_client.store.approvals import default_approver
 
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 TOOLS = "tests/elicit/elicit_tools.py:registry"
 DRIVER = (sys.executable, str(REPO / "tests" / "elicit" / "driver.py"))
 """`toolwire` with the elicitation tests' scripted model registered: the console resumes the run on it."""

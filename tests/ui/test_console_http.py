@@ -43,10 +43,15 @@ def waiting_run(db: str, run_id: str) -> None:
     anyio.run(save)
 
 
-def question_run(db: str, run_id: str) -> None:
-    """A run saved as waiting on a tool's form question (who the table is for, and for how many)."""
+def question_run(db: str, run_id: str, url: str | None = None) -> None:
+    """A run saved as waiting on a tool's form question (who the table is for, and for how many), or with `url`, on
+    a URL-mode question sending the person there."""
     schema = {"type": "object", "properties": {"name": {"type": "string"}, "party": {"type": "integer"}}}
-    wanted = InputWanted(key="q1", mode="form", message="Who is it for?", requested_schema=schema, era="2026-07-28")
+    wanted = (
+        InputWanted(key="q1", mode="url", message="Log in to the bank", url=url, era="2026-07-28")
+        if url
+        else InputWanted(key="q1", mode="form", message="Who is it for?", requested_schema=schema, era="2026-07-28")
+    )
     call = ToolCall(id="call_book", name="book_table", arguments={})
     pending = PendingCall(call=call, state="pending_input", args_hash=args_hash({}), input=wanted)
     state = RunState(run_id=run_id, agent_name="agent", task="Book a table", model="m", pending=[pending])
@@ -62,11 +67,11 @@ def question_run(db: str, run_id: str) -> None:
     anyio.run(save)
 
 
-def answered(db: str) -> list[tuple[str, str | None, str | None]]:
+def answered(db: str, run_id: str) -> list[tuple[str, str | None, str | None]]:
     async def read() -> list[tuple[str, str | None, str | None]]:
         store = await open_store(db)
         try:
-            return [(a["action"], a["content"], a["by"]) for a in await recent_answers(store)]
+            return [(a["action"], a["content"], a["by"]) for a in await recent_answers(store) if a["run_id"] == run_id]
         finally:
             await store.aclose()
 
@@ -102,6 +107,7 @@ def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
         waiting_run(db, "run_forged")
         waiting_run(db, "run_login")
         question_run(db, "run_question")
+        question_run(db, "run_url", url="https://login.example.com/bank")
 
     with (
         console(db, folder, "--tokens", str(tokens), meanwhile=two_runs) as url,
@@ -164,13 +170,24 @@ def test_forged_or_misfit_answers_are_refused_and_record_nothing(logged_in: tupl
     misfit = browser.post(action, data={**form, "f.party": "2.5"}, headers=own)
     assert misfit.status_code == 400 and "'party': '2.5' is not an integer" in unescape(misfit.text)
     assert 'name="f.name" value="Ada"' in misfit.text  # the form again, as it was filled
-    assert answered(db) == []
+    assert answered(db, "run_question") == []
 
     made = browser.post(action, data=form, headers=own)
     assert made.status_code == 303 and made.headers["location"] == "/runs/run_question"
-    assert answered(db) == [("accept", '{"name": "Ada", "party": 2}', "alice")]
+    assert answered(db, "run_question") == [("accept", '{"name": "Ada", "party": 2}', "alice")]
     twice = browser.post(action, data={**form, "action": "decline"}, headers=own)
     assert twice.status_code == 409 and "already answered (accept, by alice)" in twice.text
+
+
+def test_a_url_question_is_accepted_after_going_there(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_url")
+    assert '<a href="https://login.example.com/bank" target="_blank" rel="noopener noreferrer"' in page.text
+    assert "I went there / accept" in page.text
+    form = {**form_of(page.text), "action": "accept", "f.sneaked": "in"}  # fields are not read for a URL question
+    made = browser.post("/runs/run_url/requests/call_book/answer", data=form, headers={"origin": url})
+    assert made.status_code == 303
+    assert answered(db, "run_url") == [("accept", None, "alice")]
 
 
 def test_a_logged_in_agent_decides_under_its_name(logged_in: tuple[str, str, httpx2.Client]) -> None:
