@@ -1,15 +1,16 @@
 """A tool's question to a person answered in the run console, in a real browser (Debian's chromium, headless, driven
 by playwright) against `toolwire ui` in its own process: a run of the elicitation test tools paused on a form
-question; an answer that does not fit the schema shows the field's error and records nothing; the right one is
-recorded, the console resumes the run, which ends `done` with the tool having received the answer, once; the same
-question answered again from a stale tab is refused readably. The screenshot docs/ui-question.png is made here."""
+question, whose form keeps what was typed while the live page is sent other changes; an answer that does not fit
+the schema shows the field's error and records nothing; the right one is recorded, the console resumes the run,
+which ends `done` with the tool having received the answer, once; the same question answered again from a stale tab
+is refused readably. The screenshot docs/ui-question.png is made here."""
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -19,10 +20,11 @@ from helpers.cli import REPO
 from helpers.servers import serve_argv
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.run.state import RunState
+from toolwire_client.run.state import PendingCall, RunState, args_hash
 from toolwire_client.store import open_store
 from toolwire_client.store.answers import recent_answers
 from toolwire_client.store.approvals import default_approver
+from toolwire_shared.messages import ToolCall
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 TOOLS = "tests/elicit/elicit_tools.py:registry"
@@ -30,6 +32,7 @@ DRIVER = (sys.executable, str(REPO / "tests" / "elicit" / "driver.py"))
 """`toolwire` with the elicitation tests' scripted model registered: the console resumes the run on it."""
 DOCS = REPO / "docs"
 WAIT_MS = 30_000
+T = TypeVar("T")
 
 
 def paused_on_a_question(db: str, tool_log: Path) -> RunState:
@@ -51,8 +54,31 @@ def paused_on_a_question(db: str, tool_log: Path) -> RunState:
     return anyio.run(main)
 
 
+def in_thread(work: Callable[[], Awaitable[T]]) -> T:
+    """`work` run to its end on its own event loop in a thread: playwright's sync API runs one in this thread."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(anyio.run, work).result()
+
+
+def another_waits(db: str) -> None:
+    """A second run starts waiting for a person (a refund), as the page is open: its fragments change."""
+    call = ToolCall(id="call_1", name="issue_refund", arguments={"order_id": "B200"})
+    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(call.arguments))
+    state = RunState(run_id="run_other", agent_name="agent", task="Refund B200", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+
+    async def save() -> None:
+        store = await open_store(db)
+        try:
+            await store.save(state)
+        finally:
+            await store.aclose()
+
+    in_thread(save)
+
+
 def on_record(db: str, run_id: str) -> tuple[RunState, list[dict[str, Any]]]:
-    """The run's saved state and the answers on record (in a thread: playwright's loop runs in this one)."""
+    """The run's saved state and the answers on record."""
 
     async def read() -> tuple[RunState, list[dict[str, Any]]]:
         store = await open_store(db)
@@ -61,8 +87,7 @@ def on_record(db: str, run_id: str) -> tuple[RunState, list[dict[str, Any]]]:
         finally:
             await store.aclose()
 
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(anyio.run, read).result()
+    return in_thread(read)
 
 
 def tool_runs(tool_log: Path) -> list[dict[str, Any]]:
@@ -94,6 +119,10 @@ def test_a_question_is_answered_through_the_generated_form(
     page.screenshot(path=str(DOCS / "ui-question.png"))
 
     card.locator('input[name="f.name"]').fill("Ada")
+    card.locator('input[name="f.name"]').blur()  # typed, then looked elsewhere: the form is no longer focused
+    another_waits(db)  # the live page is sent the decisions again: what was typed stays until the form is sent
+    page.locator("#waiting-count", has_text="2").wait_for(timeout=WAIT_MS)
+    assert card.locator('input[name="f.name"]').input_value() == "Ada" and page.locator("form.decision").count() == 0
     party = card.locator('input[name="f.party"]')
     # The browser would not send letters from a number field; a script or an old browser may: the server checks.
     party.evaluate("field => { field.type = 'text'; field.value = 'four'; }")
