@@ -4,7 +4,7 @@
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,11 +60,19 @@ def refunded_cents(support_db: Path, order_id: str) -> int:
 
 
 @contextmanager
-def console(db: str, folder: Path, *args: str, meanwhile: Callable[[], object] = lambda: None) -> Iterator[str]:
-    """`toolwire ui --db DB --port P ARGS` running; its base URL. `meanwhile` runs while the console starts."""
+def console(
+    db: str,
+    folder: Path,
+    *args: str,
+    meanwhile: Callable[[], object] = lambda: None,
+    command: Sequence[str] = (TOOLWIRE,),
+) -> Iterator[str]:
+    """`toolwire ui --db DB --port P ARGS` running; its base URL. `meanwhile` runs while the console starts;
+    `command` replaces the entry point (a driver script that registers a test's scripted model, for the runs the
+    console resumes)."""
     port = free_port()
     log = folder / f"ui-{port}.log"
-    argv = [TOOLWIRE, "ui", "--db", db, "--port", str(port), *args]
+    argv = [*command, "ui", "--db", db, "--port", str(port), *args]
     with log.open("w") as out:
         proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(), stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

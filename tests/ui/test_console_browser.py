@@ -30,18 +30,6 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path,
         yield url, support_db, runs
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 def test_runs_list_says_who_each_run_waits_for(setup: tuple[str, Path, list[RunState]], browser: Any) -> None:
     url, _, runs = setup
     page = browser.new_page(viewport={"width": 1400, "height": 500})

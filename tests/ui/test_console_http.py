@@ -1,10 +1,12 @@
 """The run console's guards over plain HTTP, against `toolwire ui --tokens` in its own process: a page needs a
 login; a forged cross-site POST, a POST without the session's CSRF token or without an Origin, a foreign Host are
-refused and record nothing; a decision is recorded under the token's agent; bound beyond loopback without a tokens
+refused and record nothing (for an answer to a tool's question too, and an answer that does not fit its schema);
+a decision is recorded under the token's agent; bound beyond loopback without a tokens
 file, the console does not start."""
 
 import re
 from collections.abc import Iterator
+from html import unescape
 from pathlib import Path
 
 import anyio
@@ -17,6 +19,8 @@ from helpers.servers import tokens_file
 from toolwire_client.cli import main
 from toolwire_client.run.state import PendingCall, RunState, args_hash
 from toolwire_client.store import open_store
+from toolwire_client.store.answers import recent_answers
+from toolwire_shared.elicitation import InputWanted
 from toolwire_shared.messages import ToolCall
 
 ARGS = {"order_id": "A123", "amount_cents": 2500}
@@ -37,6 +41,41 @@ def waiting_run(db: str, run_id: str) -> None:
             await store.aclose()
 
     anyio.run(save)
+
+
+def question_run(db: str, run_id: str, url: str | None = None) -> None:
+    """A run saved as waiting on a tool's form question (who the table is for, and for how many), or with `url`, on
+    a URL-mode question sending the person there."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "party": {"type": "integer"}}}
+    wanted = (
+        InputWanted(key="q1", mode="url", message="Log in to the bank", url=url, era="2026-07-28")
+        if url
+        else InputWanted(key="q1", mode="form", message="Who is it for?", requested_schema=schema, era="2026-07-28")
+    )
+    call = ToolCall(id="call_book", name="book_table", arguments={})
+    pending = PendingCall(call=call, state="pending_input", args_hash=args_hash({}), input=wanted)
+    state = RunState(run_id=run_id, agent_name="agent", task="Book a table", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+
+    async def save() -> None:
+        store = await open_store(db)
+        try:
+            await store.save(state)
+        finally:
+            await store.aclose()
+
+    anyio.run(save)
+
+
+def answered(db: str, run_id: str) -> list[tuple[str, str | None, str | None]]:
+    async def read() -> list[tuple[str, str | None, str | None]]:
+        store = await open_store(db)
+        try:
+            return [(a["action"], a["content"], a["by"]) for a in await recent_answers(store) if a["run_id"] == run_id]
+        finally:
+            await store.aclose()
+
+    return anyio.run(read)
 
 
 def decided(db: str, run_id: str) -> list[tuple[str, str | None]]:
@@ -67,6 +106,8 @@ def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
     def two_runs() -> None:
         waiting_run(db, "run_forged")
         waiting_run(db, "run_login")
+        question_run(db, "run_question")
+        question_run(db, "run_url", url="https://login.example.com/bank")
 
     with (
         console(db, folder, "--tokens", str(tokens), meanwhile=two_runs) as url,
@@ -109,6 +150,44 @@ def test_forged_posts_are_refused_and_record_nothing(logged_in: tuple[str, str, 
     assert decided(db, "run_forged") == [("approve", "alice")]
     twice = browser.post(action, data=form, headers=own)
     assert twice.status_code == 409 and "already decided" in twice.text
+
+
+def test_forged_or_misfit_answers_are_refused_and_record_nothing(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_question")
+    assert "Who is it for?" in page.text and 'name="f.party"' in page.text
+    form = {**form_of(page.text), "action": "accept", "f.name": "Ada", "f.party": "2"}
+    action, own = "/runs/run_question/requests/call_book/answer", {"origin": url}
+
+    assert browser.post(action, data=form, headers={"origin": "http://evil.example"}).status_code == 403
+    assert browser.post(action, data={**form, "csrf": "guessed"}, headers=own).status_code == 403
+    assert browser.post(action, data=form).status_code == 403  # no Origin
+    with httpx2.Client(base_url=url, timeout=30) as stranger:
+        assert stranger.post(action, data=form, headers=own).status_code == 403
+    unclear = browser.post(action, data={**form, "action": "maybe"}, headers=own)
+    assert unclear.status_code == 400 and "accept, decline or cancel" in unclear.text
+    assert browser.post(action, data={**form, "f.name": "x" * 64_001}, headers=own).status_code == 400
+    misfit = browser.post(action, data={**form, "f.party": "2.5"}, headers=own)
+    assert misfit.status_code == 400 and "'party': '2.5' is not an integer" in unescape(misfit.text)
+    assert 'name="f.name" value="Ada"' in misfit.text  # the form again, as it was filled
+    assert answered(db, "run_question") == []
+
+    made = browser.post(action, data=form, headers=own)
+    assert made.status_code == 303 and made.headers["location"] == "/runs/run_question"
+    assert answered(db, "run_question") == [("accept", '{"name": "Ada", "party": 2}', "alice")]
+    twice = browser.post(action, data={**form, "action": "decline"}, headers=own)
+    assert twice.status_code == 409 and "already answered (accept, by alice)" in twice.text
+
+
+def test_a_url_question_is_accepted_after_going_there(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_url")
+    assert '<a href="https://login.example.com/bank" target="_blank" rel="noopener noreferrer"' in page.text
+    assert "I went there / accept" in page.text
+    form = {**form_of(page.text), "action": "accept", "f.sneaked": "in"}  # fields are not read for a URL question
+    made = browser.post("/runs/run_url/requests/call_book/answer", data=form, headers={"origin": url})
+    assert made.status_code == 303
+    assert answered(db, "run_url") == [("accept", None, "alice")]
 
 
 def test_a_logged_in_agent_decides_under_its_name(logged_in: tuple[str, str, httpx2.Client]) -> None:

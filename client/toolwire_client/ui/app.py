@@ -1,6 +1,7 @@
-"""The console's routes: the runs list, a run, the decisions, their live streams, a decision, log in and out.
-Every route is behind guard.Guard (Host/Origin, an Origin on every POST); every page needs a session (guard.py);
-every decision needs the session's CSRF token and goes through fleet/decide.py, as `toolwire approve` does."""
+"""The console's routes: the runs list, a run, the decisions, their live streams, a decision, an answer to a tool's
+question, log in and out. Every route is behind guard.Guard (Host/Origin, an Origin on every POST); every page needs
+a session (guard.py); every decision and answer needs the session's CSRF token and goes through fleet/decide.py, as
+`toolwire approve` and `toolwire answer` do."""
 
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -11,6 +12,7 @@ from urllib.parse import urlencode
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -20,17 +22,22 @@ from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.fleet.decide import decide_and_wake
 from toolwire_client.fleet.overview import FleetInfo, FleetView
 from toolwire_client.run.state import PendingCall
-from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, open_store
+from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, answers, open_store
 from toolwire_client.store import approvals as decisions
 from toolwire_client.ui import pages
+from toolwire_client.ui.forms import FormRefused, form_values
 from toolwire_client.ui.guard import Guard, Session, Sessions, csrf_ok, set_cookie
 from toolwire_client.ui.live import fragment_stream
-from toolwire_client.ui.reads import run_rows, run_view, waiting_calls
+from toolwire_client.ui.reads import run_rows, run_view, waiting_calls, waiting_question
 from toolwire_client.ui.resumes import LocalResumes
+from toolwire_shared.elicitation import InputAnswer
 from toolwire_shared.host_origin import HostOriginRule
 
 STATIC = {"live.js": "text/javascript", "ui.css": "text/css"}
 REASON_CHARS = 2000
+ANSWER_CHARS = 64_000
+"""A form's answer is a few fields (as `toolwire answer --json`): anything longer is a mistake or an attempt to fill
+the store."""
 _BACK = re.compile(r"/(runs/[A-Za-z0-9_.:@-]{1,200}|decisions)?")
 """Where a decision may send the browser back to: a page of this console, never another site."""
 DECIDED_SHOWN = 20
@@ -152,6 +159,7 @@ def _routes(console: Console) -> list[Route]:
         return {
             "decide": pages.decide_fragment(waiting, csrf, "/decisions"),
             "decided": pages.decided_fragment(await store().decisions(limit=DECIDED_SHOWN)),
+            "answered": pages.answered_fragment(await answers.recent_answers(store(), DECIDED_SHOWN)),
             "waiting-count": pages.waiting_badge(len(waiting)),
         }
 
@@ -185,7 +193,10 @@ def _routes(console: Console) -> list[Route]:
     async def decisions_page(request: Request) -> Response:
         parts = await decisions_parts(csrf_of(request))
         return await page(
-            request, "decisions", pages.decisions_body(parts["decide"], parts["decided"]), "/events/decisions"
+            request,
+            "decisions",
+            pages.decisions_body(parts["decide"], parts["decided"], parts["answered"]),
+            "/events/decisions",
         )
 
     def streamed(parts: Callable[[Request, Session], Awaitable[dict[str, str]]]) -> Handler:
@@ -209,8 +220,9 @@ def _routes(console: Console) -> list[Route]:
     async def decisions_events(request: Request, session: Session) -> dict[str, str]:
         return await decisions_parts(session.csrf)
 
-    async def decide(request: Request) -> Response:
-        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+    async def checked(request: Request) -> tuple[Session, FormData, str] | Response:
+        """A decision's session, form and page to go back to, or the refusal when the form carries no valid CSRF
+        token of a session (a forged cross-site post, a stale or foreign tab)."""
         form = await request.form()
         back = str(form.get("next", "/"))
         back = back if _BACK.fullmatch(back) else "/"
@@ -218,6 +230,21 @@ def _routes(console: Console) -> list[Route]:
         if session is None or not csrf_ok(session, form.get("csrf")):
             said = "this form is not from a page this console gave you (no session, or a stale or forged token); "
             return HTMLResponse(pages.refused_page("Not recorded", said + "open the page again", back), 403)
+        return session, form, back
+
+    async def goes_on(run_id: str, workflow: str | None) -> str:
+        """After a decision or an answer: the fleet run was woken, or the local run is resumed here once nothing
+        is left for a person."""
+        if workflow:
+            return f"the worker fleet goes on with it (workflow {workflow})"
+        return await console.resumes.after_decision(await decisions.root_run(store(), run_id))
+
+    async def decide(request: Request) -> Response:
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        got = await checked(request)
+        if isinstance(got, Response):
+            return got
+        session, form, back = got
         decision, reason = form.get("decision"), str(form.get("reason", "")).strip()
         shown = str(form.get("hash", "")) or None
         if decision not in ("approve", "reject") or len(reason) > REASON_CHARS:
@@ -235,11 +262,49 @@ def _routes(console: Console) -> list[Route]:
             return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
         verb = "approved" if pending.state == "approved" else "rejected"
         said = f"{verb} {pending.call.name} (call {call_id}) of run {run_id} as {pending.decided_by}"
-        if workflow:
-            said += f"; the worker fleet goes on with it (workflow {workflow})"
-        else:
-            said += "; " + await console.resumes.after_decision(await decisions.root_run(store(), run_id))
-        session.flash.append(said)
+        session.flash.append(f"{said}; {await goes_on(run_id, workflow)}")
+        return RedirectResponse(back, 303)
+
+    async def answer(request: Request) -> Response:
+        """A person's answer to a tool's question: read from the generated form and checked against the schema
+        (forms.py; a misfit shows the form again with why, recording nothing), then recorded by
+        store/answers.answer through fleet/decide.py, exactly as `toolwire answer` does."""
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        got = await checked(request)
+        if isinstance(got, Response):
+            return got
+        session, form, back = got
+        action = form.get("action")
+        posted = {k: v for k, v in form.items() if k.startswith("f.") and isinstance(v, str)}
+        if action not in ("accept", "decline", "cancel") or sum(map(len, posted.values())) > ANSWER_CHARS:
+            said = f"an answer is accept, decline or cancel, with at most {ANSWER_CHARS} characters of values"
+            return HTMLResponse(pages.refused_page("Not recorded", said, back), 400)
+        try:
+            asked = await waiting_question(store(), run_id, call_id)
+        except RunNotFound as exc:
+            return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
+        content = None
+        if action == "accept" and asked is not None and asked.pending.input and asked.pending.input.mode == "form":
+            try:
+                content = form_values(asked.pending.input.requested_schema or {}, posted)
+            except FormRefused as exc:
+                body = pages.answer_refused_body(asked, session.csrf, back, str(exc), posted)
+                shown = await page(request, "answer not recorded", body, None)
+                shown.status_code = 400
+                return shown
+        given = InputAnswer(action=action, content=content)
+        try:
+            pending, workflow = await decide_and_wake(
+                console.settings.db,
+                store(),
+                run_id,
+                lambda s: answers.answer(s, run_id, call_id, given, by=session.who),
+            )
+        except (ApprovalRefused, RunNotFound) as exc:
+            return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
+        what = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}[given.action]
+        said = f"{what} the question of {pending.call.name} (call {call_id}) of run {run_id} as {pending.decided_by}"
+        session.flash.append(f"{said}; {await goes_on(run_id, workflow)}")
         return RedirectResponse(back, 303)
 
     async def login(request: Request) -> Response:
@@ -277,6 +342,7 @@ def _routes(console: Console) -> list[Route]:
         Route("/events/run/{run_id}", streamed(run_events)),
         Route("/events/decisions", streamed(decisions_events)),
         Route("/runs/{run_id}/calls/{call_id}/decide", decide, methods=["POST"]),
+        Route("/runs/{run_id}/requests/{call_id}/answer", answer, methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
         Route("/static/{name}", static),

@@ -44,21 +44,29 @@ def form_fields(schema: Mapping[str, Any]) -> list[Field]:
     return fields
 
 
-def render_fields(schema: Mapping[str, Any]) -> str:
-    """The form's inputs (the caller wraps them in its <form> with the CSRF token)."""
+def render_fields(schema: Mapping[str, Any], posted: Mapping[str, str] | None = None) -> str:
+    """The form's inputs (the caller wraps them in its <form> with the CSRF token), filled with what was `posted`
+    when a refused answer is shown again."""
+    posted = posted or {}
     out = []
     for f in form_fields(schema):
+        given = posted.get(f"f.{f.name}")
         name, label = escape(f.name), escape(f.title) + (" *" if f.required else "")
         required = " required" if f.required and f.type != "boolean" else ""
         if f.choices:
-            options = "".join(f'<option value="{escape(c)}">{escape(c)}</option>' for c in f.choices)
+            options = "".join(
+                f'<option value="{escape(c)}"{" selected" if c == given else ""}>{escape(c)}</option>'
+                for c in f.choices
+            )
             field = f'<select name="f.{name}"{required}>{options}</select>'
         elif f.type == "boolean":
-            field = f'<input type="checkbox" name="f.{name}" value="true">'
+            checked = " checked" if given == "true" else ""
+            field = f'<input type="checkbox" name="f.{name}" value="true"{checked}>'
         else:
             kind = "number" if f.type in ("number", "integer") else "text"
             step = ' step="1"' if f.type == "integer" else ' step="any"' if f.type == "number" else ""
-            field = f'<input type="{kind}" name="f.{name}"{step}{required}>'
+            value = f' value="{escape(given)}"' if given else ""
+            field = f'<input type="{kind}" name="f.{name}"{step}{value}{required}>'
         out.append(f"<label>{label} {field}</label>")
     return "".join(out)
 

@@ -6,10 +6,12 @@ import json
 from collections.abc import Iterable
 from datetime import datetime
 from html import escape
+from typing import Any
 
 from toolwire_client.fleet.overview import FleetInfo
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.ui.questions import question_card
 from toolwire_client.ui.reads import STATUSES, RunRow, RunView, Waiting
 from toolwire_client.ui.svg import waterfall_svg
 from toolwire_shared.results import ToolResult
@@ -274,38 +276,54 @@ def tree_fragment(view: RunView) -> str:
 
 
 def decide_fragment(waiting: list[Waiting], csrf: str, back: str) -> str:
-    """A card per call that waits for a person: the exact call, what an approval binds, approve / reject."""
+    """A card per call that waits for a person: the exact call and what an approval binds, approve / reject; or the
+    question its tool asked, with its form (questions.py)."""
     if not waiting:
         return '<div id="decide" class="dim">no call waits for a person</div>'
     cards = []
     for w in waiting:
-        p, state = w.pending, w.state
-        call = p.call
-        args = json.dumps(call.arguments, sort_keys=True, indent=2, ensure_ascii=False)
-        sub = (
-            f' (sub-agent of <a href="/runs/{e(state.parent_run_id)}">{e(state.parent_run_id)}</a>)'
-            if state.parent_run_id
-            else ""
-        )
-        why = f"<p>waits because: {e(p.approval_reason)}</p>" if p.approval_reason else ""
-        action = f"/runs/{e(state.run_id)}/calls/{e(call.id)}/decide"
-        cards.append(
-            f'<form method="post" action="{action}" class="card decision" data-run="{e(state.run_id)}" '
-            f'data-call="{e(call.id)}">'
-            f'<p>run <a href="/runs/{e(state.run_id)}">{e(state.run_id)}</a>{sub}: {e(clip(state.task, 120))}</p>'
-            f"<p>call <code>{e(call.id)}</code>: tool <code>{e(call.name)}</code>, waiting since {when(p.since)}</p>"
-            f'{why}<pre class="args">{e(args)}</pre>'
-            f'<p class="binds">Approving binds exactly this: call {e(call.id)} of run {e(state.run_id)}, tool '
-            f"{e(call.name)} with these arguments (hash <code>{e(p.args_hash)}</code>), used once. If the arguments "
-            "change, the approval does not apply and the call does not run.</p>"
-            f'<input type="hidden" name="csrf" value="{e(csrf)}"><input type="hidden" name="hash" '
-            f'value="{e(p.args_hash)}"><input type="hidden" name="next" value="{e(back)}">'
-            '<div class="buttons"><button name="decision" value="approve" class="approve">Approve</button> '
-            '<input type="text" name="reason" maxlength="2000" '
-            'placeholder="why (the model reads it; needed to reject)">'
-            ' <button name="decision" value="reject" class="reject">Reject</button></div></form>'
-        )
+        head = _call_head(w)
+        if w.pending.state == "pending_input":
+            cards.append(question_card(w.state.run_id, w.pending, head, csrf, back))
+        else:
+            cards.append(_approval_card(w, head, csrf, back))
     return f'<div id="decide">{"".join(cards)}</div>'
+
+
+def _call_head(w: Waiting) -> str:
+    """Which run and call a card is about (the same lines for an approval and a question)."""
+    p, state = w.pending, w.state
+    sub = (
+        f' (sub-agent of <a href="/runs/{e(state.parent_run_id)}">{e(state.parent_run_id)}</a>)'
+        if state.parent_run_id
+        else ""
+    )
+    return (
+        f'<p>run <a href="/runs/{e(state.run_id)}">{e(state.run_id)}</a>{sub}: {e(clip(state.task, 120))}</p>'
+        f"<p>call <code>{e(p.call.id)}</code>: tool <code>{e(p.call.name)}</code>, waiting since {when(p.since)}</p>"
+    )
+
+
+def _approval_card(w: Waiting, head: str, csrf: str, back: str) -> str:
+    p, state = w.pending, w.state
+    call = p.call
+    args = json.dumps(call.arguments, sort_keys=True, indent=2, ensure_ascii=False)
+    why = f"<p>waits because: {e(p.approval_reason)}</p>" if p.approval_reason else ""
+    action = f"/runs/{e(state.run_id)}/calls/{e(call.id)}/decide"
+    return (
+        f'<form method="post" action="{action}" class="card decision" data-run="{e(state.run_id)}" '
+        f'data-call="{e(call.id)}">{head}'
+        f'{why}<pre class="args">{e(args)}</pre>'
+        f'<p class="binds">Approving binds exactly this: call {e(call.id)} of run {e(state.run_id)}, tool '
+        f"{e(call.name)} with these arguments (hash <code>{e(p.args_hash)}</code>), used once. If the arguments "
+        "change, the approval does not apply and the call does not run.</p>"
+        f'<input type="hidden" name="csrf" value="{e(csrf)}"><input type="hidden" name="hash" '
+        f'value="{e(p.args_hash)}"><input type="hidden" name="next" value="{e(back)}">'
+        '<div class="buttons"><button name="decision" value="approve" class="approve">Approve</button> '
+        '<input type="text" name="reason" maxlength="2000" '
+        'placeholder="why (the model reads it; needed to reject)">'
+        ' <button name="decision" value="reject" class="reject">Reject</button></div></form>'
+    )
 
 
 def decided_fragment(records: list[DecisionRecord]) -> str:
@@ -318,5 +336,26 @@ def decided_fragment(records: list[DecisionRecord]) -> str:
     return f'<table id="decided" class="grid"><thead>{head}</thead><tbody>{rows}</tbody></table>'
 
 
-def decisions_body(decide: str, decided: str) -> str:
-    return f"<h1>Waiting for a person</h1>{decide}<h2>Latest decisions</h2>{decided}"
+def answered_fragment(answers: list[dict[str, Any]]) -> str:
+    """The latest answers to tools' questions (store/answers.recent_answers), with who gave them."""
+    rows = "".join(
+        f'<tr><td><a href="/runs/{e(a["run_id"])}">{e(a["run_id"])}</a></td><td>{e(a["call_id"])}</td>'
+        f"<td>{e(a['tool'])}</td><td>{e(a['action'])}{': ' + e(clip(a['content'], 200)) if a['content'] else ''}"
+        f" by {e(a['by'] or '(not recorded)')}</td><td>{e(a['at'])}</td></tr>"
+        for a in answers
+    )
+    head = "<tr><th>run</th><th>call</th><th>tool</th><th>answer</th><th>when</th></tr>"
+    return f'<table id="answered" class="grid"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+
+
+def decisions_body(decide: str, decided: str, answered: str) -> str:
+    return (
+        f"<h1>Waiting for a person</h1>{decide}<h2>Latest decisions</h2>{decided}"
+        f"<h2>Latest answers to tools' questions</h2>{answered}"
+    )
+
+
+def answer_refused_body(w: Waiting, csrf: str, back: str, refused: str, posted: dict[str, str]) -> str:
+    """The question again, after an answer that did not fit: why, and the form filled with what was sent."""
+    card = question_card(w.state.run_id, w.pending, _call_head(w), csrf, back, refused=refused, posted=posted)
+    return f"<h1>Not recorded</h1>{card}"

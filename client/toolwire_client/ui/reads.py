@@ -6,6 +6,7 @@ from typing import get_args
 
 from toolwire_client.run.state import PendingCall, RunState, RunStatus
 from toolwire_client.store import RunSummary, SqlRunStore
+from toolwire_client.store.answers import waiting_for_input
 from toolwire_client.store.base import DecisionRecord
 from toolwire_client.store.tree import as_tree, load_tree
 
@@ -19,12 +20,14 @@ class RunRow:
     depth: int
     run: RunSummary
     waits_for: str
-    """Whom the run waits for, or who drives it: 'a person: issue_refund', 'sub-agent R', 'driven by H-P-X'."""
+    """Whom the run waits for, or who drives it: 'a person: issue_refund', 'a person: book_table asks a question',
+    'sub-agent R', 'driven by H-P-X'."""
 
 
 def waits_for(state: RunState) -> str:
     """Whom a run that waits waits for: the calls a person must decide, and the sub-agents it waits on."""
     people = [p.call.name for p in state.pending if p.state == "pending_approval"]
+    people += [f"{p.call.name} asks a question" for p in state.pending if p.state == "pending_input"]
     children = [p.child_run_id for p in state.pending if p.state == "waiting_on_child" and p.child_run_id]
     said = [f"a person: {', '.join(people)}"] if people else []
     said += [f"sub-agent {child}" for child in children]
@@ -62,6 +65,9 @@ async def run_view(store: SqlRunStore, run_id: str) -> RunView:
     return RunView(root, children, decided)
 
 
+PERSON_WAITS = ("pending_approval", "pending_input")
+
+
 @dataclass(frozen=True)
 class Waiting:
     state: RunState
@@ -69,11 +75,20 @@ class Waiting:
 
 
 async def waiting_calls(store: SqlRunStore, run_id: str | None = None) -> list[Waiting]:
-    """Calls waiting for a person's decision, of one run (and its sub-agents) or of all runs, oldest first."""
+    """Calls waiting for a person, of one run (and its sub-agents) or of all runs, oldest first: an approval, or an
+    answer to the question its tool asked (`pending_input`, its `input` the question)."""
     if run_id is None:
         states = await store.waiting()
     else:
         root, children = await load_tree(store, run_id)
         states = [root, *children.values()]
-    found = [Waiting(s, p) for s in states for p in s.pending if p.state == "pending_approval"]
+    found = [Waiting(s, p) for s in states for p in s.pending if p.state in PERSON_WAITS]
     return sorted(found, key=lambda w: (w.pending.since, w.state.run_id, w.pending.call.id))
+
+
+async def waiting_question(store: SqlRunStore, run_id: str, call_id: str) -> Waiting | None:
+    """The question call `call_id` of `run_id` waits to have answered, or None (answered already, or no question:
+    store/answers.py then says so when asked to record one)."""
+    state = await store.load(run_id)
+    found = [p for p in waiting_for_input(state) if p.call.id == call_id]
+    return Waiting(state, found[0]) if found else None
