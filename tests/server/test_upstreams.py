@@ -129,6 +129,7 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             refused = await plain.call_tool("time__get_current_time", {"timezone": "UTC"})
             assert _kind(refused) == "refused"
             assert _kind(await plain.call_tool("own__pid", {})) == "ok"
+            assert (await plain.list_prompts()).prompts == []  # own__greet is outside its grant
 
         async with http_client(server.url, token="tok-ops", mode="legacy") as ops:
             ops._session._message_handler = note  # type: ignore[union-attr]  # the standalone channel's messages
@@ -142,6 +143,9 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             names = {t.name for t in (await ops.list_tools()).tools}
             assert "own__grown" in names
             assert text_of(await ops.call_tool("own__grown", {})) == "grown here"
+            assert [p.name for p in (await ops.list_prompts()).prompts] == ["own__greet"]
+            greeting = await ops.get_prompt("own__greet", {"name": "Ada"})
+            assert [m.content.text for m in greeting.messages] == ["Say hello to Ada."]  # type: ignore[union-attr]
     records = read_records(str(tmp_path / "audit.db"))
     by = {(r["agent"], r["tool"], r["outcome"]) for r in records}
     assert ("ops", "time__get_current_time", "ok") in by

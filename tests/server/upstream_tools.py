@@ -27,3 +27,8 @@ async def grow() -> str:
             return "grown here"
 
     return "grew"
+
+
+@registry.prompt(description="Greet someone by name.")
+def greet(name: str) -> str:
+    return f"Say hello to {name}."

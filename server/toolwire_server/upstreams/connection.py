@@ -44,13 +44,21 @@ class Endpoint:
         return self.url or " ".join([self.command or "", *self.args]).strip()
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What an upstream offers (prompts only where it declares them)."""
+
+    tools: list[types.Tool]
+    prompts: list[types.Prompt]
+
+
 class Upstream:
     """The live session with one upstream (None while it is down) and the supervisor that keeps it up."""
 
-    def __init__(self, endpoint: Endpoint, on_tools: Callable[[list[types.Tool]], None]) -> None:
+    def __init__(self, endpoint: Endpoint, on_listing: Callable[[Listing], None]) -> None:
         self.endpoint = endpoint
         self.session: ClientSession | None = None
-        self._on_tools = on_tools
+        self._on_listing = on_listing
         self._retry_at = 0.0
         self._ended = anyio.Event()
         self._stale = anyio.Event()
@@ -127,7 +135,7 @@ class Upstream:
         self._ended.set()
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, types.ToolListChangedNotification | types.PromptListChangedNotification):
             self._stale.set()  # refreshed by _follow_changes: a request from inside the read loop would wait on it
 
     async def _follow_changes(self, session: ClientSession) -> None:
@@ -145,7 +153,15 @@ class Upstream:
             cursor = page.next_cursor
             if not cursor:
                 break
-        self._on_tools(tools)
+        prompts: list[types.Prompt] = []
+        capabilities = session.server_capabilities
+        while capabilities is not None and capabilities.prompts is not None:
+            listed = await session.list_prompts(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            prompts += listed.prompts
+            cursor = listed.next_cursor
+            if not cursor:
+                break
+        self._on_listing(Listing(tools, prompts))
 
 
 def _why(exc: BaseException) -> str:

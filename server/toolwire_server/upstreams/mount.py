@@ -1,7 +1,8 @@
-"""An upstream's tools in the registry: each one a RegisteredTool named `<prefix><its name>` whose function sends
-the call to the upstream, so the one call path (grants, limits, audit, timeout, the server's span with the SDK's
-client span under it) covers it as it covers a local tool. While the upstream is down its tools stay listed and a
-call is answered `limited` with the wait (it did not run: a client may send it again then)."""
+"""An upstream's tools and prompts in the registry: each tool a RegisteredTool named `<prefix><its name>` whose
+function sends the call to the upstream, so the one call path (grants, limits, audit, timeout, the server's span
+with the SDK's client span under it) covers it as it covers a local tool. While the upstream is down its tools
+stay listed and a call is answered `limited` with the wait (it did not run: a client may send it again then). Its
+prompts are RegisteredPrompts of the same names whose `get` asks the upstream (a JSON-RPC error while it is down)."""
 
 import logging
 import re
@@ -17,8 +18,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import BaseModel, ConfigDict
 
+from toolwire_server.surface.changes import PromptsListChanged
+from toolwire_server.surface.prompts import RegisteredPrompt
 from toolwire_server.tools.registry import RegisteredTool, Registry
-from toolwire_server.upstreams.connection import Endpoint, Upstream
+from toolwire_server.upstreams.connection import Endpoint, Listing, Upstream
 from toolwire_shared import errors
 from toolwire_shared.results import RETRY_AFTER_META, failed_call
 from toolwire_shared.tools import ToolPolicy
@@ -51,6 +54,22 @@ class UpstreamTool(RegisteredTool):
         return self.remote.model_copy(update={"name": self.name, "meta": meta, "execution": None})
 
 
+@dataclass
+class UpstreamPrompt(RegisteredPrompt):
+    """A prompt of an upstream, listed as the upstream describes it, got from it."""
+
+    remote: types.Prompt | None = None
+    mount: "UpstreamMount | None" = None
+
+    def mcp_prompt(self) -> types.Prompt:
+        assert self.remote is not None
+        return self.remote.model_copy(update={"name": self.name})
+
+    async def get(self, given: dict[str, str] | None) -> types.GetPromptResult:
+        assert self.remote is not None and self.mount is not None
+        return await self.mount.get_prompt(self.remote.name, given)
+
+
 class UpstreamMount:
     """One `[upstreams.NAME]` entry mounted into a registry (a `Mount`)."""
 
@@ -58,6 +77,7 @@ class UpstreamMount:
         self.registry, self.prefix, self.timeout_s = registry, prefix, timeout_s
         self.upstream = Upstream(endpoint, self._listed)
         self._names: set[str] = set()
+        self._prompts: set[str] = set()
         self._serving = False
 
     @asynccontextmanager
@@ -81,7 +101,36 @@ class UpstreamMount:
     def local_name(self, remote: str) -> str:
         return (self.prefix + _NOT_NAME.sub("_", remote))[:MAX_NAME]
 
-    def _listed(self, tools: list[types.Tool]) -> None:
+    def _listed(self, listing: Listing) -> None:
+        self._put_tools(listing.tools)
+        self._put_prompts(listing.prompts)
+
+    def _put_prompts(self, prompts: list[types.Prompt]) -> None:
+        """The upstream's prompts under the prefix, replacing the ones it listed before."""
+        prompts_here = self.registry.prompts
+        named = {self.local_name(p.name): p for p in prompts}
+        kept = {n: p for n, p in named.items() if n in self._prompts or n not in prompts_here}
+        if {n: getattr(prompts_here.get(n), "remote", None) for n in self._prompts} == kept:
+            return
+        for gone in self._prompts:
+            prompts_here.pop(gone, None)
+        for name, remote in kept.items():
+            arguments = list(remote.arguments or [])
+            prompt = UpstreamPrompt(name, remote.description or remote.name, _unused, UpstreamArguments, arguments)
+            prompt.remote, prompt.mount = remote, self
+            prompts_here[name] = prompt
+        self._prompts = set(kept)
+        self.registry.changes.post(PromptsListChanged())
+
+    async def get_prompt(self, remote: str, given: dict[str, str] | None) -> types.GetPromptResult:
+        session = self.upstream.session
+        if session is None:
+            wait = self.upstream.retry_in()
+            message = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message)
+        return await session.get_prompt(remote, given)
+
+    def _put_tools(self, tools: list[types.Tool]) -> None:
         """The upstream's tool list (first, or after its list_changed): put what is new or changed, drop what went."""
         seen: set[str] = set()
         for remote in tools:
@@ -136,3 +185,7 @@ class UpstreamMount:
         text = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
         result = failed_call("limited", text)
         return result.model_copy(update={"meta": {**(result.meta or {}), RETRY_AFTER_META: wait}})
+
+
+def _unused() -> None:
+    """An upstream prompt's `fn`: its `get` asks the upstream instead."""
