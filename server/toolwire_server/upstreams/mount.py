@@ -151,13 +151,15 @@ class UpstreamMount:
         async def forward(**arguments: Any) -> types.CallToolResult:
             return await self._call(name, remote.name, arguments)
 
+        destructive = remote.annotations.destructive_hint if remote.annotations is not None else False
         return UpstreamTool(
             name=name,
             description=remote.description or f"{remote.name} (from {self.upstream.endpoint.name})",
             fn=forward,
             model=UpstreamArguments,
             schema=dict(remote.input_schema),
-            policy=ToolPolicy(timeout_s=self.timeout_s),
+            # Its annotations are the upstream's word: trusted only where they ask for more care (an approval).
+            policy=ToolPolicy(timeout_s=self.timeout_s, risky=remote.annotations is not None and bool(destructive)),
             injected={},
             is_async=True,
             remote=remote,
