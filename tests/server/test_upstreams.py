@@ -60,7 +60,7 @@ def _stdio_upstream(name: str, argv: list[str], env: str = "{}") -> str:
     return f'\n[upstreams.{name}]\ncommand = "{argv[0]}"\nargs = [{args}]\nenv = {env}\n'
 
 
-UPSTREAMS = _stdio_upstream("time", TIME) + _stdio_upstream("own", OWN, '{ GIVEN = "yes" }')
+UPSTREAMS = _stdio_upstream("time", TIME) + _stdio_upstream("own", OWN, '{ GIVEN = "yes" }\nenv_from = ["PASSED_ON"]')
 
 
 def _kind(result: types.CallToolResult) -> str:
@@ -85,7 +85,10 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
         heard.append(message)
 
     env = clean_env(
-        HOST_SECRET="never-for-upstreams", OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint, OTEL_BSP_SCHEDULE_DELAY="50"
+        HOST_SECRET="never-for-upstreams",
+        PASSED_ON="named",
+        OTEL_EXPORTER_OTLP_ENDPOINT=sink.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY="50",
     )
     with HttpServer(f"--config={config}", env=env) as server:
         async with http_client(server.url, token="tok-ops") as ops:  # 2026-07-28 era
@@ -103,7 +106,8 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             assert bad.is_error and "Mars/Olympus" in text_of(bad)  # the upstream's own error, passed on
             # The upstream got only the variables its entry names, beside the SDK's basics (PATH, HOME, ...).
             seen = set((await ops.call_tool("own__env_names", {})).structured_content["result"])  # type: ignore[index]
-            assert "GIVEN" in seen and "PATH" in seen and "HOST_SECRET" not in seen and "VIRTUAL_ENV" not in seen
+            assert {"GIVEN", "PASSED_ON", "PATH"} <= seen and "HOST_SECRET" not in seen and "VIRTUAL_ENV" not in seen
+            assert "OTEL_EXPORTER_OTLP_ENDPOINT" not in seen
 
             first = int(text_of(await ops.call_tool("own__pid", {})))
             os.kill(first, signal.SIGKILL)
@@ -156,7 +160,8 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
 
 @needs(TIME)
 def test_toolwire_agent_over_stdio_sees_only_its_grant(tmp_path: Path) -> None:
-    config = _config(tmp_path, UPSTREAMS)
+    # toolwire's client starts a stdio server with a narrowed environment too: no PASSED_ON to pass on there
+    config = _config(tmp_path, UPSTREAMS.replace('env_from = ["PASSED_ON"]', ""))
     serve = [sys.executable, "-m", "toolwire_server", "--config", str(config), "--stdio", "--agent", "plain"]
     state, _ = run_calls(
         tmp_path, [serve], ("own__pid", {}), ("time__get_current_time", {"timezone": "UTC"}), ("echo", {"text": "k"})
