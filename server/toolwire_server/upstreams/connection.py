@@ -25,6 +25,9 @@ log = logging.getLogger("toolwire.server")
 
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
+STEADY_S = 60.0
+"""Up this long, an upstream that ends starts again from the first backoff; one that dies sooner (a crash loop)
+keeps doubling it."""
 CLIENT_INFO = types.Implementation(name="toolwire-gateway", version="1")
 
 
@@ -76,10 +79,11 @@ class Upstream:
         backoff = FIRST_BACKOFF_S
         while True:
             self._ended, self._stale = anyio.Event(), anyio.Event()
+            up_since = math.inf
             try:
                 async with self._connected() as session:
                     await self._refresh(session)
-                    self.session, backoff = session, FIRST_BACKOFF_S
+                    self.session, up_since = session, anyio.current_time()
                     first_attempt.set()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._follow_changes, session)
@@ -90,6 +94,8 @@ class Upstream:
             finally:
                 self.session = None
             first_attempt.set()
+            if anyio.current_time() - up_since > STEADY_S:  # it ran well for a while: this is a fresh failure
+                backoff = FIRST_BACKOFF_S
             self._retry_at = anyio.current_time() + backoff
             log.warning("upstream %s is down; reconnecting in %.1f s", self.endpoint.name, backoff)
             await anyio.sleep(backoff)
