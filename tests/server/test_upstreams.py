@@ -11,9 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from click.testing import CliRunner
+from mcp.shared.subscriptions import ToolsListChanged
 
 from external.servers import needs, py_server, run_calls
 from helpers.cli import clean_env, run_toolwire
@@ -127,6 +129,12 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             second = await await_until(back, "the upstream to be restarted", timeout_s=20, interval_s=0.2)
             assert second != first
 
+            async with ops.listen(tools_list_changed=True) as events:  # 2026-07-28: list_changed on a listen stream
+                assert text_of(await ops.call_tool("own__grow", {"name": "sprout"})) == "grew"
+                with anyio.fail_after(15):
+                    assert isinstance(await anext(events), ToolsListChanged)
+            assert text_of(await ops.call_tool("own__sprout", {})) == "sprout grown here"
+
         async with http_client(server.url, token="tok-plain", mode="legacy") as plain:  # the handshake era
             names = {t.name for t in (await plain.list_tools()).tools}
             assert names == {"echo", "own__pid"}  # no time__*
@@ -138,7 +146,7 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
         async with http_client(server.url, token="tok-ops", mode="legacy") as ops:
             ops._session._message_handler = note  # type: ignore[union-attr]  # the standalone channel's messages
             assert "own__grown" not in {t.name for t in (await ops.list_tools()).tools}
-            assert text_of(await ops.call_tool("own__grow", {})) == "grew"
+            assert text_of(await ops.call_tool("own__grow", {"name": "grown"})) == "grew"
             await await_until(
                 lambda: any(isinstance(m, types.ToolListChangedNotification) for m in heard),
                 "tools/list_changed from the upstream to reach the agent",
@@ -146,7 +154,7 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             )
             names = {t.name for t in (await ops.list_tools()).tools}
             assert "own__grown" in names
-            assert text_of(await ops.call_tool("own__grown", {})) == "grown here"
+            assert text_of(await ops.call_tool("own__grown", {})) == "grown grown here"
             assert [p.name for p in (await ops.list_prompts()).prompts] == ["own__greet"]
             greeting = await ops.get_prompt("own__greet", {"name": "Ada"})
             assert [m.content.text for m in greeting.messages] == ["Say hello to Ada."]  # type: ignore[union-attr]
@@ -186,7 +194,7 @@ async def test_an_http_upstream_gets_the_hosts_credential_never_the_agents(tmp_p
         with HttpServer(f"--config={_config(tmp_path, entry, time=False)}", env=env) as server:
             async with http_client(server.url, token="tok-ops") as ops:
                 assert _kind(await ops.call_tool("own__pid", {})) == "ok"
-                assert _kind(await ops.call_tool("own__grow", {})) == "ok"
+                assert _kind(await ops.call_tool("own__grow", {"name": "x"})) == "ok"
     agents = {r["agent"] for r in read_records(str(upstream_dir / "audit.db"))}
     assert agents == {"gateway"}
 

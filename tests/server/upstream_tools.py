@@ -1,5 +1,5 @@
 """A small MCP server to mount behind toolwire in tests/server/test_upstreams.py (not an example): it says its pid
-(so a test can kill it), what environment it got, and grows a tool at runtime (its clients get list_changed)."""
+(so a test can kill it), what environment it got, and grows tools at runtime (its clients get list_changed)."""
 
 import os
 
@@ -18,14 +18,14 @@ async def env_names() -> list[str]:
     return sorted(os.environ)
 
 
-@registry.tool(description="Add the tool `grown` to this server (its clients are told the list changed).")
-async def grow() -> str:
-    if "grown" not in registry:
+@registry.tool(description="Add a tool of this name to this server (its clients are told the list changed).")
+async def grow(name: str) -> str:
+    if name not in registry:
 
-        @registry.tool(description="A tool added at runtime.")
         async def grown() -> str:
-            return "grown here"
+            return f"{name} grown here"
 
+        registry.add(grown, name=name, description="A tool added at runtime.")
     return "grew"
 
 
