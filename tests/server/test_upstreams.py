@@ -32,7 +32,7 @@ TOOLS = f"{REPO}/tests/server/policy_tools.py:registry"
 
 
 def _config(folder: Path, upstreams: str, *, time: bool = True) -> Path:
-    """Agent ops may use echo and every upstream tool; plain echo and own__pid only."""
+    """Agent ops may use echo and every upstream tool; plain echo and own__pid only, once a day."""
     path = folder / "server.toml"
     grant = '"echo", "time__*", "own__*"' if time else '"echo", "own__*"'
     path.write_text(
@@ -46,6 +46,11 @@ tools = [{grant}]
 [agents.plain]
 token = "tok-plain"
 tools = ["echo", "own__pid"]
+
+[[limits]]
+agent = "plain"
+tool = "own__*"
+per_day = 1
 
 [audit]
 sqlite = "audit.db"
@@ -141,6 +146,8 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             refused = await plain.call_tool("time__get_current_time", {"timezone": "UTC"})
             assert _kind(refused) == "refused"
             assert _kind(await plain.call_tool("own__pid", {})) == "ok"
+            over = await plain.call_tool("own__pid", {})  # its quota of upstream calls: 1 a day
+            assert _kind(over) == "limited" and "1 calls per day for agent plain" in text_of(over)
             assert (await plain.list_prompts()).prompts == []  # own__greet is outside its grant
 
         async with http_client(server.url, token="tok-ops", mode="legacy") as ops:
