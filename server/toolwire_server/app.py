@@ -115,13 +115,14 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
 
     @asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
-        """Once per server (stdio connection, or HTTP session manager): the stall watchdog, the worker pool, and
-        the hub that tells this server's clients what changed in the registry."""
+        """Once per server (stdio connection, or HTTP session manager): the stall watchdog, the worker pool, the
+        hub that tells this server's clients what changed in the registry, and its mounts (upstream servers)."""
         async with (
             anyio.create_task_group() as tg,
             registry.workers.serving(warm=registry.isolated()),
             registry.changes.serving(hub),
             tasks.serving(),
+            registry.mounted(),
         ):
             tg.start_soon(watch)
             yield {}

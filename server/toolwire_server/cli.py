@@ -310,4 +310,5 @@ def _check(path: str, target: str | None) -> None:
     agents = len({g.agent for g in [*access.grants.values(), *access.subjects.values()]}) if access else 0
     rules = len(policy.rules) if policy else 0
     audit = "on" if policy is not None and policy.audit is not None else "off"
-    click.echo(f"{path}: ok: {len(registry)} tools, {agents} agents, {rules} limit rules, audit {audit}")
+    upstreams = f", {len(registry.mounts)} upstreams (not started)" if registry.mounts else ""
+    click.echo(f"{path}: ok: {len(registry)} tools, {agents} agents, {rules} limit rules, audit {audit}{upstreams}")

@@ -110,15 +110,19 @@ class Access:
         raise AccessConfigError(f"no agent named '{agent}' in the access config; agents: {known}")
 
 
-def check_grants(access: Access, tools: Sequence[str], others: Sequence[str] = ()) -> None:
+def check_grants(
+    access: Access, tools: Sequence[str], others: Sequence[str] = (), prefixes: Sequence[str] = ()
+) -> None:
     """Every pattern of every agent must match a registered tool (or prompt name, resource URI or URI template,
     `others`): a grant naming nothing is a typo, said when the server starts rather than as a tool that is never
     listed. `*` always passes, and so does a resource URI pattern (`files://public/*`): a template's URIs cannot be
-    listed to check it against."""
+    listed to check it against, and so does one under a `prefix` of tools that come later (an upstream's)."""
     agents = {grant.agent: grant for grant in [*access.grants.values(), *access.subjects.values()]}
     for agent, grant in sorted(agents.items()):
         for pattern in grant.patterns:
             if pattern == "*" or "://" in pattern or any(fnmatchcase(name, pattern) for name in [*tools, *others]):
+                continue
+            if any(pattern.startswith(prefix) or fnmatchcase(prefix, pattern) for prefix in prefixes):
                 continue
             what = "matches" if any(c in pattern for c in "*?[") else "names"
             listed = ", ".join(sorted(tools)) or "none"

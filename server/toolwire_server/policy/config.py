@@ -29,6 +29,17 @@ line naming the key and what it allows. An example is in docs/hosting.md.
     arguments = true                               # keep the arguments (else their hash only) ...
     secret_fields = ["card_number", "password"]    # ... with these keys, at any depth, redacted
     retention_days = 30
+
+    [upstreams.time]                               # another MCP server's tools, re-served as time__<tool>
+    command = "mcp-server-time"                    # stdio: the command, its args, and ...
+    args = ["--local-timezone", "UTC"]
+    env = { TZ = "UTC" }                           # ... the only variables it gets (beside PATH, HOME and the like)
+    env_from = ["TIME_API_KEY"]                    # ... and these, copied from the host's environment
+
+    [upstreams.search]
+    url = "https://search.example.com/mcp"         # Streamable HTTP
+    token_env = "SEARCH_TOKEN"                     # the host's credential, sent as a bearer token; never an agent's
+    prefix = "web_"                                # the tools' names here: web_<tool> [default: "<NAME>__"]
 """
 
 import os
@@ -125,6 +136,33 @@ class AuditEntry(_Strict):
         return self
 
 
+UPSTREAM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"
+"""An upstream's name, and so its default prefix: tool-name characters every provider accepts."""
+
+
+class UpstreamEntry(_Strict):
+    """Another MCP server whose tools this one re-serves (upstreams/): a stdio command or an HTTP URL."""
+
+    command: Annotated[str, Field(min_length=1)] | None = None
+    args: list[str] = []
+    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] = {}
+    env_from: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    url: Annotated[str, Field(pattern=r"^https?://[^\s]+$")] | None = None
+    token_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")] | None = None
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Self:
+        if (self.command is None) == (self.url is None):
+            raise ValueError('give command = "..." (stdio) or url = "https://..." (HTTP), one of them')
+        if self.url is not None and (self.args or self.env or self.env_from):
+            raise ValueError("args, env and env_from are for a command; an HTTP upstream takes url and token_env")
+        if self.command is not None and self.token_env is not None:
+            raise ValueError("token_env is for an HTTP upstream (url); a command gets variables through env_from")
+        return self
+
+
 class ServerConfig(_Strict):
     tools: Annotated[str, Field(pattern=r"^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     agents: dict[str, AgentEntry] = {}
@@ -133,6 +171,7 @@ class ServerConfig(_Strict):
     request_limits: list[RequestLimit] = []
     store: StoreEntry | None = None
     audit: AuditEntry | None = None
+    upstreams: dict[Annotated[str, Field(pattern=UPSTREAM_NAME)], UpstreamEntry] = {}
 
 
 class LoadedConfig:
@@ -173,9 +212,10 @@ class LoadedConfig:
             return _database_url(audit.postgres, audit.postgres_env, f"{self.path}: audit")
         return str((self.path.parent / (audit.sqlite or "toolwire-audit.db")).resolve())
 
-    def check_globs(self, tools: list[str]) -> None:
-        """Every limit rule must match an agent of the file (when it has agents) and a tool of the registry: a rule
-        that matches nothing limits nothing, and is a typo to say now."""
+    def check_globs(self, tools: list[str], prefixes: list[str] = []) -> None:  # noqa: B006 (never changed)
+        """Every limit rule must match an agent of the file (when it has agents) and a tool of the registry (or one
+        under an upstream's `prefixes`, which come later): a rule that matches nothing limits nothing, and is a
+        typo to say now."""
         agents = sorted(self.config.agents)
         named: list[tuple[str, int, str]] = [("limits", i, r.agent) for i, r in enumerate(self.config.limits)]
         named += [("request_limits", i, r.agent) for i, r in enumerate(self.config.request_limits)]
@@ -185,7 +225,8 @@ class LoadedConfig:
                 raise ConfigError(f"{where} matches no agent (agents: {', '.join(agents)})")
         for index, rule in enumerate(self.config.limits):
             where = f"{self.path}: limits[{index}]"
-            if not any(fnmatchcase(t, rule.tool) for t in tools):
+            later = any(rule.tool.startswith(p) or fnmatchcase(p, rule.tool) for p in prefixes)
+            if not later and not any(fnmatchcase(t, rule.tool) for t in tools):
                 listed = ", ".join(sorted(tools)) or "none"
                 raise ConfigError(f"{where}.tool = {rule.tool!r} matches no tool of this server (its tools: {listed})")
 

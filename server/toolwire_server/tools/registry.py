@@ -2,9 +2,10 @@
 prompts and resources (prompts.py, resources.py). Registering after a server started tells its clients."""
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, TypeVar, Unpack, get_args
+from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, get_args
 
 import anyio
 import mcp_types as types
@@ -95,6 +96,16 @@ class RegisteredTool:
         )
 
 
+class Mount(Protocol):
+    """Tools that come from elsewhere while a server runs (upstreams/: another MCP server's). `serving()` is entered
+    with each server's lifespan and keeps them in the registry (`put`, `remove`); `prefix` is the start of every
+    name it puts there, so a grant or limit can name them before they exist."""
+
+    prefix: str
+
+    def serving(self) -> AbstractAsyncContextManager[None]: ...
+
+
 class Registry:
     """Register plain functions (sync or async) with `@registry.tool(...)`; nothing outside it ever runs."""
 
@@ -121,6 +132,8 @@ class Registry:
         """Counts registrations of tools, so a server's cached tools/list is rebuilt after one."""
         self.policy: CallPolicy | None = None
         """Limits and the audit trail around every call (set from `serve --config`); None: calls go straight in."""
+        self.mounts: list[Mount] = []
+        """Tools from elsewhere, kept here while a server runs (`serve --config` with [upstreams])."""
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""
@@ -172,6 +185,30 @@ class Registry:
         self.version += 1
         self.changes.post(ToolsListChanged())
         return registered
+
+    def put(self, tool: RegisteredTool) -> None:
+        """Add or replace a tool a mount made (its own RegisteredTool); the servers' clients are told."""
+        self._tools[tool.name] = tool
+        self.version += 1
+        self.changes.post(ToolsListChanged())
+
+    def remove(self, name: str) -> None:
+        """Take a tool out (a mount's upstream dropped it); the servers' clients are told."""
+        if self._tools.pop(name, None) is not None:
+            self.version += 1
+            self.changes.post(ToolsListChanged())
+
+    def prefixes(self) -> list[str]:
+        """The name prefixes of the mounts' tools: names a grant or a limit may use before those tools exist."""
+        return [mount.prefix for mount in self.mounts]
+
+    @asynccontextmanager
+    async def mounted(self) -> AsyncIterator[None]:
+        """While a server runs: every mount serving (entered once per server's lifespan)."""
+        async with AsyncExitStack() as stack:
+            for mount in self.mounts:
+                await stack.enter_async_context(mount.serving())
+            yield
 
     def prompt(
         self, name: str | None = None, *, description: str | None = None, complete: Completer | None = None

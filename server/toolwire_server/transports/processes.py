@@ -34,6 +34,7 @@ from toolwire_server.tools.loading import load_registry
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports.http import http_app
 from toolwire_server.transports.slow_clients import with_header_timeout
+from toolwire_server.upstreams.setup import mount_upstreams
 
 log = logging.getLogger("toolwire.server")
 
@@ -75,8 +76,10 @@ class ServeSpec:
         if not target:
             raise ConfigError(f"{path}: tools: required (MODULE:ATTR of the registry), or give MODULE:ATTR to serve")
         access = loaded.access()
-        registry = self._prepare(load_registry(target), access)
-        loaded.check_globs(registry.names())
+        registry = load_registry(target)
+        mount_upstreams(registry, loaded)
+        registry = self._prepare(registry, access)
+        loaded.check_globs(registry.names(), registry.prefixes())
         registry.policy = build_policy(loaded, processes=self.workers, replica=self.replica)
         return registry, access
 
@@ -88,7 +91,7 @@ class ServeSpec:
         if access is not None:
             resources = registry.resources
             others = [*registry.prompts, *resources.static, *(str(t.template) for t in resources.templates)]
-            check_grants(access, registry.names(), others)
+            check_grants(access, registry.names(), others, registry.prefixes())
         return registry
 
     def app(self, registry: Registry, access: Access | None) -> Starlette:

@@ -1,0 +1,177 @@
+"""One upstream MCP server, kept connected with the `mcp` SDK's client: a stdio command spawned with only the
+environment its entry names, or a Streamable HTTP URL called with the host's own credential (never an agent's
+token: MCP forbids passing it through). A connection that ends (the process died, the server went away) is
+reopened with backoff; meanwhile `retry_in()` says how long until the next attempt."""
+
+import logging
+import math
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+
+log = logging.getLogger("toolwire.server")
+
+FIRST_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 30.0
+STEADY_S = 60.0
+"""Up this long, an upstream that ends starts again from the first backoff; one that dies sooner (a crash loop)
+keeps doubling it."""
+CLIENT_INFO = types.Implementation(name="toolwire-gateway", version="1")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach one upstream; `env` is everything a command gets beside the SDK's safe basics (PATH, HOME,
+    USER, LOGNAME, SHELL, TERM: what a program needs to find its interpreter and its user's files)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    url: str | None = None
+    token: str | None = field(default=None, repr=False)
+
+    def describe(self) -> str:
+        return self.url or " ".join([self.command or "", *self.args]).strip()
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What an upstream offers (prompts only where it declares them)."""
+
+    tools: list[types.Tool]
+    prompts: list[types.Prompt]
+
+
+class Upstream:
+    """The live session with one upstream (None while it is down) and the supervisor that keeps it up."""
+
+    def __init__(self, endpoint: Endpoint, on_listing: Callable[[Listing], None]) -> None:
+        self.endpoint = endpoint
+        self.session: ClientSession | None = None
+        self._on_listing = on_listing
+        self._retry_at = 0.0
+        self._ended = anyio.Event()
+        self._stale = anyio.Event()
+
+    def retry_in(self) -> float:
+        """Seconds until the next connection attempt (at least 1, for a readable answer)."""
+        return max(1.0, math.ceil(self._retry_at - anyio.current_time()))
+
+    def lost(self) -> None:
+        """A call found the connection broken: end it now, so the supervisor reconnects."""
+        self._ended.set()
+
+    async def supervise(self, first_attempt: anyio.Event) -> None:
+        """Connect, list the tools, follow `list_changed`, and reconnect with doubling backoff when it ends."""
+        backoff = FIRST_BACKOFF_S
+        while True:
+            self._ended, self._stale = anyio.Event(), anyio.Event()
+            up_since = math.inf
+            try:
+                async with self._connected() as session:
+                    await self._refresh(session)
+                    self.session, up_since = session, anyio.current_time()
+                    first_attempt.set()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._follow_changes, session)
+                        await self._ended.wait()
+                        tg.cancel_scope.cancel()
+            except Exception as exc:  # a dead or unreachable upstream is logged and retried, never fatal
+                log.warning("upstream %s (%s) failed: %s", self.endpoint.name, self.endpoint.describe(), _why(exc))
+            finally:
+                self.session = None
+            first_attempt.set()
+            if anyio.current_time() - up_since > STEADY_S:  # it ran well for a while: this is a fresh failure
+                backoff = FIRST_BACKOFF_S
+            self._retry_at = anyio.current_time() + backoff
+            log.warning("upstream %s is down; reconnecting in %.1f s", self.endpoint.name, backoff)
+            await anyio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+    @asynccontextmanager
+    async def _connected(self) -> AsyncIterator[ClientSession]:
+        async with self._transport() as (read, write), anyio.create_task_group() as tg:
+            relay_send, relay_read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            tg.start_soon(self._relay, read, relay_send)
+            handler = self._on_message
+            async with ClientSession(relay_read, write, message_handler=handler, client_info=CLIENT_INFO) as session:
+                await session.initialize()
+                yield session
+            tg.cancel_scope.cancel()
+
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        endpoint = self.endpoint
+        if endpoint.url is not None:
+            headers = {"Authorization": f"Bearer {endpoint.token}"} if endpoint.token else {}
+            timeout = httpx2.Timeout(30.0, read=300.0)
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+                streamable_http_client(endpoint.url, http_client=http) as streams,
+            ):
+                yield streams[0], streams[1]
+            return
+        params = StdioServerParameters(command=endpoint.command or "", args=list(endpoint.args), env=endpoint.env)
+        async with stdio_client(params, errlog=sys.stderr) as streams:
+            yield streams[0], streams[1]
+
+    async def _relay(
+        self, read: MemoryObjectReceiveStream[Any], relay: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
+        """Pass the transport's messages to the session, and notice when they end (the process died)."""
+        async with relay:
+            try:
+                async for message in read:
+                    await relay.send(message)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                pass
+        self._ended.set()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification | types.PromptListChangedNotification):
+            self._stale.set()  # refreshed by _follow_changes: a request from inside the read loop would wait on it
+
+    async def _follow_changes(self, session: ClientSession) -> None:
+        while True:
+            await self._stale.wait()
+            self._stale = anyio.Event()
+            await self._refresh(session)
+
+    async def _refresh(self, session: ClientSession) -> None:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        prompts: list[types.Prompt] = []
+        capabilities = session.server_capabilities
+        while capabilities is not None and capabilities.prompts is not None:
+            listed = await session.list_prompts(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            prompts += listed.prompts
+            cursor = listed.next_cursor
+            if not cursor:
+                break
+        self._on_listing(Listing(tools, prompts))
+
+
+def _why(exc: BaseException) -> str:
+    """The innermost readable reason of an exception (a task group wraps them in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,193 @@
+"""An upstream's tools and prompts in the registry: each tool a RegisteredTool named `<prefix><its name>` whose
+function sends the call to the upstream, so the one call path (grants, limits, audit, timeout, the server's span
+with the SDK's client span under it) covers it as it covers a local tool. While the upstream is down its tools
+stay listed and a call is answered `limited` with the wait (it did not run: a client may send it again then). Its
+prompts are RegisteredPrompts of the same names whose `get` asks the upstream (a JSON-RPC error while it is down)."""
+
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import CONNECTION_CLOSED
+from pydantic import BaseModel, ConfigDict
+
+from toolwire_server.surface.changes import PromptsListChanged
+from toolwire_server.surface.prompts import RegisteredPrompt
+from toolwire_server.tools.registry import RegisteredTool, Registry
+from toolwire_server.upstreams.connection import Endpoint, Listing, Upstream
+from toolwire_shared import errors
+from toolwire_shared.results import RETRY_AFTER_META, failed_call
+from toolwire_shared.tools import ToolPolicy
+
+log = logging.getLogger("toolwire.server")
+
+STARTUP_S = 10.0
+"""How long a server's start waits for its upstreams' first tool lists (one that is slower joins later, with a
+list_changed)."""
+MAX_NAME = 64
+"""The longest tool name every provider accepts."""
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class UpstreamArguments(BaseModel):
+    """Any arguments: the upstream validates them against its own schema (which is what clients are shown)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+@dataclass
+class UpstreamTool(RegisteredTool):
+    """A tool of an upstream, listed as the upstream describes it under its name here."""
+
+    remote: types.Tool | None = None
+
+    def mcp_tool(self) -> types.Tool:
+        assert self.remote is not None
+        meta = {**(self.remote.meta or {}), **self.policy.to_meta()}
+        return self.remote.model_copy(update={"name": self.name, "meta": meta, "execution": None})
+
+
+@dataclass
+class UpstreamPrompt(RegisteredPrompt):
+    """A prompt of an upstream, listed as the upstream describes it, got from it."""
+
+    remote: types.Prompt | None = None
+    mount: "UpstreamMount | None" = None
+
+    def mcp_prompt(self) -> types.Prompt:
+        assert self.remote is not None
+        return self.remote.model_copy(update={"name": self.name})
+
+    async def get(self, given: dict[str, str] | None) -> types.GetPromptResult:
+        assert self.remote is not None and self.mount is not None
+        return await self.mount.get_prompt(self.remote.name, given)
+
+
+class UpstreamMount:
+    """One `[upstreams.NAME]` entry mounted into a registry (a `Mount`)."""
+
+    def __init__(self, registry: Registry, endpoint: Endpoint, *, prefix: str, timeout_s: float) -> None:
+        self.registry, self.prefix, self.timeout_s = registry, prefix, timeout_s
+        self.upstream = Upstream(endpoint, self._listed)
+        self._names: set[str] = set()
+        self._prompts: set[str] = set()
+        self._serving = False
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Keep the upstream connected while a server runs (a second server of the same registry shares it)."""
+        if self._serving:
+            yield
+            return
+        self._serving = True
+        try:
+            async with anyio.create_task_group() as tg:
+                first = anyio.Event()
+                tg.start_soon(self.upstream.supervise, first)
+                with anyio.move_on_after(STARTUP_S):
+                    await first.wait()
+                yield
+                tg.cancel_scope.cancel()
+        finally:
+            self._serving = False
+
+    def local_name(self, remote: str) -> str:
+        return (self.prefix + _NOT_NAME.sub("_", remote))[:MAX_NAME]
+
+    def _listed(self, listing: Listing) -> None:
+        self._put_tools(listing.tools)
+        self._put_prompts(listing.prompts)
+
+    def _put_prompts(self, prompts: list[types.Prompt]) -> None:
+        """The upstream's prompts under the prefix, replacing the ones it listed before."""
+        prompts_here = self.registry.prompts
+        named = {self.local_name(p.name): p for p in prompts}
+        kept = {n: p for n, p in named.items() if n in self._prompts or n not in prompts_here}
+        if {n: getattr(prompts_here.get(n), "remote", None) for n in self._prompts} == kept:
+            return
+        for gone in self._prompts:
+            prompts_here.pop(gone, None)
+        for name, remote in kept.items():
+            arguments = list(remote.arguments or [])
+            prompt = UpstreamPrompt(name, remote.description or remote.name, _unused, UpstreamArguments, arguments)
+            prompt.remote, prompt.mount = remote, self
+            prompts_here[name] = prompt
+        self._prompts = set(kept)
+        self.registry.changes.post(PromptsListChanged())
+
+    async def get_prompt(self, remote: str, given: dict[str, str] | None) -> types.GetPromptResult:
+        session = self.upstream.session
+        if session is None:
+            wait = self.upstream.retry_in()
+            message = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message)
+        return await session.get_prompt(remote, given)
+
+    def _put_tools(self, tools: list[types.Tool]) -> None:
+        """The upstream's tool list (first, or after its list_changed): put what is new or changed, drop what went."""
+        seen: set[str] = set()
+        for remote in tools:
+            name = self.local_name(remote.name)
+            existing = self.registry.get(name)
+            if name in seen or (existing is not None and name not in self._names):
+                log.warning("upstream %s: tool %r skipped: %s is taken", self.upstream.endpoint.name, remote.name, name)
+                continue
+            seen.add(name)
+            if isinstance(existing, UpstreamTool) and existing.remote == remote:
+                continue
+            self.registry.put(self._tool(name, remote))
+        for gone in self._names - seen:
+            self.registry.remove(gone)
+        self._names = seen
+
+    def _tool(self, name: str, remote: types.Tool) -> UpstreamTool:
+        async def forward(**arguments: Any) -> types.CallToolResult:
+            return await self._call(name, remote.name, arguments)
+
+        destructive = remote.annotations.destructive_hint if remote.annotations is not None else False
+        return UpstreamTool(
+            name=name,
+            description=remote.description or f"{remote.name} (from {self.upstream.endpoint.name})",
+            fn=forward,
+            model=UpstreamArguments,
+            schema=dict(remote.input_schema),
+            # Its annotations are the upstream's word: trusted only where they ask for more care (an approval).
+            policy=ToolPolicy(timeout_s=self.timeout_s, risky=remote.annotations is not None and bool(destructive)),
+            injected={},
+            is_async=True,
+            remote=remote,
+        )
+
+    async def _call(self, name: str, remote: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        session = self.upstream.session
+        if session is None:
+            return self._restarting()
+        try:
+            return await session.call_tool(remote, arguments)
+        except MCPError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                return failed_call("tool_failed", errors.tool_failed(name, exc.error.message))
+        except (OSError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            log.warning("upstream %s: the call of %s broke the connection: %s", self.upstream.endpoint.name, name, exc)
+        self.upstream.lost()
+        # It may have run before the connection broke: say so, rather than invite a second run.
+        text = f"upstream {self.upstream.endpoint.name} is restarting; try again in {self.upstream.retry_in():g} s "
+        return failed_call("outcome_unknown", text + f"(it stopped during this call of {name}, which may have run)")
+
+    def _restarting(self) -> types.CallToolResult:
+        """The call never left: `limited`, with the wait in `_meta`, is safe to send again after it."""
+        wait = self.upstream.retry_in()
+        text = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
+        result = failed_call("limited", text)
+        return result.model_copy(update={"meta": {**(result.meta or {}), RETRY_AFTER_META: wait}})
+
+
+def _unused() -> None:
+    """An upstream prompt's `fn`: its `get` asks the upstream instead."""

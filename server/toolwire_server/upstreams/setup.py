@@ -1,0 +1,56 @@
+"""The mounts a configuration file's `[upstreams.NAME]` tables ask for, checked now (a command that is not there, a
+variable that is not set: one line naming the key) so `serve --check` finds what `serve` would."""
+
+import os
+import shutil
+from pathlib import Path
+
+from toolwire_server.policy.config import ConfigError, LoadedConfig, UpstreamEntry
+from toolwire_server.tools.registry import Registry
+from toolwire_server.upstreams.connection import Endpoint
+from toolwire_server.upstreams.mount import UpstreamMount
+
+
+def mount_upstreams(registry: Registry, loaded: LoadedConfig) -> list[UpstreamMount]:
+    mounts = [_mount(registry, loaded, name, entry) for name, entry in loaded.config.upstreams.items()]
+    prefixes = [m.prefix for m in mounts]
+    for mount in mounts:
+        others = [p for p in prefixes if p != mount.prefix and p.startswith(mount.prefix)]
+        if others:
+            raise ConfigError(f"{loaded.path}: upstreams: prefix {mount.prefix!r} is the start of {others[0]!r}")
+        taken = [n for n in registry.names() if n.startswith(mount.prefix)]
+        if taken:
+            raise ConfigError(f"{loaded.path}: upstreams: prefix {mount.prefix!r} is the start of tool {taken[0]!r}")
+    registry.mounts.extend(mounts)
+    return mounts
+
+
+def _mount(registry: Registry, loaded: LoadedConfig, name: str, entry: UpstreamEntry) -> UpstreamMount:
+    where = f"{loaded.path}: upstreams.{name}"
+    if entry.url is not None:
+        token = _variable(entry.token_env, f"{where}.token_env") if entry.token_env else None
+        endpoint = Endpoint(name, url=entry.url, token=token)
+    else:
+        env = dict(entry.env)
+        for variable in entry.env_from:
+            env[variable] = _variable(variable, f"{where}.env_from")
+        command = _command(entry.command or "", loaded.path.parent, where)
+        endpoint = Endpoint(name, command=command, args=tuple(entry.args), env=env)
+    prefix = entry.prefix if entry.prefix is not None else f"{name}__"
+    return UpstreamMount(registry, endpoint, prefix=prefix, timeout_s=entry.timeout_s)
+
+
+def _variable(variable: str | None, where: str) -> str:
+    value = os.environ.get(variable or "")
+    if not value:
+        raise ConfigError(f"{where}: ${variable} is not set (the upstream needs it; set it where the server runs)")
+    return value
+
+
+def _command(command: str, folder: Path, where: str) -> str:
+    """A bare name is looked up on PATH; a path is relative to the configuration file's folder."""
+    found = shutil.which(command) if os.sep not in command else None
+    path = Path(found) if found else (folder / command)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ConfigError(f"{where}.command = {command!r}: no such executable (a name on PATH, or a path)")
+    return str(path.absolute())
