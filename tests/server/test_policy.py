@@ -21,7 +21,7 @@ from toolwire_server.tools.execution import call_tool
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports.processes import ServeSpec
 from toolwire_shared.messages import ToolCall
-from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, content_text
+from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, read_content
 
 TOOLS = f'tools = "{REPO}/tests/server/policy_tools.py:registry"\n'
 AGENTS = """
@@ -101,7 +101,7 @@ async def test_a_refused_call_names_tool_limit_agent_and_wait_and_never_runs(tmp
     first, second = [await _call(registry, SUPPORT, "issue_refund", args) for _ in range(2)]
     assert not first.is_error and not second.is_error
     third = await _call(registry, SUPPORT, "issue_refund", args)
-    text = content_text(third.content)
+    text = read_content(third.content).text
     assert third.is_error and third.meta[ERROR_KIND_META] == "limited"
     assert re.fullmatch(r"issue_refund: 1 calls per minute for agent support-bot; next allowed in \d\d\.\d s", text)
     assert 55 < third.meta[RETRY_AFTER_META] <= 60
@@ -114,7 +114,7 @@ async def test_a_daily_quota_refuses_until_midnight_utc(tmp_path: Path) -> None:
     registry = _load(tmp_path, "[[limits]]\nagent = 'billing'\ntool = 'get_order'\nper_day = 3\n")
     results = [await _call(registry, BILLING, "get_order", {"order_id": "A"}) for _ in range(4)]
     assert [r.is_error for r in results] == [False, False, False, True]
-    assert "3 calls per day for agent billing" in content_text(results[-1].content)
+    assert "3 calls per day for agent billing" in read_content(results[-1].content).text
     assert 0 < results[-1].meta[RETRY_AFTER_META] <= 86_400
 
 
@@ -136,8 +136,8 @@ async def test_twenty_concurrent_calls_past_an_in_flight_limit_of_three(tmp_path
         assert policy_tools.holding["now"] == 3
         policy_tools.released.set()
     assert policy_tools.holding["most"] == 3
-    assert sorted(content_text(r.content) for r in results if not r.is_error) == ["released"] * 3
-    limited = [content_text(r.content) for r in results if r.is_error]
+    assert sorted(read_content(r.content).text for r in results if not r.is_error) == ["released"] * 3
+    limited = [read_content(r.content).text for r in results if r.is_error]
     assert set(limited) == {
         "hold: 3 calls in flight at once for agent support-bot; next allowed when one of them finishes"
     }
@@ -190,7 +190,7 @@ async def test_a_store_that_cannot_be_reached_refuses_the_call_readably(tmp_path
     args = {"order_id": "A1", "amount": 5.0, "card_number": CARD}
     refused = await _call(registry, SUPPORT, "issue_refund", args)
     assert refused.is_error and refused.meta[ERROR_KIND_META] == "limited"
-    assert content_text(refused.content) == (
+    assert read_content(refused.content).text == (
         "issue_refund: not run: this server cannot reach the store its limits are counted in; try again later"
     )
     assert not (await _call(registry, SUPPORT, "echo", {"text": "x"})).is_error  # no rule: no store needed
