@@ -72,7 +72,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     ) -> types.CallToolResult | types.InputRequiredResult:
         who, tool = caller_grant(ctx, grant), registry.get(params.name)
         if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
-            started = await tasks.start(tool, who, params.arguments)
+            started = await tasks.start(tool, who, params.arguments, ctx.session.client_capabilities)
             if isinstance(started, types.CallToolResult):  # done already: the result, as a plain call answers
                 return started
             # The SDK serialises a mapping as it is; its handler type names only the core result shapes.

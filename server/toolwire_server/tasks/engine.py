@@ -15,7 +15,8 @@ from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.auth.access import Grant
-from toolwire_server.functions.context import AskFn, ToolContext
+from toolwire_server.functions.context import ToolContext
+from toolwire_server.functions.elicit import AskFn, TaskAsker
 from toolwire_server.tasks.store import HEARTBEAT_S, TaskRecord, TaskStore, process_owner
 from toolwire_server.tools.execution import execute
 from toolwire_server.tools.registry import RegisteredTool
@@ -61,10 +62,15 @@ class TaskEngine:
         self.store.close()
 
     async def start(
-        self, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None
+        self,
+        tool: RegisteredTool,
+        grant: Grant,
+        arguments: dict[str, Any] | None,
+        capabilities: types.ClientCapabilities | None = None,
     ) -> TaskRecord | types.CallToolResult:
         """Store the task (durably, before its handle is sent) and start running it. A tool that completes within
-        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is."""
+        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is. `capabilities`
+        (the calling client's) say which questions the tool may ask it (`ctx.elicit`)."""
         if self._group is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the task engine is not running")
         now = time.time()
@@ -90,7 +96,7 @@ class TaskEngine:
         scope = anyio.CancelScope()
         self._running[record.task_id] = scope
         finished = self._finished[record.task_id] = anyio.Event()
-        self._group.start_soon(self._run, record.task_id, tool, grant, arguments, scope)
+        self._group.start_soon(self._run, record.task_id, tool, grant, arguments, capabilities, scope)
         with anyio.move_on_after(QUICK_S):
             await finished.wait()
         self._finished.pop(record.task_id, None)
@@ -112,7 +118,13 @@ class TaskEngine:
             event.set()
 
     async def _run(
-        self, task_id: str, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None, scope: Any
+        self,
+        task_id: str,
+        tool: RegisteredTool,
+        grant: Grant,
+        arguments: dict[str, Any] | None,
+        capabilities: types.ClientCapabilities | None,
+        scope: Any,
     ) -> None:
         noted = [-NOTE_EVERY_S]
 
@@ -123,7 +135,10 @@ class TaskEngine:
             where = f"{done:g}/{total:g}" if total else f"{done:g}"
             await self.store.note(task_id, f"{where}: {message}" if message else where)
 
-        context = ToolContext(tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=self._asker(task_id))
+        ask = self._asker(task_id)  # a task's questions, raw (ask_fn) or as elicitations (asker), are its rounds
+        context = ToolContext(
+            tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=ask, asker=TaskAsker(ask, capabilities)
+        )
         try:
             with scope:
                 result = await execute(
