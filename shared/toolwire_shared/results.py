@@ -47,6 +47,15 @@ class SubRun(BaseModel):
     cost_usd: float | None = None
 
 
+class TaskRun(BaseModel):
+    """The MCP task a call ran as: its id and its last status (completed, failed, cancelled, input_required)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    status: str
+
+
 class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -73,6 +82,9 @@ class ToolResult(BaseModel):
     result that has none, so runs saved before this field load and save unchanged."""
     links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
     """The URIs of the resource links it returned (read_resource reads them from the server that sent them)."""
+    task: TaskRun | None = Field(default=None, exclude_if=lambda task: task is None)
+    """Set when the server ran the call as an MCP task (client/toolwire_client/tools/tasks.py): its id and how it
+    ended, for the step table."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:
