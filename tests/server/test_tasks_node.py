@@ -1,5 +1,6 @@
 """The next conformance suite (@modelcontextprotocol/conformance@0.2.0-alpha.12) against `toolwire serve --http`:
-its `tasks-*` scenarios (SEP-2663) on examples/conformance_tasks.py.
+its `tasks-*` scenarios (SEP-2663) and its `input-required-result-*` ones (SEP-2322) on
+examples/conformance_tasks.py.
 
 Needs that package in $TOOLWIRE_NODE_NEXT_DIR (CI: ./node-next, see .ci/run) and Node 22 from $TOOLWIRE_NODE_DIR."""
 
@@ -22,9 +23,21 @@ SCENARIOS = (
     "tasks-required-task-error",
     "tasks-mrtr-input",
     "tasks-request-headers",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-result-type",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
 )
 """Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional) and
-tasks-mrtr-composition (a multi-round-trip InputRequiredResult before the task: elicitation's part)."""
+tasks-mrtr-composition (a multi-round-trip InputRequiredResult before the task is created: not done yet); every
+input-required-result-* one but -non-tool-request (an InputRequiredResult from prompts/get: toolwire's prompts do not
+ask) and those that pass with no fixture (-unsupported-methods, -ignore-extra-params, -validate-input)."""
 
 
 @pytest.mark.node
