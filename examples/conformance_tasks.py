@@ -190,3 +190,15 @@ async def test_input_required_result_capabilities(ctx: ToolContext) -> str:
     if capabilities is not None and capabilities.sampling is not None:
         _ask({"capital_question": _sample("What is the capital of France?", 100)})
     return "nothing to ask: the client declared neither elicitation nor sampling"
+
+
+@registry.tool(
+    description="Asks the user's name first (an InputRequiredResult), then greets them as a task (tasks-mrtr-composition).",
+    task="required",
+    ask_before_task=True,
+)
+async def test_tool_with_task(ctx: ToolContext) -> str:
+    answer = await ctx.elicit("What is your name?", NAME)
+    name = (answer.content or {}).get("name") if answer.accepted else None
+    await anyio.sleep(0.5)  # the long part, after the question
+    return f"Hello, {name}!" if name else f"no name given ({answer.action})"

@@ -23,7 +23,7 @@ from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
 from toolwire_server.surface.changes import Hub
 from toolwire_server.tasks.engine import TaskEngine
-from toolwire_server.tasks.protocol import add_handlers, as_task, created
+from toolwire_server.tasks.protocol import add_handlers, as_task, task_call
 from toolwire_server.tasks.store import TaskStore, default_location
 from toolwire_server.tools.execution import call_tool
 from toolwire_server.tools.registry import Registry
@@ -72,11 +72,9 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     ) -> types.CallToolResult | types.InputRequiredResult:
         who, tool = caller_grant(ctx, grant), registry.get(params.name)
         if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
-            started = await tasks.start(tool, who, params.arguments, ctx.session.client_capabilities)
-            if isinstance(started, types.CallToolResult):  # done already: the result, as a plain call answers
-                return started
-            # The SDK serialises a mapping as it is; its handler type names only the core result shapes.
-            return cast(types.CallToolResult, created(started))
+            answer = await task_call(tasks, tool, who, ctx)
+            # The SDK serialises a mapping (a CreateTaskResult) as it is; its handler type names only the core shapes.
+            return answer if not isinstance(answer, dict) else cast(types.CallToolResult, answer)
         key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
         session = ctx.session
 

@@ -23,6 +23,7 @@ SCENARIOS = (
     "tasks-required-task-error",
     "tasks-mrtr-input",
     "tasks-request-headers",
+    "tasks-mrtr-composition",
     "input-required-result-basic-elicitation",
     "input-required-result-basic-sampling",
     "input-required-result-basic-list-roots",
@@ -34,8 +35,7 @@ SCENARIOS = (
     "input-required-result-tampered-state",
     "input-required-result-capability-check",
 )
-"""Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional) and
-tasks-mrtr-composition (a multi-round-trip InputRequiredResult before the task is created: not done yet); every
+"""Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional); every
 input-required-result-* one but -non-tool-request (an InputRequiredResult from prompts/get: toolwire's prompts do not
 ask) and those that pass with no fixture (-unsupported-methods, -ignore-extra-params, -validate-input)."""
 

@@ -31,3 +31,16 @@ async def book_table(restaurant: str, ctx: ToolContext) -> str:
     if not answer.accepted or answer.content is None:
         return f"not booked: the person chose {answer.action}"
     return f"booked {restaurant} for {answer.content['name']}, {answer.content['party']} people"
+
+
+@registry.tool(
+    description="Connect to a service; asks the person to log in first, then works as a task.",
+    task="required",
+    ask_before_task=True,
+    timeout_s=300,
+)
+async def connect(service: str, ctx: ToolContext) -> str:
+    _note(event="started", service=service)
+    answer = await ctx.elicit_url(f"Log in to {service}", f"https://login.example.com/{service}")
+    _note(event="answered", action=answer.action)
+    return f"connected to {service}" if answer.accepted else f"not connected: the person chose {answer.action}"

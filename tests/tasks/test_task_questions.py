@@ -13,7 +13,9 @@ from click.testing import CliRunner, Result
 from elicit.driver import asks
 from elicit.test_elicit_runs import DRIVER
 from helpers.cli import run_toolwire
-from helpers.servers import HttpServer
+from helpers.polling import wait_until
+from helpers.servers import HttpServer, tokens_file
+from helpers.tasks_rpc import result, rpc
 from toolwire_client.cli import main
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
@@ -99,3 +101,69 @@ async def test_on_elicit_answers_a_task_s_question_at_once(tmp_path: Path) -> No
     [wanted] = asked
     assert wanted.era == "task" and wanted.task_id and wanted.requested_schema is not None
     assert [(e["event"], e.get("action")) for e in events(log)] == [("started", None), ("answered", "decline")]
+
+
+async def test_a_question_before_the_task_pauses_the_run_and_the_answer_hands_out_the_task(tmp_path: Path) -> None:
+    """An `ask_before_task` tool: its question is the call's InputRequiredResult, the call sent again with the answer
+    (after `toolwire answer` and `resume`) gets the task it parked, which runs on; the tool ran once."""
+    db, log = tmp_path / "runs.db", tmp_path / "tool.jsonl"
+    with served(tmp_path, log) as server:
+        model = ("--model", "scripted:asks", "--server-url", server.url, "--db", str(db))
+        first = await anyio.to_thread.run_sync(
+            lambda: run_toolwire("run", "log in to the bank", *model, command=DRIVER, timeout_s=90)
+        )
+        assert "Log in to bank" in first.stdout + first.stderr, first.stdout + first.stderr
+        store = await open_store(str(db))
+        try:
+            [run] = await store.list_runs()
+            paused = await store.load(run.run_id)
+        finally:
+            await store.aclose()
+        [pending] = paused.pending
+        assert pending.input is not None and pending.input.era == "2026-07-28" and pending.input.mode == "url"
+        assert pending.task_id is None and pending.input.request_state  # the task comes with the answer, not before
+        given = await cli(db, "answer", paused.run_id, "--accept")
+        assert given.exit_code == 0, given.stderr
+        resumed = await anyio.to_thread.run_sync(
+            lambda: run_toolwire("resume", paused.run_id, "--db", str(db), command=DRIVER, timeout_s=90)
+        )
+        assert f"{paused.run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
+        shown = await cli(db, "trace", "show", paused.run_id)
+    assert "connected to bank [task " in shown.stdout and " completed]" in shown.stdout, shown.stdout
+    assert [(e["event"], e.get("action")) for e in events(log)] == [("started", None), ("answered", "accept")]
+
+
+def test_the_first_round_s_state_hands_its_task_only_to_its_agent_and_only_once(tmp_path: Path) -> None:
+    """Hostile: another agent replaying the sealed requestState gets "unknown task"; a changed state is refused; the
+    owner replaying it after answering gets the same task, and its first answer stands."""
+    log = tmp_path / "tool.jsonl"
+    tokens = tokens_file(tmp_path, {"alice": ("tok-alice", ["*"]), "bob": ("tok-bob", ["*"])})
+    env = {"ELICIT_LOG": str(log), "TOOLWIRE_TASK_STORE": str(tmp_path / "tasks.sqlite")}
+    asking = {"elicitation": {"form": {}, "url": {}}}
+    call = {"name": "connect", "arguments": {"service": "bank"}}
+    with HttpServer(TOOLS, "--tokens", str(tokens), env=env) as server:
+        first = result(server.url, "tools/call", call, token="tok-alice", capabilities=asking)
+        assert first["resultType"] == "input_required" and "taskId" not in first, first
+        [key] = first["inputRequests"]
+        state = first["requestState"]
+
+        def again(token: str, answer: str, sealed: str = state) -> dict[str, Any]:
+            params = {**call, "inputResponses": {key: {"action": answer}}, "requestState": sealed}
+            return rpc(server.url, "tools/call", params, token=token, capabilities=asking)
+
+        stolen = again("tok-bob", "decline")
+        assert stolen["error"]["code"] == -32602 and "unknown task" in stolen["error"]["message"], stolen
+        changed = again("tok-alice", "decline", state[:-4] + ("AAAA" if not state.endswith("AAAA") else "BBBB"))
+        assert "error" in changed, changed
+        handed = again("tok-alice", "accept")["result"]
+        assert handed["resultType"] == "task" and "requestState" not in handed, handed
+        replayed = again("tok-alice", "decline")["result"]
+        assert replayed["taskId"] == handed["taskId"]
+
+        def done() -> dict[str, Any] | None:
+            task = result(server.url, "tasks/get", {"taskId": handed["taskId"]}, token="tok-alice")
+            return task if task["status"] == "completed" else None
+
+        finished = wait_until(done, "the task to complete", timeout_s=30)
+    assert finished["result"]["content"][0]["text"] == "connected to bank"
+    assert [(e["event"], e.get("action")) for e in events(log)] == [("started", None), ("answered", "accept")]

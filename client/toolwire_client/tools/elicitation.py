@@ -75,8 +75,8 @@ def _wanted(
 ) -> InputWanted:
     if isinstance(params, types.ElicitRequestURLParams):
         return InputWanted(
-            key=key, mode="url", message=params.message, url=params.url, era=era, earlier=earlier or [],
-            task_id=task_id,
+            key=key, mode="url", message=params.message, url=params.url, era=era, request_state=state,
+            earlier=earlier or [], task_id=task_id,
         )  # fmt: skip
     schema = dict(params.requested_schema)
     return InputWanted(
