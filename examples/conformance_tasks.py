@@ -193,7 +193,7 @@ async def test_input_required_result_capabilities(ctx: ToolContext) -> str:
 
 
 @registry.tool(
-    description="Asks the user's name first (an InputRequiredResult), then greets them as a task (tasks-mrtr-composition).",
+    description="Asks the user's name first (an InputRequiredResult), then greets them as a task.",
     task="required",
     ask_before_task=True,
 )
@@ -202,3 +202,12 @@ async def test_tool_with_task(ctx: ToolContext) -> str:
     name = (answer.content or {}).get("name") if answer.accepted else None
     await anyio.sleep(0.5)  # the long part, after the question
     return f"Hello, {name}!" if name else f"no name given ({answer.action})"
+
+
+@registry.prompt(description="A prompt that asks what context to use (an InputRequiredResult from prompts/get).")
+async def test_input_required_result_prompt(ctx: ToolContext) -> str:
+    context = _content(_rounds(ctx).responses.get("user_context"), "context")
+    if context is None:
+        schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+        _ask({"user_context": _elicit("What context should the prompt use?", schema)})
+    return f"Use this context: {context}"

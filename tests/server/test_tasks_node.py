@@ -34,10 +34,11 @@ SCENARIOS = (
     "input-required-result-result-type",
     "input-required-result-tampered-state",
     "input-required-result-capability-check",
+    "input-required-result-non-tool-request",
 )
 """Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional); every
-input-required-result-* one but -non-tool-request (an InputRequiredResult from prompts/get: toolwire's prompts do not
-ask) and those that pass with no fixture (-unsupported-methods, -ignore-extra-params, -validate-input)."""
+input-required-result-* one but those that need no fixture (-unsupported-methods, -ignore-extra-params,
+-validate-input: the --suite all run checks them)."""
 
 
 @pytest.mark.node

@@ -44,3 +44,9 @@ async def connect(service: str, ctx: ToolContext) -> str:
     answer = await ctx.elicit_url(f"Log in to {service}", f"https://login.example.com/{service}")
     _note(event="answered", action=answer.action)
     return f"connected to {service}" if answer.accepted else f"not connected: the person chose {answer.action}"
+
+
+@registry.prompt(description="A briefing for a restaurant; asks whom it is for.")
+async def briefing(restaurant: str, ctx: ToolContext) -> str:
+    answer = await ctx.elicit(f"Who is the briefing on {restaurant} for?", PARTY)
+    return f"Brief {answer.content['name']} on {restaurant}" if answer.accepted and answer.content else "No briefing"

@@ -167,3 +167,21 @@ def test_the_first_round_s_state_hands_its_task_only_to_its_agent_and_only_once(
         finished = wait_until(done, "the task to complete", timeout_s=30)
     assert finished["result"]["content"][0]["text"] == "connected to bank"
     assert [(e["event"], e.get("action")) for e in events(log)] == [("started", None), ("answered", "accept")]
+
+
+def test_a_prompt_asks_in_rounds_like_a_tool(tmp_path: Path) -> None:
+    """prompts/get of a prompt that calls `ctx.elicit`: an InputRequiredResult, then (called again with the answer)
+    its messages; a client that declared no elicitation gets a readable error, not a question it cannot answer."""
+    asking = {"elicitation": {"form": {}}}
+    get = {"name": "briefing", "arguments": {"restaurant": "Noma"}}
+    with served(tmp_path, tmp_path / "tool.jsonl") as server:
+        first = result(server.url, "prompts/get", get, capabilities=asking)
+        assert first["resultType"] == "input_required", first
+        [(key, request)] = first["inputRequests"].items()
+        assert request["params"]["message"] == "Who is the briefing on Noma for?"
+        answer = {"action": "accept", "content": {"name": "Ada", "party": 2}}
+        params = {**get, "inputResponses": {key: answer}}  # one question: no earlier answers, no requestState
+        done = result(server.url, "prompts/get", params, capabilities=asking)
+        assert done["messages"][0]["content"]["text"] == "Brief Ada on Noma"
+        refused = rpc(server.url, "prompts/get", get)
+        assert "cannot answer questions" in refused["error"]["message"], refused

@@ -29,6 +29,7 @@ import jsonschema
 import mcp_types as types
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_shared.elicitation import CALL_TAG_META
 
@@ -226,6 +227,14 @@ class TaskAsker:
         request = types.ElicitRequest(params=params).model_dump(by_alias=True, exclude_none=True, mode="json")
         answers = await self.ask_fn({key: request})
         return answer_of(answers.get(key), params)
+
+
+def asker_of(ctx: Any, tag: str | None = None) -> Asker:
+    """How the handler of request `ctx` (a tools/call, a prompts/get) asks the client a question: in rounds
+    (2026-07-28) or by a request on the session, tagged with the client's `tag` for the call."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return RoundTrips.of(ctx.session.client_capabilities, ctx.params)
+    return PushAsker(ctx.session, ctx.request_id, tag)
 
 
 def form(message: str, schema: dict[str, Any]) -> types.ElicitRequestFormParams:
