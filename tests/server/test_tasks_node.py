@@ -25,20 +25,15 @@ SCENARIOS = (
     "tasks-request-headers",
     "tasks-mrtr-composition",
     "input-required-result-basic-elicitation",
-    "input-required-result-basic-sampling",
-    "input-required-result-basic-list-roots",
-    "input-required-result-request-state",
-    "input-required-result-multiple-input-requests",
     "input-required-result-multi-round",
-    "input-required-result-missing-input-response",
-    "input-required-result-result-type",
     "input-required-result-tampered-state",
-    "input-required-result-capability-check",
     "input-required-result-non-tool-request",
 )
-"""Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional); every
-input-required-result-* one but those that need no fixture (-unsupported-methods, -ignore-extra-params,
--validate-input: the --suite all run checks them)."""
+"""Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional), and the
+input-required-result-* ones that exercise toolwire's own machinery (a tool's and a prompt's question ending the
+request, the sealed requestState across rounds, a tampered state refused). The other input-required-result-*
+scenarios check only what the fixtures build by hand; they pass too (docs/tasks-and-input.md), and are left out to
+keep this test near 20 s on a busy 2-core machine."""
 
 
 @pytest.mark.node
