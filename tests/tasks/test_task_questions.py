@@ -185,3 +185,20 @@ def test_a_prompt_asks_in_rounds_like_a_tool(tmp_path: Path) -> None:
         assert done["messages"][0]["content"]["text"] == "Brief Ada on Noma"
         refused = rpc(server.url, "prompts/get", get)
         assert "cannot answer questions" in refused["error"]["message"], refused
+
+
+def test_a_task_whose_client_cannot_answer_ends_with_a_readable_error(tmp_path: Path) -> None:
+    """A client that declared the tasks extension but no elicitation: the task's question is an error result the
+    model can read (the task completes with isError), never a task waiting for ever."""
+    call = {"name": "book_table", "arguments": {"restaurant": "Noma"}}
+    with served(tmp_path, tmp_path / "tool.jsonl") as server:
+        created = result(server.url, "tools/call", call)
+
+        def ended() -> dict[str, Any] | None:
+            if created["resultType"] != "task":
+                return created
+            task = result(server.url, "tasks/get", {"taskId": created["taskId"]})
+            return task["result"] if task["status"] == "completed" else None
+
+        answer = wait_until(ended, "the task to end", timeout_s=30)
+    assert answer["isError"] is True and "cannot answer questions" in answer["content"][0]["text"], answer
