@@ -4,10 +4,15 @@
 `conformance server --url http://localhost:3102/mcp --scenario tasks-lifecycle` (tests/server/test_tasks_node.py
 runs them all). A task-supporting tool here is an ordinary toolwire tool registered with `task=...`."""
 
+import json
+from typing import Any, NoReturn
+
 import anyio
+import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server import Registry, ToolContext
+from toolwire_server.functions.elicit import ElicitationUnavailable, InputNeeded, RoundTrips
 
 registry = Registry("toolwire-conformance-tasks")
 
@@ -64,3 +69,145 @@ async def multi_input(ctx: ToolContext) -> str:
         return "no answers (needs the tasks extension)"
     answers = await ctx.ask_fn({**_confirm("first", "First?"), **_confirm("second", "Second?")})
     return "answers: " + ", ".join(sorted(answers))
+
+
+# ---- the input-required-result-* scenarios (SEP-2322, multi-round-trip): each fixture asks with the keys the suite
+# names, so it builds its InputRequiredResult itself; the call's rounds (the answers of this round, and the earlier
+# ones from the sealed requestState) are in its RoundTrips asker. An ordinary tool would call `ctx.elicit`.
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def _rounds(ctx: ToolContext) -> RoundTrips:
+    if not isinstance(ctx.asker, RoundTrips):
+        raise ElicitationUnavailable("this fixture answers in rounds: call it in the 2026-07-28 era")
+    return ctx.asker
+
+
+def _elicit(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"method": "elicitation/create", "params": {"mode": "form", "message": message, "requestedSchema": schema}}
+
+
+def _sample(text: str, max_tokens: int) -> dict[str, Any]:
+    message = {"role": "user", "content": {"type": "text", "text": text}}
+    return {"method": "sampling/createMessage", "params": {"messages": [message], "maxTokens": max_tokens}}
+
+
+_ROOTS = {"method": "roots/list", "params": {}}
+
+
+def _ask(requests: dict[str, Any], state: dict[str, Any] | None = None) -> NoReturn:
+    sealed = json.dumps(state) if state is not None else None  # sealed by the server's RequestStateBoundary
+    body = {"resultType": "input_required", "inputRequests": requests, "requestState": sealed}
+    raise InputNeeded(types.InputRequiredResult.model_validate(body))
+
+
+def _content(answer: object, field: str) -> str | None:
+    """The string `field` of an accepted form answer, else None (a malformed answer is asked again)."""
+    if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(answer.get("content"), dict):
+        return None
+    value = answer["content"].get(field)
+    return value if isinstance(value, str) else None
+
+
+@registry.tool(description="Asks the user's name (an InputRequiredResult), then greets them.")
+async def test_input_required_result_elicitation(ctx: ToolContext) -> str:
+    name = _content(_rounds(ctx).responses.get("user_name"), "name")
+    if name is None:
+        _ask({"user_name": _elicit("What is your name?", NAME)})
+    return f"Hello, {name}!"
+
+
+@registry.tool(description="Asks the client's model a question (sampling in an InputRequiredResult).")
+async def test_input_required_result_sampling(ctx: ToolContext) -> str:
+    answer = _rounds(ctx).responses.get("capital_question")
+    if not isinstance(answer, dict):
+        _ask({"capital_question": _sample("What is the capital of France?", 100)})
+    content = answer.get("content")
+    return f"the model said: {content.get('text') if isinstance(content, dict) else content}"
+
+
+@registry.tool(description="Asks the client's roots (roots/list in an InputRequiredResult).")
+async def test_input_required_result_list_roots(ctx: ToolContext) -> str:
+    answer = _rounds(ctx).responses.get("client_roots")
+    if not isinstance(answer, dict) or not isinstance(answer.get("roots"), list):
+        _ask({"client_roots": _ROOTS})
+    return "roots: " + ", ".join(str(root.get("uri")) for root in answer["roots"] if isinstance(root, dict))
+
+
+@registry.tool(description="Asks for a confirmation with a requestState, and checks the state comes back.")
+async def test_input_required_result_request_state(ctx: ToolContext) -> str:
+    rounds = _rounds(ctx)
+    if rounds.answered.get("fixture") != "confirm" or "confirm" not in rounds.responses:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        _ask({"confirm": _elicit("Please confirm", schema)}, {"fixture": "confirm"})
+    return "state-ok: confirmed"
+
+
+@registry.tool(description="Asks three things at once: a form, the client's model and its roots.")
+async def test_input_required_result_multiple_inputs(ctx: ToolContext) -> str:
+    rounds = _rounds(ctx)
+    keys = ("user_name", "greeting", "client_roots")
+    if rounds.answered.get("fixture") != "multiple" or any(key not in rounds.responses for key in keys):
+        requests = {
+            "user_name": _elicit("What is your name?", NAME),
+            "greeting": _sample("Generate a greeting", 50),
+            "client_roots": _ROOTS,
+        }
+        _ask(requests, {"fixture": "multiple"})
+    return f"got {', '.join(keys)}"
+
+
+@registry.tool(description="Asks in two rounds, the requestState carrying the first answer to the second.")
+async def test_input_required_result_multi_round(ctx: ToolContext) -> str:
+    rounds = _rounds(ctx)
+    name = rounds.answered.get("name") or _content(rounds.responses.get("step1"), "name")
+    if not isinstance(name, str):
+        _ask({"step1": _elicit("Step 1: What is your name?", NAME)}, {"fixture": "step1"})
+    color = _content(rounds.responses.get("step2"), "color") if rounds.answered.get("fixture") == "step2" else None
+    if color is None:
+        schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+        _ask({"step2": _elicit("Step 2: What is your favorite color?", schema)}, {"fixture": "step2", "name": name})
+    return f"{name} likes {color}"
+
+
+@registry.tool(description="Asks with a sealed requestState: a tampered one is refused before the tool runs.")
+async def test_input_required_result_tampered_state(ctx: ToolContext) -> str:
+    rounds = _rounds(ctx)
+    if rounds.answered.get("fixture") != "sealed":
+        _ask({"user_name": _elicit("What is your name?", NAME)}, {"fixture": "sealed"})
+    return "state intact"
+
+
+@registry.tool(description="Asks only what the client declared it can answer (a form, else its model).")
+async def test_input_required_result_capabilities(ctx: ToolContext) -> str:
+    rounds = _rounds(ctx)
+    if rounds.responses:
+        return "answered"
+    capabilities = rounds.capabilities
+    if capabilities is not None and capabilities.elicitation is not None:
+        _ask({"user_name": _elicit("What is your name?", NAME)})
+    if capabilities is not None and capabilities.sampling is not None:
+        _ask({"capital_question": _sample("What is the capital of France?", 100)})
+    return "nothing to ask: the client declared neither elicitation nor sampling"
+
+
+@registry.tool(
+    description="Asks the user's name first (an InputRequiredResult), then greets them as a task.",
+    task="required",
+    ask_before_task=True,
+)
+async def test_tool_with_task(ctx: ToolContext) -> str:
+    answer = await ctx.elicit("What is your name?", NAME)
+    name = (answer.content or {}).get("name") if answer.accepted else None
+    await anyio.sleep(0.5)  # the long part, after the question
+    return f"Hello, {name}!" if name else f"no name given ({answer.action})"
+
+
+@registry.prompt(description="A prompt that asks what context to use (an InputRequiredResult from prompts/get).")
+async def test_input_required_result_prompt(ctx: ToolContext) -> str:
+    context = _content(_rounds(ctx).responses.get("user_context"), "context")
+    if context is None:
+        schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+        _ask({"user_context": _elicit("What context should the prompt use?", schema)})
+    return f"Use this context: {context}"

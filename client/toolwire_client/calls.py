@@ -188,13 +188,16 @@ class TurnCalls:
 
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(state, call)
+            task_id = next((p.task_id for p in state.pending if p.call.id == call.id and p.task_id), None)
             state.pending = [p for p in state.pending if p.call.id != call.id]
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 child = {"child_run_id": result.sub_run.run_id}
                 state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
             elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
                 state.pending.append(
-                    self.pending(call, "pending_input").model_copy(update={"input": result.input_wanted})
+                    self.pending(call, "pending_input").model_copy(  # a task's question: its task is kept
+                        update={"input": result.input_wanted, "task_id": task_id}
+                    )
                 )
             else:
                 step.results.append(result)

@@ -13,17 +13,16 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_server import texts
 from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.catalog import catalog_handlers
-from toolwire_server.functions.elicit import Asker, InputNeeded, PushAsker, RoundTrips, state_security
+from toolwire_server.functions.elicit import InputNeeded, asker_of, state_security
 from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
 from toolwire_server.surface.changes import Hub
 from toolwire_server.tasks.engine import TaskEngine
-from toolwire_server.tasks.protocol import add_handlers, as_task, created
+from toolwire_server.tasks.protocol import add_handlers, as_task, task_call
 from toolwire_server.tasks.store import TaskStore, default_location
 from toolwire_server.tools.execution import call_tool
 from toolwire_server.tools.registry import Registry
@@ -72,12 +71,10 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     ) -> types.CallToolResult | types.InputRequiredResult:
         who, tool = caller_grant(ctx, grant), registry.get(params.name)
         if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
-            started = await tasks.start(tool, who, params.arguments)
-            if isinstance(started, types.CallToolResult):  # done already: the result, as a plain call answers
-                return started
-            # The SDK serialises a mapping as it is; its handler type names only the core result shapes.
-            return cast(types.CallToolResult, created(started))
-        key = (params.meta or {}).get(IDEMPOTENCY_KEY_META)
+            answer = await task_call(tasks, tool, who, ctx)
+            # The SDK serialises a mapping (a CreateTaskResult) as it is; its handler type names only the core shapes.
+            return answer if not isinstance(answer, dict) else cast(types.CallToolResult, answer)
+        key, tag = (params.meta or {}).get(IDEMPOTENCY_KEY_META), (params.meta or {}).get(CALL_TAG_META)
         session = ctx.session
 
         async def send_log(level: str, data: Any) -> None:
@@ -96,7 +93,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
                 request_id=ctx.request_id,
                 progress=session.report_progress,
                 send_log=send_log,
-                asker=_asker(ctx, params),
+                asker=asker_of(ctx, tag if isinstance(tag, str) else None),
             )
         except InputNeeded as asked:  # 2026-07-28: the tool asked a question; the client calls again with the answer
             return asked.result
@@ -154,14 +151,6 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     sealed = RequestStateBoundary(state_security(), default_audience=registry.name)
     server.middleware += [explain_uninitialized, note_connection, sealed]
     return server
-
-
-def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Asker:
-    """How this call's tool asks the client a question: in rounds (2026-07-28) or by a request on the session."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return RoundTrips.of(ctx.session.client_capabilities, ctx.params)
-    tag = (params.meta or {}).get(CALL_TAG_META)
-    return PushAsker(ctx.session, ctx.request_id, tag if isinstance(tag, str) else None)
 
 
 class _Server(Server[Any]):

@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from toolwire_server import texts
 from toolwire_server.auth.access import Grant
+from toolwire_server.functions.elicit import InputNeeded, asker_of
 from toolwire_server.listen import AgentListens
 from toolwire_server.surface.changes import Hub
 from toolwire_server.surface.completion import complete
@@ -42,12 +43,17 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         who = grant_of(ctx)
         return types.ListPromptsResult(prompts=[registry.prompts[n].mcp_prompt() for n in visible_prompts(who)])
 
-    async def on_get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    async def on_get_prompt(
+        ctx: Context, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         who = grant_of(ctx)
         prompt = registry.prompts.get(params.name)
         if prompt is None or not who.allows(prompt.name):
             raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_prompt(params.name, visible_prompts(who)))
-        return await prompt.get(params.arguments)
+        try:
+            return await prompt.get(params.arguments, asker_of(ctx))
+        except InputNeeded as asked:  # the prompt asked a question (2026-07-28 rounds): that is the answer
+            return asked.result
 
     async def on_list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         who = grant_of(ctx)

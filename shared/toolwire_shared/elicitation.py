@@ -7,7 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 Action = Literal["accept", "decline", "cancel"]
-Era = Literal["2026-07-28", "handshake"]
+Era = Literal["2026-07-28", "handshake", "task"]
+"""How the answer travels: on the retried call (2026-07-28 `inputResponses`, handshake-era replay) or, for a call
+running as an MCP task, in a `tasks/update` to that task (`InputWanted.task_id`)."""
 
 
 class InputAnswer(BaseModel):
@@ -32,7 +34,8 @@ class InputWanted(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     key: str
-    """The server's key for the question (2026-07-28 `inputRequests`); in the handshake era its number in the call."""
+    """The server's key for the question (2026-07-28 and task `inputRequests`); in the handshake era its number in
+    the call."""
     mode: Literal["form", "url"]
     message: str
     requested_schema: dict[str, Any] | None = None
@@ -42,6 +45,8 @@ class InputWanted(BaseModel):
     era: Era
     request_state: str | None = None
     """2026-07-28: the server's opaque (sealed) `requestState`, echoed verbatim on the retried call."""
+    task_id: str | None = None
+    """Era "task": the task that asks (the call's task, followed again on resume and answered with `tasks/update`)."""
     earlier: list[InputAnswer] = []
     """Handshake era: the answers to the questions this call asked before this one, replayed in order when the call
     is sent again (the server asks them again: a handshake-era tool runs again from its start)."""

@@ -51,6 +51,15 @@ class SubRun(BaseModel):
     cost_usd: float | None = None
 
 
+class TaskRun(BaseModel):
+    """The MCP task a call ran as: its id and its last status (completed, failed, cancelled, input_required)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    status: str
+
+
 class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -80,6 +89,9 @@ class ToolResult(BaseModel):
     that sent them)."""
     retry_after_s: float | None = None
     """On a `limited` result: how long the server said to wait before the call is let in (the ToolBox waits it)."""
+    task: TaskRun | None = Field(default=None, exclude_if=lambda task: task is None)
+    """Set when the server ran the call as an MCP task (client/toolwire_client/tools/tasks.py): its id and how it
+    ended, for the step table."""
 
 
 def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float | None = None) -> ToolResult:

@@ -13,10 +13,17 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 def rpc(
-    url: str, method: str, params: dict[str, Any], *, token: str | None = None, declare: bool = True
+    url: str,
+    method: str,
+    params: dict[str, Any],
+    *,
+    token: str | None = None,
+    declare: bool = True,
+    capabilities: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One request; its JSON-RPC response (with "result" or "error")."""
-    capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if declare else {}
+    """One request; its JSON-RPC response (with "result" or "error"). `capabilities`: more client capabilities to
+    declare (e.g. elicitation) beside the tasks extension."""
+    capabilities = {**(capabilities or {}), **({"extensions": {EXTENSION: {}}} if declare else {})}
     meta = {
         "io.modelcontextprotocol/protocolVersion": VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "tasks-test", "version": "0"},

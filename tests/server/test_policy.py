@@ -59,7 +59,8 @@ async def _call(registry: Registry, grant: Grant, name: str, arguments: dict[str
         ),
         (
             "colour = 'red'\n",
-            r"colour: unknown key; allowed here: agents, audit, limits, oauth, request_limits, store, tools, upstreams$",
+            r"colour: unknown key; allowed here: agents, audit, limits, oauth, request_limits, store, tools, "
+            r"upstreams$",
         ),
         (
             "[[limits]]\ntool = 'echo'\nper_minute = -5\n",

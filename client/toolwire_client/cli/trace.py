@@ -34,7 +34,8 @@ def decided_by(record: DecisionRecord) -> str:
 
 def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: Decided | None = None) -> list[str]:
     """One line per tool call of the step (or one for its final answer): step | call | observation | tokens so far;
-    a call a person decided on says who: `refund({...}) [approved by alice]`."""
+    a call a person decided on says who: `refund({...}) [approved by alice]`; a call run as an MCP task names it and
+    its status: `... [task 3fJx9a2b completed]`."""
     tokens = f"tokens so far {step.usage_so_far.total_tokens}"
     if step.kind == "review":
         return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
@@ -44,17 +45,20 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id: p.approval_reason for p in state.pending if p.state == "pending_approval"}
     asked = {p.call.id: p.input.message for p in state.pending if p.state == "pending_input" and p.input}
+    tasks = {p.call.id: f" [task {p.task_id[:8]} input_required]" for p in state.pending if p.task_id}
     results = {r.call_id: r for r in step.results}
     lines = []
     for call in step.tool_calls:
         result = results.get(call.id)
         if result is not None:
             observation = _media_labels(result) + _cut(result.content, wide)
+            if result.task is not None:  # an MCP task's call: which task, and how it ended
+                observation += f" [task {result.task.task_id[:8]} {result.task.status}]"
         elif call.id in waiting:
             why = waiting[call.id]
             observation = "not run: waiting for approval" + (f" ({why})" if why else "")
         elif call.id in asked:
-            observation = f"waiting for input: {_cut(asked[call.id], wide)}"
+            observation = f"waiting for input: {_cut(asked[call.id], wide)}{tasks.get(call.id, '')}"
         else:
             observation = "not run"
         record = (decided or {}).get((state.run_id, call.id))

@@ -14,6 +14,9 @@ A question pauses the call unless the run has an `on_elicit` callback: the call'
   once per question up to the answer, so a handshake-era tool should do its side effects after its questions (and
   an idempotent one gets the same idempotency key on every send).
 
+- a call running as an MCP task (tools/tasks.py): the task stops in `input_required` and waits on the server, so
+  nothing is sent again: `resume` follows the same task and answers it with `tasks/update` (`TaskQuestions`).
+
 The server's question is matched to the call that asks by the tag a toolwire server echoes (`CALL_TAG_META`), else,
 for another server, by being the only call in flight on the connection that may be asked; a question no call can
 own is answered `cancel` and logged."""
@@ -25,9 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+from pydantic import TypeAdapter, ValidationError
 
+from toolwire_client import texts
 from toolwire_client.tools.source import RunContext
 from toolwire_shared.elicitation import CALL_TAG_META, InputAnswer, InputWanted, OnElicit
+from toolwire_shared.results import ToolResult, failed
 
 log = logging.getLogger("toolwire.client.mcp")
 
@@ -65,14 +71,62 @@ def _wanted(
     era: Any,
     state: str | None = None,
     earlier: list[InputAnswer] | None = None,
+    task_id: str | None = None,
 ) -> InputWanted:
     if isinstance(params, types.ElicitRequestURLParams):
-        return InputWanted(key=key, mode="url", message=params.message, url=params.url, era=era, earlier=earlier or [])
+        return InputWanted(
+            key=key, mode="url", message=params.message, url=params.url, era=era, request_state=state,
+            earlier=earlier or [], task_id=task_id,
+        )  # fmt: skip
     schema = dict(params.requested_schema)
     return InputWanted(
         key=key, mode="form", message=params.message, requested_schema=schema, era=era, request_state=state,
-        earlier=earlier or [],
+        earlier=earlier or [], task_id=task_id,
     )  # fmt: skip
+
+
+def paused(call_id: str, name: str, wanted: InputWanted) -> ToolResult:
+    """The call waits for a person's answer to `wanted` (not a result the model reads: the run pauses)."""
+    return ToolResult(call_id=call_id, name=name, content=texts.input_wanted(wanted.message), input_wanted=wanted)
+
+
+_ELICIT = TypeAdapter(types.ElicitRequest)
+
+
+@dataclass
+class TaskQuestions:
+    """The input handler of one followed task (tasks.follow's `on_input`): each `elicitation/create` it asks is
+    answered from the answer `toolwire answer` saved for it (on resume), else by `on_elicit` at once, else the call
+    pauses on it (the task waits on the server: nothing is cancelled). Anything else a task asks for (sampling,
+    roots) fails the call: the caller cancels the task."""
+
+    run: RunContext
+    call_id: str
+    task_id: str
+    server: str
+    on_elicit: OnElicit | None
+
+    async def __call__(self, tool: str, requests: dict[str, Any]) -> dict[str, Any] | ToolResult:
+        saved = saved_answer(self.run, self.call_id)
+        responses: dict[str, Any] = {}
+        for key, raw in requests.items():
+            if saved is not None and saved[0].era == "task" and (saved[0].task_id, saved[0].key) == (self.task_id, key):
+                responses[key] = saved[1].wire()
+                continue
+            try:
+                request = _ELICIT.validate_python(raw)
+            except ValidationError:
+                method = raw.get("method") if isinstance(raw, dict) else None
+                why = f"its task asked for a {str(method)[:60]} (toolwire answers elicitation only)"
+                return failed(self.call_id, tool, "tool_failed", texts.unanswerable(self.server, why))
+            wanted = _wanted(key, request.params, "task", task_id=self.task_id)
+            if self.on_elicit is not None:
+                responses[key] = (await self.on_elicit(wanted)).wire()
+            elif responses:  # send what is answered; the task asks the rest again on the next poll
+                break
+            else:
+                return paused(self.call_id, tool, wanted)
+        return responses
 
 
 def wire_answer(answer: InputAnswer) -> types.ElicitResult:

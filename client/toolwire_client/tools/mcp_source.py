@@ -37,7 +37,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_client import texts
 from toolwire_client.tools import tasks
-from toolwire_client.tools.elicitation import MAX_ROUNDS, PushedQuestions, saved_answer, wanted_of, wire_answer
+from toolwire_client.tools.elicitation import (
+    MAX_ROUNDS,
+    PushedQuestions,
+    TaskQuestions,
+    paused,
+    saved_answer,
+    wanted_of,
+    wire_answer,
+)
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_asks import ServerAsks
@@ -51,7 +59,7 @@ from toolwire_client.tools.source import (
     TransportInfo,
 )
 from toolwire_shared import errors
-from toolwire_shared.elicitation import CALL_TAG_META, InputWanted
+from toolwire_shared.elicitation import CALL_TAG_META
 from toolwire_shared.results import ToolResult, failed, from_call_result
 from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy, ToolSpec
@@ -492,7 +500,7 @@ class McpSource:
             with self._questions.asking(tag, saved, on_elicit) as asking:
                 answered = await self._send(client, generation, sent, tagged, started)
             if asking.wanted is not None:
-                return _paused(call.id, call.name, asking.wanted)
+                return paused(call.id, call.name, asking.wanted)
             if isinstance(answered, types.InputRequiredResult):  # not a handshake-era answer
                 return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, "out of its era"))
             return answered
@@ -508,7 +516,7 @@ class McpSource:
             if isinstance(wanted, str):
                 return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, wanted), since=started)
             if on_elicit is None:
-                return _paused(call.id, call.name, wanted)
+                return paused(call.id, call.name, wanted)
             responses, state = {wanted.key: wire_answer(await on_elicit(wanted))}, result.request_state
         return failed(call.id, call.name, "tool_failed", texts.unanswerable(self.name, "it kept asking"), since=started)
 
@@ -529,7 +537,10 @@ class McpSource:
             # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
             if (task_id := tasks.saved_task(sent)) is not None:  # a crashed run's task: followed, never re-sent
                 resumed = {"taskId": task_id, "status": "working"}
-                return await tasks.follow(client.session, sent, resumed, started=started, resumed=True)
+                answering = self._task_questions(sent, task_id)
+                return await tasks.follow(
+                    client.session, sent, resumed, started=started, resumed=True, on_input=answering
+                )
 
             async def send(answers: types.InputResponses | None, state: str | None) -> dict[str, Any]:
                 params = types.CallToolRequestParams(
@@ -550,7 +561,8 @@ class McpSource:
             if tasks.is_task(raw):
                 if sent.run.note_task is not None:
                     await sent.run.note_task(call.id, raw["taskId"])
-                return await tasks.follow(client.session, sent, raw, started=started)
+                answering = self._task_questions(sent, raw["taskId"])
+                return await tasks.follow(client.session, sent, raw, started=started, on_input=answering)
             result = CALL_ROUND.validate_python(raw)
             if self.asks.takes(result):  # sampling and roots: answered at once, for this call's run
                 result = await self.asks.answered(client.session, result, next_round, sent)
@@ -573,6 +585,10 @@ class McpSource:
             text = errors.tool_failed(call.name, f"it answered with a {type(result).__name__}, not a tool result")
             return failed(call.id, call.name, "tool_failed", text, since=started)
         return from_call_result(call.id, call.name, result, since=started)
+
+    def _task_questions(self, sent: ToolRequest, task_id: str) -> TaskQuestions:
+        """Who answers the questions of a task this call follows (tools/elicitation.py)."""
+        return TaskQuestions(sent.run, sent.call.id, task_id, self.name, sent.run.on_elicit)
 
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
     async def list_prompts(self) -> list[types.Prompt]:
@@ -626,11 +642,6 @@ class McpSource:
         except LOST as exc:
             self._lost(generation)
             raise ToolTransportError(f"the tool server '{self.name}' went away ({type(exc).__name__})") from exc
-
-
-def _paused(call_id: str, name: str, wanted: InputWanted) -> ToolResult:
-    """The call waits for a person's answer to `wanted` (not a result the model reads: the run pauses)."""
-    return ToolResult(call_id=call_id, name=name, content=texts.input_wanted(wanted.message), input_wanted=wanted)
 
 
 def _closed(exc: MCPError) -> bool:

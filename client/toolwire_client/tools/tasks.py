@@ -5,8 +5,10 @@ A server may answer a tools/call with a task handle (`resultType: "task"`): the 
 (then `tasks/cancel`). The task id is saved in the run's pending call *before* the first `tasks/get`, so a run
 killed while the task works resumes by following the same task: the tool is never called again for it.
 
-`input_required` is the seam for elicitation: `InputHandler` gets the task's `inputRequests` and returns the
-`inputResponses` sent with `tasks/update`; with no handler the task is cancelled and the call fails, readably."""
+`input_required` is where elicitation plugs in: `InputHandler` gets the task's `inputRequests` and returns the
+`inputResponses` sent with `tasks/update`, or a result that ends the call: one carrying the question pauses the run
+(the task waits on the server for the answer `resume` brings), any other fails it (the task is cancelled). With no
+handler the task is cancelled and the call fails, readably."""
 
 import time
 from collections.abc import Awaitable, Callable
@@ -22,7 +24,7 @@ from pydantic import BaseModel, Field
 from toolwire_client.tools.source import ToolRequest
 from toolwire_otel.tasks import quiet_poll, record_end, record_poll, task_span
 from toolwire_shared import errors
-from toolwire_shared.results import ToolResult, failed, from_call_result
+from toolwire_shared.results import TaskRun, ToolResult, failed, from_call_result
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MAX_POLL_S = 5.0
@@ -41,8 +43,8 @@ async def _send(session: ClientSession, request: types.Request[Any, Any]) -> dic
     return dict(answer.model_extra or {})
 
 
-InputHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""(tool name, the task's outstanding inputRequests) -> inputResponses (elicitation plugs in here)."""
+InputHandler = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | ToolResult]]
+"""(tool name, the task's outstanding inputRequests) -> inputResponses, or the call's end (tools/elicitation.py)."""
 SaveTask = Callable[[str], Awaitable[None]]
 """Record the task id in the run's pending call, durably, before it is followed."""
 
@@ -101,7 +103,21 @@ async def follow(
     resumed: bool = False,
     on_input: InputHandler | None = None,
 ) -> ToolResult:
-    """Poll the task until it ends or the call's time is up; its end as the call's result."""
+    """Poll the task until it ends or the call's time is up; its end as the call's result, which names the task
+    and its last status (`ToolResult.task`, for the step table)."""
+    result, status = await _followed(session, request, task, started=started, resumed=resumed, on_input=on_input)
+    return result.model_copy(update={"task": TaskRun(task_id=str(task["taskId"]), status=status)})
+
+
+async def _followed(
+    session: ClientSession,
+    request: ToolRequest,
+    task: dict[str, Any],
+    *,
+    started: float,
+    resumed: bool,
+    on_input: InputHandler | None,
+) -> tuple[ToolResult, str]:
     call, task_id = request.call, str(task["taskId"])
     deadline = started + request.timeout_s
     polls, status = 0, str(task.get("status", "working"))
@@ -114,7 +130,7 @@ async def follow(
                     await _cancel(session, task_id)
                     record_end(span, "timeout", polls)
                     text = errors.timed_out(call.name, request.timeout_s) + " (its task was cancelled)"
-                    return failed(call.id, call.name, "timeout", text, since=started)
+                    return failed(call.id, call.name, "timeout", text, since=started), "cancelled"
                 await anyio.sleep(wait)
                 with quiet_poll(span):
                     task = await _send(session, GetTask(params=TaskIdParams(taskId=task_id)))
@@ -126,15 +142,16 @@ async def follow(
                 await _progress(request, task)
                 if status == "input_required":
                     answered = await _answer(session, request, task, on_input)
-                    if answered is not None:
-                        record_end(span, "input_required", polls)
-                        return answered
+                    if answered is not None:  # paused on a question (the task waits), or failed (cancelled)
+                        status = "input_required" if answered.input_wanted is not None else "cancelled"
+                        record_end(span, status, polls)
+                        return answered, status
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):  # the call was given up (the run stops): the task stops too
                 await _cancel(session, task_id)
             raise
         record_end(span, status, polls)
-    return _ended(request, task, status, started)
+    return _ended(request, task, status, started), status
 
 
 def _interval(task: dict[str, Any], polls: int) -> float:
@@ -154,7 +171,8 @@ async def _progress(request: ToolRequest, task: dict[str, Any]) -> None:
 async def _answer(
     session: ClientSession, request: ToolRequest, task: dict[str, Any], on_input: InputHandler | None
 ) -> ToolResult | None:
-    """Answer the task's outstanding requests; without a handler, cancel it and fail the call readably."""
+    """Answer the task's outstanding requests (None: answered, follow on); or the call's end: paused on a question
+    (the task left waiting), or failed (the task cancelled: also without a handler)."""
     call, task_id = request.call, str(task["taskId"])
     requests = task.get("inputRequests") or {}
     if on_input is None:
@@ -165,6 +183,10 @@ async def _answer(
         )
         return failed(call.id, call.name, "tool_failed", text)
     responses = await on_input(call.name, requests)
+    if isinstance(responses, ToolResult):
+        if responses.input_wanted is None:  # a question this run cannot answer: the task would wait for ever
+            await _cancel(session, task_id)
+        return responses
     params = UpdateTaskParams(taskId=task_id, inputResponses=responses)
     await _send(session, UpdateTask(params=params))
     return None

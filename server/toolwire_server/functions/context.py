@@ -5,13 +5,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire_server.functions.elicit import Asker, Elicited, NoOneToAsk, form, url
+from toolwire_server.functions.elicit import Asker, AskFn, Elicited, NoOneToAsk, form, url
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 LogFn = Callable[[str, Any], Awaitable[None]]
-AskFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-"""In a task: park it in `input_required` with these requests (key -> {"method": ..., "params": ...}), return the
-answers by key (tasks/engine.py); where elicitation reaches a task's client."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +26,7 @@ class ToolContext:
     progress_fn: ProgressFn | None = field(default=None, repr=False)
     log_fn: LogFn | None = field(default=None, repr=False)
     ask_fn: AskFn | None = field(default=None, repr=False)
-    """Set when the call runs as a task (see AskFn); None otherwise."""
+    """Set when the call runs as a task (see AskFn; `asker` then asks through it); None otherwise."""
     asker: Asker = field(
         default=NoOneToAsk("no client can be asked on this call (the tool runs in-process)"), repr=False
     )

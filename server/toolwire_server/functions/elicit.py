@@ -10,6 +10,8 @@ tool decides what to do). How the question travels depends on the connection's e
   (AES-GCM, bound to the tool, its arguments and an expiry), so a client cannot forge or alter an earlier answer.
 - handshake era: the SDK's server-to-client `elicitation/create`, awaited mid-call (the call's tag echoed in its
   `_meta`, so a client with several calls in flight knows which one asks).
+- a call running as a task (tasks/engine.py): the task parks in `input_required` with the question, and the tool
+  waits, running on, for the `tasks/update` that answers it (on any replica: the task store carries it).
 
 A client that declared no elicitation capability (or no URL mode, for a URL), and a tool that runs where no client
 can be asked (a worker process, `isolation="process"`), get `ElicitationUnavailable` at once: a readable error
@@ -19,7 +21,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -27,6 +29,7 @@ import jsonschema
 import mcp_types as types
 from mcp.server.request_state import RequestStateSecurity
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_shared.elicitation import CALL_TAG_META
 
@@ -198,6 +201,40 @@ class PushAsker:
             metadata=ServerMessageMetadata(related_request_id=self.request_id),
         )
         return answer_of(result.model_dump(mode="json", exclude_none=True), params)
+
+
+AskFn = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""In a task: park it in `input_required` with these requests (key -> {"method": ..., "params": ...}), return the
+answers by key (tasks/engine.py); where elicitation reaches a task's client."""
+
+
+@dataclass
+class TaskAsker:
+    """In a task: each question is one `input_required` round of the task (keys `q1`, `q2`, ... unique for its
+    life, as the task store wants), answered by the client's `tasks/update`; the tool is not run again."""
+
+    ask_fn: AskFn
+    capabilities: types.ClientCapabilities | None
+    asked: int = 0
+
+    async def ask(self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> Elicited:
+        if not can_answer(self.capabilities, params):
+            raise ElicitationUnavailable(_unsupported(params))
+        if isinstance(params, types.ElicitRequestURLParams) and params.elicitation_id is None:
+            params = params.model_copy(update={"elicitation_id": uuid.uuid4().hex})
+        self.asked += 1
+        key = f"q{self.asked}"
+        request = types.ElicitRequest(params=params).model_dump(by_alias=True, exclude_none=True, mode="json")
+        answers = await self.ask_fn({key: request})
+        return answer_of(answers.get(key), params)
+
+
+def asker_of(ctx: Any, tag: str | None = None) -> Asker:
+    """How the handler of request `ctx` (a tools/call, a prompts/get) asks the client a question: in rounds
+    (2026-07-28) or by a request on the session, tagged with the client's `tag` for the call."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return RoundTrips.of(ctx.session.client_capabilities, ctx.params)
+    return PushAsker(ctx.session, ctx.request_id, tag)
 
 
 def form(message: str, schema: dict[str, Any]) -> types.ElicitRequestFormParams:

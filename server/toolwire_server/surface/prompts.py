@@ -1,6 +1,7 @@
 """Prompts: `@registry.prompt(...)` functions whose parameters are the prompt's arguments (required = no default)
 and which return the messages (a string, content blocks, or `PromptMessage`s); `prompts/get` checks the arguments
-with the same kind of pydantic model a tool's are checked with."""
+with the same kind of pydantic model a tool's are checked with. A prompt that declares a `ToolContext` parameter can
+ask the person a question (`ctx.elicit`) the way a tool does (functions/elicit.py)."""
 
 import inspect
 from collections.abc import Callable
@@ -13,7 +14,9 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from toolwire_server import texts
-from toolwire_server.functions.schema import arguments_model, describe_problems
+from toolwire_server.functions.context import ToolContext
+from toolwire_server.functions.elicit import Asker, InputNeeded
+from toolwire_server.functions.schema import arguments_model, describe_problems, injected_params
 from toolwire_server.surface.completion import Completer
 from toolwire_shared import errors
 
@@ -32,8 +35,9 @@ class RegisteredPrompt:
     def mcp_prompt(self) -> types.Prompt:
         return types.Prompt(name=self.name, description=self.description, arguments=self.arguments)
 
-    async def get(self, given: dict[str, str] | None) -> types.GetPromptResult:
-        """The prompt's messages; bad arguments are a JSON-RPC error naming each and showing a correct call."""
+    async def get(self, given: dict[str, str] | None, asker: Asker | None = None) -> types.GetPromptResult:
+        """The prompt's messages; bad arguments are a JSON-RPC error naming each and showing a correct call.
+        `asker`: how its questions reach this request's client (InputNeeded is raised through, in rounds)."""
         try:
             validated = self.model.model_validate(given or {})
         except ValidationError as exc:
@@ -42,12 +46,17 @@ class RegisteredPrompt:
                 message=texts.bad_prompt_arguments(self.name, describe_problems(exc), self.example()),
             ) from None
         kwargs = dict(validated)
+        for param, kind in injected_params(self.fn).items():
+            if kind == "context":
+                kwargs[param] = ToolContext(self.name) if asker is None else ToolContext(self.name, asker=asker)
         try:
             if inspect.iscoroutinefunction(self.fn):
                 value = await self.fn(**kwargs)
             else:
                 value = await anyio.to_thread.run_sync(lambda: self.fn(**kwargs))
             return types.GetPromptResult(description=self.description, messages=messages(value))
+        except InputNeeded:  # 2026-07-28: the question is the answer; the client asks again with its answer
+            raise
         except Exception as exc:  # a readable JSON-RPC error naming the prompt, not the SDK's bare "Internal error"
             message = errors.clip(str(exc) or type(exc).__name__, errors.QUOTE_CHARS)
             raise MCPError(code=types.INTERNAL_ERROR, message=texts.prompt_failed(self.name, message)) from exc

@@ -7,6 +7,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -15,7 +16,8 @@ from anyio.abc import TaskGroup
 from mcp.shared.exceptions import MCPError
 
 from toolwire_server.auth.access import Grant
-from toolwire_server.functions.context import AskFn, ToolContext
+from toolwire_server.functions.context import ToolContext
+from toolwire_server.functions.elicit import AskFn, TaskAsker
 from toolwire_server.tasks.store import HEARTBEAT_S, TaskRecord, TaskStore, process_owner
 from toolwire_server.tools.execution import execute
 from toolwire_server.tools.registry import RegisteredTool
@@ -30,6 +32,17 @@ QUICK_S = 0.1
 """How long a call waits for its task before it answers with the handle: a quick tool costs no poll."""
 NOTE_EVERY_S = 0.5
 """At most one progress line per task stored in this time."""
+ASK_FIRST_S = 2.0
+"""How long the call of an `ask_before_task` tool waits for its first questions before it answers with the handle."""
+
+
+@dataclass(frozen=True)
+class FirstQuestions:
+    """An `ask_before_task` tool asked as it started: the call answers with these questions (an InputRequiredResult)
+    and the task, parked on them, is handed out when they are answered (`answer_first`)."""
+
+    record: TaskRecord
+    requests: dict[str, Any]
 
 
 class TaskEngine:
@@ -45,6 +58,8 @@ class TaskEngine:
         self._finished: dict[str, anyio.Event] = {}
         """Tasks whose call still waits QUICK_S for them; `_quick` holds the results of those that completed."""
         self._quick: dict[str, types.CallToolResult] = {}
+        self._first: dict[str, dict[str, Any]] = {}
+        """Tasks of `ask_before_task` tools whose call still waits for their first questions (filled by `_asker`)."""
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
@@ -61,10 +76,16 @@ class TaskEngine:
         self.store.close()
 
     async def start(
-        self, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None
-    ) -> TaskRecord | types.CallToolResult:
+        self,
+        tool: RegisteredTool,
+        grant: Grant,
+        arguments: dict[str, Any] | None,
+        capabilities: types.ClientCapabilities | None = None,
+    ) -> TaskRecord | types.CallToolResult | FirstQuestions:
         """Store the task (durably, before its handle is sent) and start running it. A tool that completes within
-        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is."""
+        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is. `capabilities`
+        (the calling client's) say which questions the tool may ask it (`ctx.elicit`). An `ask_before_task` tool's
+        first questions, asked within ASK_FIRST_S, are answered instead (FirstQuestions)."""
         if self._group is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the task engine is not running")
         now = time.time()
@@ -90,11 +111,25 @@ class TaskEngine:
         scope = anyio.CancelScope()
         self._running[record.task_id] = scope
         finished = self._finished[record.task_id] = anyio.Event()
-        self._group.start_soon(self._run, record.task_id, tool, grant, arguments, scope)
-        with anyio.move_on_after(QUICK_S):
+        self._group.start_soon(self._run, record.task_id, tool, grant, arguments, capabilities, scope)
+        if tool.ask_before_task:
+            self._first[record.task_id] = {}
+        with anyio.move_on_after(ASK_FIRST_S if tool.ask_before_task else QUICK_S):
             await finished.wait()
         self._finished.pop(record.task_id, None)
+        asked = self._first.pop(record.task_id, None)
+        if asked:
+            return FirstQuestions(record, asked)
         return self._quick.pop(record.task_id, record)
+
+    async def answer_first(self, task_id: str, agent: str, responses: dict[str, Any]) -> TaskRecord | None:
+        """The answers to a task's first questions came with the call again: record them (as `tasks/update` would)
+        and hand out the task; None: no such task of this agent. Sent again after that, the answers change nothing
+        (only outstanding questions take answers) and the same task is handed out."""
+        if not await self.store.answer(task_id, agent, responses):
+            return None
+        await self.answered(task_id)
+        return await self.store.get(task_id, agent)
 
     async def cancel(self, task_id: str, agent: str) -> bool:
         """Mark the agent's task cancelled-on-request and stop it now if it runs here; False: no such task."""
@@ -112,7 +147,13 @@ class TaskEngine:
             event.set()
 
     async def _run(
-        self, task_id: str, tool: RegisteredTool, grant: Grant, arguments: dict[str, Any] | None, scope: Any
+        self,
+        task_id: str,
+        tool: RegisteredTool,
+        grant: Grant,
+        arguments: dict[str, Any] | None,
+        capabilities: types.ClientCapabilities | None,
+        scope: Any,
     ) -> None:
         noted = [-NOTE_EVERY_S]
 
@@ -123,7 +164,10 @@ class TaskEngine:
             where = f"{done:g}/{total:g}" if total else f"{done:g}"
             await self.store.note(task_id, f"{where}: {message}" if message else where)
 
-        context = ToolContext(tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=self._asker(task_id))
+        ask = self._asker(task_id)  # a task's questions, raw (ask_fn) or as elicitations (asker), are its rounds
+        context = ToolContext(
+            tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=ask, asker=TaskAsker(ask, capabilities)
+        )
         try:
             with scope:
                 result = await execute(
@@ -163,6 +207,10 @@ class TaskEngine:
         async def ask(requests: dict[str, Any]) -> dict[str, Any]:
             answers: dict[str, Any] = {}
             await self.store.ask(task_id, requests)
+            first, finished = self._first.get(task_id), self._finished.get(task_id)
+            if first is not None and finished is not None:  # its call still waits: these go out in its answer
+                first.update(requests)
+                finished.set()
             while True:
                 event = self._answered[task_id] = anyio.Event()
                 taken = await self.store.take_answers(task_id)

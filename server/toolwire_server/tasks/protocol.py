@@ -2,7 +2,9 @@
 `CreateTaskResult` handle, and the `tasks/get`, `tasks/update` and `tasks/cancel` handlers. Each handler answers
 only the calling agent's tasks: another agent's task id is "unknown task" (-32602), exactly like a made-up one."""
 
+import json
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +15,8 @@ from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
-from toolwire_server.tasks.engine import TaskEngine
+from toolwire_server.auth.access import Grant
+from toolwire_server.tasks.engine import FirstQuestions, TaskEngine
 from toolwire_server.tasks.store import TaskRecord, is_orphan
 from toolwire_server.tools.registry import RegisteredTool
 
@@ -90,6 +93,46 @@ def task_body(record: TaskRecord, *, detailed: bool) -> dict[str, Any]:
 def created(record: TaskRecord) -> dict[str, Any]:
     """The `CreateTaskResult` a task-augmented tools/call is answered with: flat, `resultType: "task"`."""
     return {"resultType": "task", **task_body(record, detailed=False)}
+
+
+FIRST_STATE_KEY = "toolwire.task"
+"""In the requestState of an `ask_before_task` tool's first round: the task its answers go to. The server's
+RequestStateBoundary seals the state (bound to the tool and its arguments), so a client cannot name another task."""
+
+
+async def task_call(
+    engine: TaskEngine, tool: RegisteredTool, grant: Grant, ctx: ServerRequestContext[Any, Any]
+) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+    """A tools/call that runs as a task: its handle (a `CreateTaskResult`), its result when it was that quick, or
+    the first questions of an `ask_before_task` tool; called again with their answers, that tool's task handle."""
+    raw = ctx.params if isinstance(ctx.params, Mapping) else {}
+    task_id = _first_round_task(raw.get("requestState"))
+    if task_id is not None:
+        responses = raw.get("inputResponses")
+        answers = dict(responses) if isinstance(responses, Mapping) else {}
+        record = await engine.answer_first(task_id, grant.agent or "", answers)
+        if record is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown task {task_id[:60]!r} (or past its TTL)")
+        return created(record)
+    arguments = raw.get("arguments")
+    started = await engine.start(
+        tool, grant, dict(arguments) if isinstance(arguments, Mapping) else None, ctx.session.client_capabilities
+    )
+    if isinstance(started, FirstQuestions):
+        state = json.dumps({FIRST_STATE_KEY: started.record.task_id})
+        body = {"resultType": "input_required", "inputRequests": started.requests, "requestState": state}
+        return types.InputRequiredResult.model_validate(body)
+    return started if isinstance(started, types.CallToolResult) else created(started)
+
+
+def _first_round_task(state: object) -> str | None:
+    """The task a first round's (unsealed, checked) requestState names; None for any other state."""
+    try:
+        earlier = json.loads(state) if isinstance(state, str) else None
+    except ValueError:
+        return None
+    task_id = earlier.get(FIRST_STATE_KEY) if isinstance(earlier, dict) else None
+    return task_id if isinstance(task_id, str) else None
 
 
 def add_handlers(server: Server[Any], engine: TaskEngine, agent_of: Any) -> None:

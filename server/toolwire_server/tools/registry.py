@@ -49,6 +49,9 @@ class ToolOptions(TypedDict, total=False):
     """"process": run it in a worker process, so a timeout or cancel really stops it (default: the registry's)."""
     task: TaskSupport | None
     """Run it as an MCP task: the call is answered with a handle at once and followed with tasks/get."""
+    ask_before_task: bool
+    """With `task`: questions the tool asks as it starts go out as the call's InputRequiredResult (SEP-2322 rounds)
+    and the task handle comes back with the answers (SEP-2663's composition): for a tool that asks, then works."""
 
 
 @dataclass
@@ -71,6 +74,8 @@ class RegisteredTool:
     """From the return annotation: the `outputSchema`, and how a result becomes `structuredContent`."""
     task: TaskSupport | None = None
     """See TaskSupport; None: never a task."""
+    ask_before_task: bool = False
+    """See ToolOptions.ask_before_task."""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -165,6 +170,9 @@ class Registry:
         if task is not None and task not in get_args(TaskSupport):
             choices = ", ".join(get_args(TaskSupport))
             raise ValueError(f"tool '{tool_name}': task must be one of {choices}, not {task!r}")
+        ask_first = options.get("ask_before_task", False)
+        if ask_first and task is None:
+            raise ValueError(f"tool '{tool_name}': ask_before_task needs task='optional' or task='required'")
         model = arguments_model(tool_name, fn)
         registered = RegisteredTool(
             name=tool_name,
@@ -180,6 +188,7 @@ class Registry:
             workers=self.workers,
             output=output_shape(fn),
             task=task,
+            ask_before_task=ask_first,
         )
         self._tools[tool_name] = registered
         self.version += 1

@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import BaseModel, ConfigDict
 
+from toolwire_server.functions.elicit import Asker
 from toolwire_server.surface.changes import PromptsListChanged
 from toolwire_server.surface.prompts import RegisteredPrompt
 from toolwire_server.tools.registry import RegisteredTool, Registry
@@ -65,7 +66,8 @@ class UpstreamPrompt(RegisteredPrompt):
         assert self.remote is not None
         return self.remote.model_copy(update={"name": self.name})
 
-    async def get(self, given: dict[str, str] | None) -> types.GetPromptResult:
+    async def get(self, given: dict[str, str] | None, asker: Asker | None = None) -> types.GetPromptResult:
+        """The upstream's prompt (its questions, if any, are the upstream's to ask: `asker` is not passed on)."""
         assert self.remote is not None and self.mount is not None
         return await self.mount.get_prompt(self.remote.name, given)
 
