@@ -68,6 +68,7 @@ def test_empty_lists_say_so_and_json_is_there_for_scripts(tmp_path: Path) -> Non
         "waiting": [],
         "tampered": [],
         "decided": [],
+        "answered": [],
     }
 
     done = run_toolwire(
