@@ -77,7 +77,7 @@ class TurnCalls:
         self.toolbox, self.store, self.hooks, self.limits = toolbox, store, hooks, limits
         self.why_risky, self.save, self.children = why_risky, save, children
         self.on_elicit, self.lent = on_elicit, lent
-        self._saving = anyio.Lock()
+        self._saving: anyio.Lock | None = None  # made on first use: most turns start no task (a lock costs µs)
 
     def is_risky(self, call: ToolCall) -> bool:
         return self.why_risky(call) is not None
@@ -263,6 +263,8 @@ class TurnCalls:
         for p in state.pending:
             if p.call.id == call_id:
                 p.task_id = task_id
+        if self._saving is None:
+            self._saving = anyio.Lock()
         async with self._saving:  # calls of one turn run at once: their saves go one at a time
             await self.save(state)
 

@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from toolwire_shared.media import MediaPart
 
+_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True)
+"""json.dumps(..., sort_keys=True) without building an encoder per call (the repeat guard makes two a call)."""
+
 
 class ToolCall(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -27,7 +30,7 @@ class ToolCall(BaseModel):
     def signature(self) -> str:
         """The call as the model and the reports show it, `get_order({"order_id": "A123"})`: the same string for the
         same tool and arguments (the repeat guard counts by it)."""
-        return f"{self.name}({json.dumps(self.arguments, sort_keys=True)})"
+        return f"{self.name}({_SIGNATURE_JSON.encode(self.arguments)})"
 
 
 class SystemMessage(BaseModel):

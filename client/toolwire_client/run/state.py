@@ -26,13 +26,17 @@ CallState = Literal[
 the call is sent again with it on resume (tools/elicitation.py)."""
 
 
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""json.dumps(..., sort_keys=True, separators=(",", ":")) without building an encoder on every call."""
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 
 
 def args_hash(arguments: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments."""
-    return hashlib.sha256(json.dumps(arguments, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL_JSON.encode(arguments).encode()).hexdigest()
 
 
 StepKind = Literal["act", "review", "plan"]
