@@ -11,6 +11,7 @@ import anyio
 import httpx2
 import pytest
 
+from helpers.mcp_http import MCP_HEADERS, initialize
 from helpers.polling import await_until
 from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of, tokens_file
 from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
@@ -128,3 +129,45 @@ async def test_a_client_that_goes_away_cancels_its_call(servers: tuple[HttpServe
 
 async def _drive(awaitable: Any) -> None:
     await awaitable
+
+
+def _handshake_session(url: str) -> dict[str, str]:
+    """A handshake-era session's headers (initialize, then initialized), as the reader."""
+    headers = {"Authorization": f"Bearer {READER}", **MCP_HEADERS}
+    opened = httpx2.post(url, content=json.dumps(initialize("routing")), headers=headers, timeout=30)
+    headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(url, content=json.dumps(done), headers=headers, timeout=30).status_code == 202
+    return headers
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        {"Mcp-Method": "tools/list"},
+        {"Mcp-Method": "TOOLS/CALL"},
+        {"Mcp-Name": "echo"},
+        {"Mcp-Name": "=?base64?ZWNobw==?="},
+    ],
+)
+def test_a_routing_header_that_lies_about_the_body_is_refused_and_the_tool_never_runs(
+    servers: tuple[HttpServer, HttpServer], tmp_path: Path, lie: dict[str, str]
+) -> None:
+    """A gateway allowing `echo` by its Mcp-Name must not let a slow_sleep through, in either era, on either path."""
+    fast, slow = servers
+    for n, server in enumerate((fast, slow)):
+        marker = str(tmp_path / f"modern{n}")
+        refused = _post(server.url, "slow_sleep", {"seconds": 0, "marker": marker}, **lie)
+        assert refused.status_code == 400 and refused.json()["error"]["code"] == -32020, refused.text
+        assert refused.json()["id"] == 7
+        session = _handshake_session(server.url)
+        body = {"jsonrpc": "2.0", "id": 8, "method": "tools/call"}
+        body["params"] = {"name": "slow_sleep", "arguments": {"seconds": 0, "marker": marker}}
+        legacy = httpx2.post(server.url, content=json.dumps(body), headers={**session, **lie}, timeout=30)
+        assert legacy.status_code == 400, legacy.text
+        assert legacy.json() == {"jsonrpc": "2.0", "id": 8, "error": legacy.json()["error"]}
+        assert legacy.json()["error"]["code"] == -32020 and "does not match" in legacy.json()["error"]["message"]
+        assert not Path(marker + ".started").exists()
+        honest = {"Mcp-Method": "tools/call", "Mcp-Name": "slow_sleep"}
+        ran = httpx2.post(server.url, content=json.dumps(body), headers={**session, **honest}, timeout=30)
+        assert ran.status_code == 200 and Path(marker + ".started").exists(), ran.text

@@ -41,6 +41,7 @@ from toolwire_server.transports.host_origin import HostOriginCheck, HostOriginRu
 from toolwire_server.transports.replica_sessions import NoSessions, ReplicaSessions, check_replica_name
 from toolwire_server.transports.request_limits import RequestLimits
 from toolwire_server.transports.responses import send_json
+from toolwire_server.transports.routing_headers import RoutingHeaders
 from toolwire_server.transports.sessions import SessionGuard
 from toolwire_server.transports.slow_clients import with_header_timeout
 from toolwire_shared import errors
@@ -245,6 +246,7 @@ def http_app(
     if fast_path.enabled():  # inside Gate: the caller is known and the body read
         answerer = Answerer(registry, limits, server.server_info_stamp)
         app.add_middleware(FastHttpCalls, answerer=answerer, mcp_path=MCP_PATH)
+    app.add_middleware(RoutingHeaders, mcp_path=MCP_PATH)  # inside Gate: the body read
     if registry.policy is not None and registry.policy.request_rules:
         app.add_middleware(RequestLimits, policy=registry.policy, mcp_path=MCP_PATH)  # inside Gate: the caller known
     app.add_middleware(
