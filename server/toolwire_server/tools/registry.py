@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol, TypedDict, TypeVar, Unpack, get_args
 
 import anyio
 import mcp_types as types
+from mcp.shared.inbound import find_invalid_x_mcp_header
 from pydantic import BaseModel
 
 from toolwire_server.functions.output import OutputShape, output_shape
@@ -174,12 +175,16 @@ class Registry:
         if ask_first and task is None:
             raise ValueError(f"tool '{tool_name}': ask_before_task needs task='optional' or task='required'")
         model = arguments_model(tool_name, fn)
+        schema = json_schema(model)
+        if (bad_header := find_invalid_x_mcp_header(schema)) is not None:
+            # clients drop such a tool from their list (SEP-2243), so it would be offered to nobody: say so now
+            raise ValueError(f"tool '{tool_name}': {bad_header}")
         registered = RegisteredTool(
             name=tool_name,
             description=text,
             fn=fn,
             model=model,
-            schema=json_schema(model),
+            schema=schema,
             policy=policy,
             injected=injected_params(fn),
             is_async=inspect.iscoroutinefunction(fn),
