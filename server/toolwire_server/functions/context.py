@@ -5,6 +5,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import mcp_types as types
+
+from toolwire_server.functions import needs
 from toolwire_server.functions.elicit import Asker, AskFn, Elicited, NoOneToAsk, form, url
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -41,6 +44,10 @@ class ToolContext:
         """Send a `notifications/message` log entry to the client (if it opted in)."""
         if self.log_fn is not None:
             await self.log_fn(level, data)
+
+    def require_client(self, required: types.ClientCapabilities) -> None:
+        """Refuse this call (error -32021, needs.py) unless its client declared every capability in `required`."""
+        needs.check(self.asker.capabilities, required)
 
     async def elicit(self, message: str, schema: dict[str, Any]) -> Elicited:
         """Ask the person for a form's values (`schema`: a flat JSON object schema of primitive properties).

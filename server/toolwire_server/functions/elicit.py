@@ -76,6 +76,10 @@ class ElicitationUnavailable(Exception):
 
 
 class Asker(Protocol):
+    @property
+    def capabilities(self) -> types.ClientCapabilities | None:
+        """What this call's client declared it can do (None: nothing, or no client)."""
+
     async def ask(self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> Elicited: ...
 
 
@@ -84,6 +88,7 @@ class NoOneToAsk:
     """Where no client can answer: every question raises ElicitationUnavailable with `why`."""
 
     why: str
+    capabilities: types.ClientCapabilities | None = None
 
     async def ask(self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> Elicited:
         raise ElicitationUnavailable(self.why)
@@ -188,8 +193,13 @@ class PushAsker:
     request_id: Any
     tag: str | None
 
+    @property
+    def capabilities(self) -> types.ClientCapabilities | None:
+        declared: types.ClientCapabilities | None = self.session.client_capabilities
+        return declared
+
     async def ask(self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> Elicited:
-        if not can_answer(self.session.client_capabilities, params):
+        if not can_answer(self.capabilities, params):
             raise ElicitationUnavailable(_unsupported(params))
         if self.tag is not None:
             params = params.model_copy(update={"meta": {CALL_TAG_META: self.tag}})

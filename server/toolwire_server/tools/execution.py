@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from toolwire_server.auth.access import Grant
 from toolwire_server.functions.context import LogFn, ProgressFn, ToolContext
 from toolwire_server.functions.elicit import Asker, ElicitationUnavailable, InputNeeded
+from toolwire_server.functions.needs import ClientLacks
 from toolwire_server.functions.results import cut, to_result
 from toolwire_server.functions.schema import describe_problems
 from toolwire_server.isolation.watchdog import on_loop
@@ -131,6 +132,8 @@ async def execute(
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
     except InputNeeded:  # the call ends here with the question; the client calls again with the answer
         raise
+    except ClientLacks as exc:  # a protocol refusal (-32021): nothing ran that relied on what the client lacks
+        raise exc.error() from None
     except ElicitationUnavailable as exc:
         return _failed("tool_failed", errors.tool_failed(tool.name, str(exc)), max_result_chars)
     except Exception as exc:  # a tool failure is a result, never a crash; its message is cut, never hidden
