@@ -4,12 +4,14 @@
 `conformance server --url http://localhost:3102/mcp --scenario tasks-lifecycle` (tests/server/test_tasks_node.py
 runs them all). A task-supporting tool here is an ordinary toolwire tool registered with `task=...`."""
 
+import itertools
 import json
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from pydantic import Field
 
 from toolwire_server import Registry, ToolContext
 from toolwire_server.functions.elicit import ElicitationUnavailable, InputNeeded, RoundTrips
@@ -211,3 +213,44 @@ async def test_input_required_result_prompt(ctx: ToolContext) -> str:
         schema = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
         _ask({"user_context": _elicit("What context should the prompt use?", schema)})
     return f"Use this context: {context}"
+
+
+# ---- http-custom-header-server-validation (SEP-2243): a parameter mirrored into an `Mcp-Param-*` header. The server
+# checks the header against the body before the tool runs (the SDK's rule, on every HTTP path: transports/fast_http.py
+# leaves such a call to it); a mismatch is a 400 with error -32020.
+
+
+@registry.tool(description="Says which region a request was routed to (the region travels in Mcp-Param-Region too).")
+async def region_status(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
+    return f"region {region}: ok"
+
+
+# ---- server-stateless (SEP-2575): a tool that needs a client capability refuses a client that did not declare it,
+# and the hooks that change the tool and prompt lists while a subscriptions/listen stream is open.
+
+
+@registry.tool(description="Needs the client's model (sampling): refused with -32021 when it was not declared.")
+async def test_missing_capability(ctx: ToolContext) -> str:
+    ctx.require_client(types.ClientCapabilities(sampling=types.SamplingCapability()))
+    return "the client can sample"
+
+
+_added = itertools.count(1)
+
+
+@registry.tool(description="Adds a tool to this server (its clients are told the tool list changed).")
+async def test_trigger_tool_change() -> str:
+    name = f"test_added_tool_{next(_added)}"
+    registry.add(greet, name=name, description="A tool added while the server runs.")
+    return f"added {name}"
+
+
+@registry.tool(description="Adds a prompt to this server (its clients are told the prompt list changed).")
+async def test_trigger_prompt_change() -> str:
+    name = f"test_added_prompt_{next(_added)}"
+    registry.prompt(name, description="A prompt added while the server runs.")(_added_prompt)
+    return f"added {name}"
+
+
+async def _added_prompt() -> str:
+    return "A prompt added while the server ran."

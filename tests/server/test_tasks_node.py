@@ -1,6 +1,6 @@
 """The next conformance suite (@modelcontextprotocol/conformance@0.2.0-alpha.12) against `toolwire serve --http`:
-its `tasks-*` scenarios (SEP-2663) and its `input-required-result-*` ones (SEP-2322) on
-examples/conformance_tasks.py.
+its `tasks-*` scenarios (SEP-2663), its `input-required-result-*` ones (SEP-2322), the custom routing headers
+(SEP-2243) and the stateless server (SEP-2575) on examples/conformance_tasks.py.
 
 Needs that package in $TOOLWIRE_NODE_NEXT_DIR (CI: ./node-next, see .ci/run) and Node 22 from $TOOLWIRE_NODE_DIR."""
 
@@ -28,12 +28,15 @@ SCENARIOS = (
     "input-required-result-multi-round",
     "input-required-result-tampered-state",
     "input-required-result-non-tool-request",
+    "http-custom-header-server-validation",
+    "server-stateless",
 )
 """Every tasks-* scenario but tasks-status-notifications (it has no checks: notifications are optional), and the
 input-required-result-* ones that exercise toolwire's own machinery (a tool's and a prompt's question ending the
 request, the sealed requestState across rounds, a tampered state refused). The other input-required-result-*
 scenarios check only what the fixtures build by hand; they pass too (docs/tasks-and-input.md), and are left out to
-keep this test near 20 s on a busy 2-core machine."""
+keep this test near 20 s on a busy 2-core machine. http-custom-header-server-validation checks the Mcp-Param-*
+headers against a tool's arguments; server-stateless the 2026-07-28 envelope, -32021 and the listen stream."""
 
 
 @pytest.mark.node
