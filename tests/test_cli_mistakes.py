@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import clean_env, run_toolwire
+from helpers.cli import clean_env, packaged_scripts, run_toolwire
 from helpers.servers import TEST_TOOLS, HttpServer, free_port
-from toolwire_client.models.providers import scripted_names
 
 PY = sys.executable
 SUPPORT = f"{PY} -m toolwire_server examples.support_tools:registry --stdio"
@@ -39,7 +38,7 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         {},
         2,
         r"Error: unknown model 'scripted:nope': use one of anthropic:claude-sonnet-4-5 .*"
-        rf"Scripted names: {re.escape(', '.join(scripted_names()))}$",
+        rf"Scripted names: {re.escape(', '.join(packaged_scripts()))}$",
         False,
     ),
     (

@@ -1,11 +1,8 @@
 """The provider table is the one list of model specs: the factory, the help text and the error all read it."""
 
-import subprocess
-import sys
-
 import pytest
 
-from helpers.cli import run_toolwire
+from helpers.cli import packaged_scripts, run_toolwire
 from toolwire_client.models import PROVIDERS, ModelCallFailed, ModelReply, make_model
 from toolwire_client.models.providers import ModelOptions, Provider
 from toolwire_shared.messages import Message
@@ -18,9 +15,7 @@ def test_run_help_lists_every_provider_and_every_scripted_model() -> None:
     help_text = " ".join(proc.stdout.split())  # click wraps lines
     for provider in PROVIDERS.values():
         assert f"{provider.prefix}:" in help_text
-    # The package's own scripted models, from a fresh process: other tests' drivers register theirs in this one.
-    listed = "from toolwire_client.models.providers import scripted_names; print(*scripted_names())"
-    built_in = subprocess.run([sys.executable, "-c", listed], capture_output=True, text=True, check=True).stdout.split()
+    built_in = packaged_scripts()
     for name in built_in:
         assert name in help_text
     assert {"recovers", "repeats", "wanders", "support_demo"} <= set(built_in)
