@@ -1,6 +1,7 @@
 """The audit trail's records as OpenTelemetry log records: one per call that reached the server, each joined to the
 trace and span of the call it records, carrying the same fields as the database's record (arguments redacted)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,9 @@ from opentelemetry._logs import set_logger_provider
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
-from helpers.servers import REPO
+from helpers.cli import clean_env
+from helpers.polling import wait_until
+from helpers.servers import REPO, HttpServer, http_client
 from helpers.telemetry import Telemetry
 from toolwire_otel import audit_logs
 from toolwire_otel.setup import _log_exporter
@@ -81,3 +84,42 @@ def test_an_unknown_logs_exporter_says_what_to_use(monkeypatch: pytest.MonkeyPat
         _log_exporter()
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
     assert _log_exporter() is None  # the default: the audit database only
+
+
+def _served(spans_file: Path) -> int:
+    lines = spans_file.read_text().splitlines() if spans_file.exists() else []
+    return sum(json.loads(line)["name"] == "tools/call echo" for line in lines)
+
+
+def _console_logs(stderr: str) -> list[dict[str, object]]:
+    """The log records ConsoleLogRecordExporter wrote (JSON objects) among the server's other stderr lines."""
+    decoder, found, at = json.JSONDecoder(), [], stderr.find('{\n    "body"')
+    while at != -1:
+        record, end = decoder.raw_decode(stderr, at)
+        found.append(record)
+        at = stderr.find('{\n    "body"', end)
+    return found
+
+
+async def test_a_real_server_exports_them_in_the_calls_trace_and_on_sigterm(tmp_path: Path) -> None:
+    (tmp_path / "server.toml").write_text(CONFIG.replace("per_day = 1", "per_day = 5"))
+    spans_file = tmp_path / "spans.jsonl"
+    env = clean_env(
+        OTEL_LOGS_EXPORTER="console",
+        OTEL_BLRP_SCHEDULE_DELAY="600000",  # log records: only the flush at the server's stop exports them
+        TOOLWIRE_TRACE_FILE=str(spans_file),
+        OTEL_BSP_SCHEDULE_DELAY="50",
+    )
+    server = HttpServer(f"--config={tmp_path / 'server.toml'}", env=env)
+    with server:
+        async with http_client(server.url) as client:
+            for text in ("a", "b", "c"):
+                assert not (await client.call_tool("echo", {"text": text})).is_error
+        # The spans are exported on their batch schedule (serve --http does not flush them at SIGTERM): wait.
+        wait_until(lambda: _served(spans_file) == 3, "the server's three tools/call spans", timeout_s=20)
+    # Exported as the server stopped (SIGTERM), 10 minutes before their batch was due.
+    logs = [r for r in _console_logs(server.stderr()) if r["event_name"] == "toolwire.audit"]
+    assert [r["body"] for r in logs] == ["tools/call echo: ok"] * 3
+    spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    served = {(s["trace_id"], s["span_id"]) for s in spans if s["name"] == "tools/call echo"}
+    assert {(str(r["trace_id"])[2:], str(r["span_id"])[2:]) for r in logs} == served and len(served) == 3

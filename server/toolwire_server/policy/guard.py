@@ -52,13 +52,14 @@ class CallPolicy:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
         """For as long as a server runs: on its way out (a clean stop, SIGTERM included) the audit records still
-        queued are written and the counters' connections closed."""
+        queued are written (and exported, as log records) and the counters' connections closed."""
         try:
             yield
         finally:
             with anyio.CancelScope(shield=True):
                 if self.audit is not None:
                     await anyio.to_thread.run_sync(self.audit.close)
+                    await anyio.to_thread.run_sync(audit_logs.flush)
                 await self.counters.aclose()
 
     def rules_for(self, agent: str, tool: str) -> list[tuple[int, LimitRule]]:
@@ -138,7 +139,7 @@ class CallPolicy:
         self.audit.append(record)
         if audit_logs.enabled():  # the trace id and the time are the log record's own
             fields = {k: v for k, v in record._asdict().items() if v is not None and k not in ("at", "trace_id")}
-            audit_logs.emit_audit_record(record.tool, outcome, fields)
+            audit_logs.emit_audit_record(record.tool, outcome, record.at, fields)
 
 
 def limited(tool: str, agent: str, refusal: Refusal) -> types.CallToolResult:
