@@ -7,8 +7,11 @@
    the refusal says (as toolwire's ToolBox does), that is at a request limit (raw POSTs answered 429), and that has
    no limit: the calm agent's calls/s and median.
 3. One limit check in PostgreSQL (one UPSERT) vs in-process: median and p99 latency.
+4. A call through the gateway (`[upstreams.NAME]`) vs directly to the upstream, same run, alternating rounds: a
+   small toolwire server of our own over HTTP (median latency, and the CPU of every server process per call), and
+   mcp-server-time (direct over stdio; through the gateway over HTTP, its link to the upstream stdio: latency only).
 
-    .venv/bin/python -m bench.limits_bench [--calls N]
+    .venv/bin/python -m bench.limits_bench [--calls N] [--parts cpu,http,fairness,postgres,gateway]
 """
 
 import argparse
@@ -23,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from bench.proc_cpu import cpu_s
-from mcp import Client
+from bench.proc_cpu import cpu_s, tree_cpu_s
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 REPO = Path(__file__).resolve().parents[1]
@@ -252,12 +255,68 @@ async def check_latency(postgres: str, checks: int) -> dict[str, dict[str, float
     return out
 
 
+TIME = REPO / ".venv-mcp-servers" / "bin" / "mcp-server-time"
+OWN = f"{REPO}/tests/server/upstream_tools.py:registry"
+
+
+async def _sequential(where: str | StdioServerParameters, tool: str, arguments: dict[str, Any], calls: int) -> float:
+    """Median seconds of `calls` sequential calls (after 50 unmeasured), over HTTP with agent calm's token when
+    `where` is a URL, else over stdio."""
+    async with httpx2.AsyncClient(headers={"authorization": "Bearer tok-calm"}, timeout=30) as http:
+        transport = streamable_http_client(where, http_client=http) if isinstance(where, str) else where
+        async with Client(transport) as client:
+            for _ in range(50):
+                assert not (await client.call_tool(tool, arguments)).is_error
+            latencies = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                await client.call_tool(tool, arguments)
+                latencies.append(time.perf_counter() - t0)
+    return statistics.median(latencies)
+
+
+def gateway_overhead(folder: Path, calls: int, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """Through the gateway vs direct, best of `rounds` alternating rounds (the machine's load drifts)."""
+    best: dict[str, dict[str, float]] = {
+        "own_http": {"direct_ms": 1e9, "gateway_ms": 1e9, "direct_cpu_us": 1e9, "gateway_cpu_us": 1e9},
+        "time": {"direct_ms": 1e9, "gateway_ms": 1e9},
+    }
+    time_direct = StdioServerParameters(command=str(TIME), args=["--local-timezone", "UTC"])
+    now = {"timezone": "UTC"}
+    with HttpServer(OWN) as upstream:
+        config = folder / "gateway.toml"
+        config.write_text(
+            TOOLS + '[agents.calm]\ntoken = "tok-calm"\ntools = ["own__*", "time__*"]\n'
+            f'[upstreams.own]\nurl = "{upstream.url}"\n'
+            f'[upstreams.time]\ncommand = "{TIME}"\nargs = ["--local-timezone", "UTC"]\n'
+        )
+        with HttpServer(f"--config={config}") as gateway:
+            assert upstream.proc is not None and gateway.proc is not None
+            pids = {"direct": [upstream.proc.pid], "gateway": [upstream.proc.pid, gateway.proc.pid]}
+            for _ in range(rounds):
+                for label, where, tool in (("direct", upstream.url, "pid"), ("gateway", gateway.url, "own__pid")):
+                    before = sum(tree_cpu_s(pid) for pid in pids[label])
+                    median = asyncio.run(_sequential(where, tool, {}, calls))
+                    cpu = (sum(tree_cpu_s(pid) for pid in pids[label]) - before) / (calls + 50) * 1e6
+                    best["own_http"][f"{label}_ms"] = min(best["own_http"][f"{label}_ms"], median * 1000)
+                    best["own_http"][f"{label}_cpu_us"] = min(best["own_http"][f"{label}_cpu_us"], cpu)
+                direct = asyncio.run(_sequential(time_direct, "get_current_time", now, calls))
+                through = asyncio.run(_sequential(gateway.url, "time__get_current_time", now, calls))
+                best["time"]["direct_ms"] = min(best["time"]["direct_ms"], direct * 1000)
+                best["time"]["gateway_ms"] = min(best["time"]["gateway_ms"], through * 1000)
+    for figures in best.values():
+        figures["latency_ratio"] = figures["gateway_ms"] / figures["direct_ms"]
+        if "direct_cpu_us" in figures:
+            figures["cpu_ratio"] = figures["gateway_cpu_us"] / figures["direct_cpu_us"]
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5.0, help="each fairness case")
     parser.add_argument("--rounds", type=int, default=3, help="of the fairness cases, interleaved")
-    parser.add_argument("--parts", default="cpu,http,fairness,postgres", help="which parts, comma-separated")
+    parser.add_argument("--parts", default="cpu,http,fairness,postgres,gateway", help="which parts, comma-separated")
     parser.add_argument("--hog", nargs=2, metavar=("URL", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--respect", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)
@@ -277,6 +336,8 @@ def main() -> None:
         results["http_server_cpu_us"] = {**http, "ratio": http["on"] / http["off"]}
     if "fairness" in parts:
         results["fairness"] = fairness(folder, args.seconds, args.rounds)
+    if "gateway" in parts:
+        results["gateway"] = gateway_overhead(folder, args.calls // 2, args.rounds)
     if "postgres" in parts:
         pg_root = Path(tempfile.mkdtemp(prefix="toolwire-pg-limits-"))
         try:

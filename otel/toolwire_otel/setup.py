@@ -17,12 +17,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
+from opentelemetry._logs import set_logger_provider
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter, LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, MetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
+from toolwire_otel import audit_logs
 from toolwire_otel import metrics as tw_metrics
 from toolwire_otel.jsonl import JsonLinesSpanExporter
 
@@ -30,6 +34,7 @@ TRACES_EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 TRACE_FILE_ENV = "TOOLWIRE_TRACE_FILE"
 """Set by `--trace FILE` for the tool servers the run spawns, so their spans land in the same file."""
 METRICS_EXPORTER_ENV = "OTEL_METRICS_EXPORTER"
+LOGS_EXPORTER_ENV = "OTEL_LOGS_EXPORTER"
 ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 PROJECT_ATTRIBUTE = "openinference.project.name"
 """Phoenix files spans under this resource attribute; agent and server share one so a trace stays whole."""
@@ -46,6 +51,7 @@ class TracingHandle:
     """'none', 'otlp', 'console' or 'file:<path>'."""
     tracer_provider: TracerProvider | None = None
     meter_provider: MeterProvider | None = None
+    logger_provider: LoggerProvider | None = None
     _closed: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -59,6 +65,8 @@ class TracingHandle:
             ok = self.tracer_provider.force_flush(timeout_ms)
         if self.meter_provider is not None:
             ok = self.meter_provider.force_flush(timeout_ms) and ok
+        if self.logger_provider is not None:
+            ok = self.logger_provider.force_flush(timeout_ms) and ok
         return ok
 
     def shutdown(self) -> None:
@@ -70,6 +78,8 @@ class TracingHandle:
             self.tracer_provider.shutdown()  # flushes the batch first
         if self.meter_provider is not None:
             self.meter_provider.shutdown()
+        if self.logger_provider is not None:
+            self.logger_provider.shutdown()
 
     def __enter__(self) -> "TracingHandle":
         return self
@@ -168,6 +178,20 @@ def _metric_exporter() -> MetricExporter | None:
     raise ValueError(f"{METRICS_EXPORTER_ENV}={raw!r} is not supported: set it to otlp, console or none")
 
 
+def _log_exporter() -> LogRecordExporter | None:
+    """Log records (the audit trail's) only when asked for by OTEL_LOGS_EXPORTER, as metrics are."""
+    raw = os.environ.get(LOGS_EXPORTER_ENV, "none").split(",")[0].strip().lower()
+    if raw == "console":
+        return ConsoleLogRecordExporter(out=sys.stderr)
+    if raw == "otlp":
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+        return OTLPLogExporter()
+    if raw in ("", "none"):
+        return None
+    raise ValueError(f"{LOGS_EXPORTER_ENV}={raw!r} is not supported: set it to otlp, console or none")
+
+
 def configure_tracing(trace: str | None = None, service_name: str | None = None) -> TracingHandle:
     """Install a TracerProvider (and a MeterProvider if metrics are asked for) for this process.
 
@@ -198,8 +222,9 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
         return _installed
     exporter_name = resolve_exporter(trace_option)
     metric_exporter = _metric_exporter()
+    log_exporter = _log_exporter()
     handle = TracingHandle(exporter=exporter_name)
-    if exporter_name == "none" and metric_exporter is None:
+    if exporter_name == "none" and metric_exporter is None and log_exporter is None:
         return handle
     resource = build_resource(service_name, default_service)
     span_exporter = _span_exporter(exporter_name) if exporter_name != "none" else None
@@ -214,6 +239,12 @@ def _configure(trace_option: str | None, service_name: str | None, *, default_se
         metrics.set_meter_provider(meter_provider)
         tw_metrics.enable()
         handle.meter_provider = meter_provider
+    if log_exporter is not None:
+        logger_provider = LoggerProvider(resource=resource)
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter))
+        set_logger_provider(logger_provider)
+        audit_logs.enable()
+        handle.logger_provider = logger_provider
     _installed = handle
     atexit.register(handle.shutdown)  # also covers sys.exit and uncaught errors; shutdown is idempotent
     return handle

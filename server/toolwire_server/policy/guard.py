@@ -15,6 +15,7 @@ import anyio.to_thread
 import mcp_types as types
 from opentelemetry import trace
 
+from toolwire_otel import audit_logs
 from toolwire_otel.metrics import record_server_call
 from toolwire_server import texts
 from toolwire_server.policy.audit import NAME_CHARS, AuditLog, AuditRecord, fingerprint
@@ -51,13 +52,14 @@ class CallPolicy:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[None]:
         """For as long as a server runs: on its way out (a clean stop, SIGTERM included) the audit records still
-        queued are written and the counters' connections closed."""
+        queued are written (and exported, as log records) and the counters' connections closed."""
         try:
             yield
         finally:
             with anyio.CancelScope(shield=True):
                 if self.audit is not None:
                     await anyio.to_thread.run_sync(self.audit.close)
+                    await anyio.to_thread.run_sync(audit_logs.flush)
                 await self.counters.aclose()
 
     def rules_for(self, agent: str, tool: str) -> list[tuple[int, LimitRule]]:
@@ -122,20 +124,22 @@ class CallPolicy:
             return
         digest, shown = fingerprint(arguments, self.secret_fields)
         context = trace.get_current_span().get_span_context()
-        self.audit.append(
-            AuditRecord(
-                at=time.time(),
-                agent=agent[:NAME_CHARS],
-                tool=tool[:NAME_CHARS],
-                arguments_sha256=digest,
-                arguments=shown if self.keep_arguments else None,
-                outcome=outcome,
-                latency_ms=took * 1000,
-                result_chars=_size(result),
-                trace_id=format(context.trace_id, "032x") if context.is_valid else None,
-                replica=self.replica,
-            )
+        record = AuditRecord(
+            at=time.time(),
+            agent=agent[:NAME_CHARS],
+            tool=tool[:NAME_CHARS],
+            arguments_sha256=digest,
+            arguments=shown if self.keep_arguments else None,
+            outcome=outcome,
+            latency_ms=took * 1000,
+            result_chars=_size(result),
+            trace_id=format(context.trace_id, "032x") if context.is_valid else None,
+            replica=self.replica,
         )
+        self.audit.append(record)
+        if audit_logs.enabled():  # the trace id and the time are the log record's own
+            fields = {k: v for k, v in record._asdict().items() if v is not None and k not in ("at", "trace_id")}
+            audit_logs.emit_audit_record(record.tool, outcome, record.at, fields)
 
 
 def limited(tool: str, agent: str, refusal: Refusal) -> types.CallToolResult:
