@@ -216,6 +216,14 @@ _installed: TracingHandle | None = None
 """The global providers can be set once per process; a second call returns the first handle."""
 
 
+def flush_installed() -> None:
+    """Send what is still queued, for a process about to end without running atexit (uvicorn raises SIGTERM again
+    once its lifespan is over); a no-op when nothing was installed. A flush, not a shutdown: an app served inside a
+    test's process leaves that process's telemetry working."""
+    if _installed is not None:
+        _installed.flush()
+
+
 def _configure(trace_option: str | None, service_name: str | None, *, default_service: str) -> TracingHandle:
     global _installed
     if _installed is not None:

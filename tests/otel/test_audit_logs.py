@@ -11,7 +11,6 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
 from helpers.cli import clean_env
-from helpers.polling import wait_until
 from helpers.servers import REPO, HttpServer, http_client
 from helpers.telemetry import Telemetry
 from toolwire_otel import audit_logs
@@ -108,16 +107,16 @@ async def test_a_real_server_exports_them_in_the_calls_trace_and_on_sigterm(tmp_
         OTEL_LOGS_EXPORTER="console",
         OTEL_BLRP_SCHEDULE_DELAY="600000",  # log records: only the flush at the server's stop exports them
         TOOLWIRE_TRACE_FILE=str(spans_file),
-        OTEL_BSP_SCHEDULE_DELAY="50",
+        OTEL_BSP_SCHEDULE_DELAY="600000",  # spans too: sent at the stop (uvicorn skips atexit: the lifespan does it)
     )
     server = HttpServer(f"--config={tmp_path / 'server.toml'}", env=env)
     with server:
         async with http_client(server.url) as client:
             for text in ("a", "b", "c"):
                 assert not (await client.call_tool("echo", {"text": text})).is_error
-        # The spans are exported on their batch schedule (serve --http does not flush them at SIGTERM): wait.
-        wait_until(lambda: _served(spans_file) == 3, "the server's three tools/call spans", timeout_s=20)
-    # Exported as the server stopped (SIGTERM), 10 minutes before their batch was due.
+        assert _served(spans_file) == 0  # queued: their batch is due in 10 minutes
+    # Exported as the server stopped (SIGTERM), 10 minutes before their batch was due: spans and log records.
+    assert _served(spans_file) == 3
     logs = [r for r in _console_logs(server.stderr()) if r["event_name"] == "toolwire.audit"]
     assert [r["body"] for r in logs] == ["tools/call echo: ok"] * 3
     spans = [json.loads(line) for line in spans_file.read_text().splitlines()]

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolwire_otel.setup import flush_installed
 from toolwire_server import texts
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.auth import oauth
@@ -235,6 +236,7 @@ def http_app(
         oauth.refresh_in_lifespan(app, verifier.keys)
     if registry.policy is not None:
         _within_lifespan(app, registry.policy.serving)
+    _within_lifespan(app, _telemetry_sent)  # outermost: after the policy's last audit records
     app.add_middleware(CancelOnDisconnect, max_body_bytes=limits.max_body_bytes)
     app.add_middleware(
         SessionGuard,
@@ -258,6 +260,16 @@ def http_app(
     )
     app.add_middleware(HostOriginCheck, rule=rule)  # outermost: no path, route or method skips it
     return app
+
+
+@asynccontextmanager
+async def _telemetry_sent() -> AsyncIterator[None]:
+    """uvicorn ends the process by raising SIGTERM again after the lifespan, so atexit never runs: the spans,
+    metrics and log records still queued are sent here, as the server stops (they were lost before)."""
+    try:
+        yield
+    finally:
+        await anyio.to_thread.run_sync(flush_installed)
 
 
 def _within_lifespan(app: Starlette, context: Callable[[], AbstractAsyncContextManager[None]]) -> None:
