@@ -15,8 +15,10 @@ END = "<!-- end of the command table -->"
 
 def commands(group: click.Group, path: str = "toolwire") -> Iterator[tuple[str, click.Command]]:
     """Every command under `group`, depth first, with its full path (`toolwire trace show`)."""
-    for name in sorted(group.commands):
-        command = group.commands[name]
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None
         if isinstance(command, click.Group):
             yield from commands(command, f"{path} {name}")
         else:
