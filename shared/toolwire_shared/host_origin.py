@@ -1,6 +1,5 @@
 """Which Host and Origin headers an HTTP server of toolwire answers (the tool server, `toolwire ui`): the protection
-against DNS rebinding, decided here only. The tool server's middleware is `toolwire_server.transports.host_origin`;
-the reasoning behind each rule is written there.
+against DNS rebinding, decided here only (the tool server's middleware: `toolwire_server.transports.host_origin`).
 
 A web page on a name its author controls can make that name resolve to this machine (DNS rebinding) and then call
 the tools from the visitor's browser. The browser sends the page's name as `Host` and the page's origin as `Origin`;
