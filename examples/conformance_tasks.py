@@ -1,6 +1,6 @@
 """The fixture tools the conformance suite's `tasks-*` scenarios (0.2.0-alpha.12, SEP-2663) call.
 
-`TOOLWIRE_TASK_STORE=/tmp/tasks.sqlite toolwire serve examples.conformance_tasks:registry --http --port 3102`, then
+`TOOLWIRE_TASK_STORE=tasks.sqlite toolwire serve examples.conformance_tasks:registry --http --port 3102`, then
 `conformance server --url http://localhost:3102/mcp --scenario tasks-lifecycle` (tests/server/test_tasks_node.py
 runs them all). A task-supporting tool here is an ordinary toolwire tool registered with `task=...`."""
 
