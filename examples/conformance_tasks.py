@@ -1,8 +1,11 @@
-"""The fixture tools the conformance suite's `tasks-*` scenarios (0.2.0-alpha.12, SEP-2663) call.
+"""The conformance fixture module for both suites: 0.1.16's (`examples/conformance_tools.py`, whose registry this one
+extends) and 0.2.0-alpha.12's (`tasks-*`, SEP-2663; `input-required-result-*`, SEP-2322; the routing headers,
+SEP-2243; the stateless server, SEP-2575), so one server passes `--suite all` of each.
 
 `TOOLWIRE_TASK_STORE=tasks.sqlite toolwire serve examples.conformance_tasks:registry --http --port 3102`, then
-`conformance server --url http://localhost:3102/mcp --scenario tasks-lifecycle` (tests/server/test_tasks_node.py
-runs them all). A task-supporting tool here is an ordinary toolwire tool registered with `task=...`."""
+`conformance server --url http://localhost:3102/mcp --suite all` (tests/server/test_tasks_node.py runs 0.2.0-alpha.12,
+tests/server/test_server_node.py 0.1.16). A task-supporting tool here is an ordinary toolwire tool registered with
+`task=...`."""
 
 import itertools
 import json
@@ -10,13 +13,12 @@ from typing import Annotated, Any, NoReturn
 
 import anyio
 import mcp_types as types
+from examples.conformance_tools import registry
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from toolwire_server import Registry, ToolContext
+from toolwire_server import ToolContext
 from toolwire_server.functions.elicit import ElicitationUnavailable, InputNeeded, RoundTrips
-
-registry = Registry("toolwire-conformance-tasks")
 
 
 @registry.tool(description="Greets someone (a plain call, never a task).")

@@ -18,6 +18,7 @@ from toolwire_server.functions.elicit import InputNeeded, asker_of
 from toolwire_server.listen import AgentListens
 from toolwire_server.surface.changes import Hub
 from toolwire_server.surface.completion import complete
+from toolwire_server.surface.resources import unknown_resource
 from toolwire_server.tools.registry import Registry
 from toolwire_server.uris import canonical
 from toolwire_shared import errors
@@ -72,7 +73,7 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         target = canonical(uri)
         if target is None or not (who.allows(target) and resources.knows(target)):
             known = [*visible_resources(who), *visible_templates(who)]
-            raise MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+            raise unknown_resource(uri, known)
         return target
 
     async def on_read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:

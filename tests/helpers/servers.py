@@ -23,7 +23,8 @@ from .polling import WaitFailed, await_until, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SUPPORT_TOOLS = "examples.support_tools:registry"
-CONFORMANCE_TOOLS = "examples.conformance_tools:registry"
+CONFORMANCE_TOOLS = "examples.conformance_tasks:registry"
+"""The conformance fixtures of both suites (0.1.16 and 0.2.0-alpha.12) in one server."""
 TEST_TOOLS = "tests/server/toolset.py:registry"
 
 

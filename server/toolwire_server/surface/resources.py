@@ -135,8 +135,13 @@ class Resources:
         return None
 
     def unknown(self, uri: str) -> MCPError:
-        known = [*self.static, *(str(t.template) for t in self.templates)]
-        return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known))
+        return unknown_resource(uri, [*self.static, *(str(t.template) for t in self.templates)])
+
+
+def unknown_resource(uri: str, known: list[str]) -> MCPError:
+    """-32602 naming the resources `known` to the caller, with the URI asked for as `data.uri` (SEP-2164's SHOULD:
+    a client matches the error to its request without parsing the message)."""
+    return MCPError(code=types.INVALID_PARAMS, message=errors.unknown_resource(uri, known), data={"uri": uri})
 
 
 def _contained(template: UriTemplate, found: dict[str, str | list[str]]) -> bool:
