@@ -1,4 +1,5 @@
-"""Tools the task tests serve: one that runs until stopped (and says which process it runs in), and a quick one."""
+"""Tools the task tests serve: one that runs until stopped (and says which process it runs in), the same one that
+runs only as a task, and a quick one."""
 
 import os
 
@@ -19,6 +20,9 @@ async def long_job(seconds: float, marker: str, ctx: ToolContext) -> str:
         await ctx.report_progress(step, seconds * 10, "working")
         await anyio.sleep(0.1)
     return f"done after {seconds:g} s"
+
+
+registry.add(long_job, name="long_task_job", task="required", description="long_job, run only as a task.")
 
 
 async def _runs(marker: str) -> str:

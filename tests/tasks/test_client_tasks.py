@@ -2,7 +2,6 @@
 -9 while its task works resumes by following the same task (the tool ran once, no "outcome unknown"); a task that
 outlives the call's timeout is cancelled."""
 
-import json
 import logging
 import signal
 import sqlite3
@@ -14,27 +13,17 @@ import anyio
 import pytest
 
 from helpers.cli import TOOLWIRE, clean_env, run_toolwire
-from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_call, openai_completion
+from helpers.fake_providers import FakeProvider
 from helpers.polling import await_until
 from helpers.servers import HttpServer
 from helpers.telemetry import install
+from tasks.job_model import job_turns
 from toolwire_client.store import open_store
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.source import RunContext, ToolRequest
 from toolwire_shared.messages import ToolCall
 
 TOOLS = "tests/tasks/task_tools.py:registry"
-
-
-def job_turns(request: RecordedRequest) -> Reply:
-    """A model that calls long_job as the task says ("Run job SECONDS MARKER"), then answers with its result."""
-    results = [m for m in request.body["messages"] if m["role"] == "tool"]
-    if not results:
-        task = next(m["content"] for m in request.body["messages"] if m["role"] == "user")
-        _, _, seconds, marker = task.split(" ", 3)
-        arguments = json.dumps({"seconds": float(seconds), "marker": marker})
-        return openai_completion(None, [openai_call("call_job", "long_job", arguments)])
-    return openai_completion(f"Job said: {results[-1]['content']}")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +62,7 @@ async def test_a_run_killed_while_its_task_works_resumes_by_following_the_same_t
     served: tuple[HttpServer, FakeProvider, Path], tmp_path: Path
 ) -> None:
     marker, db, env = tmp_path / "job", str(tmp_path / "runs.db"), clean_env()
-    argv = run_argv(served, f"Run job 2 {marker}", db)
+    argv = run_argv(served, f"Run long_job 2 {marker}", db)
     run = start_run(argv, env)
     try:
         run_id, task_id = await await_until(lambda: pending_task(db), "the task id saved", proc=run)
@@ -98,7 +87,7 @@ def test_a_task_past_the_calls_timeout_is_cancelled(
     served: tuple[HttpServer, FakeProvider, Path], tmp_path: Path
 ) -> None:
     marker, db = tmp_path / "job", str(tmp_path / "runs.db")
-    done = run_toolwire(*run_argv(served, f"Run job 60 {marker}", db)[1:], "--tool-timeout", "1", env=clean_env())
+    done = run_toolwire(*run_argv(served, f"Run long_job 60 {marker}", db)[1:], "--tool-timeout", "1", env=clean_env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "timed out" in done.stdout and "its task was cancelled" in done.stdout, done.stdout
     assert (tmp_path / "job.runs").read_text() == "run\n"
@@ -126,7 +115,7 @@ async def test_a_required_task_tool_is_not_offered_on_a_handshake_era_connection
     await modern.start()
     try:
         assert [spec.name for spec in await legacy.list_tools()] == ["long_job"]
-        assert [spec.name for spec in await modern.list_tools()] == ["long_job", "quick_job"]
+        assert [spec.name for spec in await modern.list_tools()] == ["long_job", "long_task_job", "quick_job"]
     finally:
         await modern.aclose()  # the reverse of their starts: each holds a task group
         await legacy.aclose()

@@ -6,7 +6,8 @@ Wrappers of the run's own parts (its model, ToolBox and store), so the loop is t
 replay is only that its inputs are the recorded outputs. Two rules keep the guarantees of the run store:
 - A tool call whose step never finished, after the save that marked it `sent` was done by an earlier execution, may
   have reached its server: a non-idempotent one is answered "outcome unknown" and never sent again; an idempotent one
-  is sent again with the same key (ToolBox derives it from the run and call ids).
+  is sent again with the same key (ToolBox derives it from the run and call ids); one whose server made it an MCP
+  task, its id saved in the run store, is followed (tasks/get) to its end, never sent again.
 - The lease stays this execution's own (claim, renew and release are not steps: a replay must hold it again), and a
   save that the run store committed before its step was recorded is recognised as ours, not as someone else's."""
 
@@ -68,9 +69,9 @@ class StepToolBox(ToolBox):
     """The run's ToolBox (same sources, routes and limits), each call one DBOS step named by its call id, so a replay
     that met the calls in another order fails loudly instead of handing one call another's result."""
 
-    def __init__(self, box: ToolBox, leg: Leg) -> None:
+    def __init__(self, box: ToolBox, leg: Leg, store: SqlRunStore) -> None:
         self.__dict__.update(box.__dict__)
-        self.leg = leg
+        self.leg, self.store = leg, store
 
     async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
         ran = False
@@ -79,13 +80,33 @@ class StepToolBox(ToolBox):
             nonlocal ran
             ran = True
             spec = self.spec(call.name)
-            if self.leg.replayed_save and not (spec is not None and spec.policy.idempotent):
+            may_have_run = self.leg.replayed_save and not (spec is not None and spec.policy.idempotent)
+            if may_have_run and not await self._follows_saved_task(call, run):
                 return failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name))
             return await ToolBox.call(self, call, run, timeout_s=timeout_s)
 
         result = await DBOS.run_step_async({"name": f"tool-call {call.id}"}, send)
         self.leg.replayed_steps += not ran
         return result
+
+    async def _follows_saved_task(self, call: ToolCall, run: RunContext) -> bool:
+        """Whether the earlier execution's send of `call` became an MCP task whose id it saved (inside the call's
+        step, so no step recorded that save): then this one follows the same task (tools/tasks.py) and never sends
+        the call again. The replayed state gets the task id, and the store's version when that save is all the store
+        holds beyond it, so the leg's next save is not taken for someone else's."""
+        state = run.state
+        if state is None:
+            return False
+        stored = await self.store.load(run.run_id)
+        task_id = next((p.task_id for p in stored.pending if p.call.id == call.id and p.task_id), None)
+        if task_id is None:
+            return False
+        for p in state.pending:
+            if p.call.id == call.id:
+                p.task_id = task_id
+        if stored.version > state.version and _content(stored) == _content(state):
+            state.version, state.updated_at = stored.version, stored.updated_at
+        return True
 
 
 class StepStore:

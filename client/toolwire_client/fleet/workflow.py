@@ -139,7 +139,7 @@ def _agent(state: RunState, store: SqlRunStore, leg: Leg) -> Agent:
     if limit is not None:
         agent.model = RateLimited(agent.model, store, limit)
     agent.model = StepModel(agent.model, leg)
-    agent.toolbox = StepToolBox(agent.toolbox, leg)
+    agent.toolbox = StepToolBox(agent.toolbox, leg, store)
     if not state.steps and not config.tools:
         state.config = {}  # as submitted: the loop records the config with the tools offered once it lists them
     return agent
