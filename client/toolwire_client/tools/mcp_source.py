@@ -151,6 +151,8 @@ class McpSource:
         self._group: TaskGroup | None = None
         self._info = TransportInfo(transport="pipe" if command else "tcp")
         self._questions = PushedQuestions()
+        self._legacy_task_tools: set[str] = set()
+        """Tools a handshake-era server runs only as 2025-11-25 tasks (it said it runs them)."""
         """Handshake-era questions (`elicitation/create`) routed to the call that asks (tools/elicitation.py)."""
         if url:
             parsed = httpx2.URL(url)
@@ -419,9 +421,11 @@ class McpSource:
             except pydantic.ValidationError:
                 page = await self._ask("tools/list", partial(self._valid_tools, cursor=cursor))
             for tool in page.tools:
-                if tasks.only_as_legacy_task(tool):
-                    self._note(texts.tool_needs_tasks(self.name, tool.name))  # shown with `toolwire run -v`
-                    continue
+                if tasks.only_as_legacy_task(tool) and self._client is not None:
+                    if not tasks.runs_legacy_tasks(self._client.server_capabilities):
+                        self._note(texts.tool_needs_tasks(self.name, tool.name))  # shown with `toolwire run -v`
+                        continue
+                    self._legacy_task_tools.add(tool.name)  # called with `params.task`, followed (tools/tasks.py)
                 specs.append(_spec(tool, self.name, self.trusted))
             cursor = page.next_cursor
             if not cursor:
@@ -535,6 +539,8 @@ class McpSource:
         try:
             # The session's own request, not `Client.call_tool`: that one checks structuredContent itself and
             # raises, where the ToolBox's one check (output_check.py) makes a `bad_output` result the model reads.
+            if call.name in self._legacy_task_tools and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                return await tasks.call_legacy(client.session, sent, dict(meta), started)
             if (task_id := tasks.saved_task(sent)) is not None:  # a crashed run's task: followed, never re-sent
                 resumed = {"taskId": task_id, "status": "working"}
                 answering = self._task_questions(sent, task_id)

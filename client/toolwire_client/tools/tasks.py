@@ -8,7 +8,13 @@ killed while the task works resumes by following the same task: the tool is neve
 `input_required` is where elicitation plugs in: `InputHandler` gets the task's `inputRequests` and returns the
 `inputResponses` sent with `tasks/update`, or a result that ends the call: one carrying the question pauses the run
 (the task waits on the server for the answer `resume` brings), any other fails it (the task is cancelled). With no
-handler the task is cancelled and the call fails, readably."""
+handler the task is cancelled and the call fails, readably.
+
+A handshake-era server may speak the 2025-11-25 revision's experimental tasks instead (server-everything): when its
+capabilities say `tasks.requests.tools.call`, a tool it lists with `execution.taskSupport: "required"` is offered,
+called with `params.task`, and followed by the same loop (`legacy=True`): its `CreateTaskResult.task` is the handle,
+`pollInterval` the interval, and a completed task's result is fetched with `tasks/result`. Its questions come on the
+`tasks/result` stream, which this loop does not hold open: a task that asks is cancelled, readably."""
 
 import time
 from collections.abc import Awaitable, Callable
@@ -30,6 +36,8 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 MAX_POLL_S = 5.0
 """The longest wait between two polls of a long task."""
 BACKOFF = 1.5
+LEGACY_TTL_MS = 3_600_000
+"""How long a 2025-11-25 task's result is asked to be kept (the server may keep it less)."""
 CANCEL_WAIT_S = 5.0
 """How long a `tasks/cancel` sent on timeout (or on the way out) may take before it is given up."""
 
@@ -69,6 +77,11 @@ class CancelTask(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
     name_param: ClassVar[str | None] = "taskId"
 
 
+class TaskResult(types.Request[TaskIdParams, Literal["tasks/result"]]):
+    method: Literal["tasks/result"] = "tasks/result"
+    params: TaskIdParams
+
+
 class UpdateTask(types.Request[UpdateTaskParams, Literal["tasks/update"]]):
     method: Literal["tasks/update"] = "tasks/update"
     params: UpdateTaskParams
@@ -80,6 +93,29 @@ def only_as_legacy_task(tool: types.Tool) -> bool:
     tasks, which toolwire does not speak (every call would fail), so it is not offered. A 2026-07-28 listing carries no
     such field: there the server decides per call and this module follows."""
     return tool.execution is not None and tool.execution.task_support == "required"
+
+
+def runs_legacy_tasks(capabilities: types.ServerCapabilities | None) -> bool:
+    """Whether a handshake-era server runs a tools/call as a 2025-11-25 task when asked (`params.task`)."""
+    requests = capabilities.tasks.requests if capabilities and capabilities.tasks else None
+    return bool(requests and requests.tools and requests.tools.call is not None)
+
+
+async def call_legacy(session: ClientSession, request: ToolRequest, meta: dict[str, Any], started: float) -> ToolResult:
+    """A tools/call as a 2025-11-25 task (`params.task`), its id saved before it is followed; or the task a crashed
+    process saved for this call, followed again (never sent again). Sent raw: the SDK checks a 2025-11-25 tools/call
+    answer as a CallToolResult, which a CreateTaskResult is not."""
+    call, saved = request.call, saved_task(request)
+    task: Any = {"taskId": saved, "status": "working"}
+    if saved is None:
+        params = {"name": call.name, "arguments": call.arguments, "task": {"ttl": LEGACY_TTL_MS}, "_meta": meta}
+        created = await session._dispatcher.send_raw_request("tools/call", params, {"timeout": request.timeout_s})
+        task = created.get("task")
+        if not (isinstance(task, dict) and isinstance(task.get("taskId"), str)):
+            raise MCPError(code=types.INTERNAL_ERROR, message="it answered a task-augmented call without a task")
+        if request.run.note_task is not None:
+            await request.run.note_task(call.id, task["taskId"])
+    return await follow(session, request, task, started=started, resumed=saved is not None, legacy=True)
 
 
 def is_task(raw: dict[str, Any]) -> bool:
@@ -102,10 +138,14 @@ async def follow(
     started: float,
     resumed: bool = False,
     on_input: InputHandler | None = None,
+    legacy: bool = False,
 ) -> ToolResult:
     """Poll the task until it ends or the call's time is up; its end as the call's result, which names the task
-    and its last status (`ToolResult.task`, for the step table)."""
-    result, status = await _followed(session, request, task, started=started, resumed=resumed, on_input=on_input)
+    and its last status (`ToolResult.task`, for the step table). `legacy`: a 2025-11-25 task."""
+    on_input = None if legacy else on_input
+    result, status = await _followed(
+        session, request, task, started=started, resumed=resumed, on_input=on_input, legacy=legacy
+    )
     return result.model_copy(update={"task": TaskRun(task_id=str(task["taskId"]), status=status)})
 
 
@@ -117,6 +157,7 @@ async def _followed(
     started: float,
     resumed: bool,
     on_input: InputHandler | None,
+    legacy: bool,
 ) -> tuple[ToolResult, str]:
     call, task_id = request.call, str(task["taskId"])
     deadline = started + request.timeout_s
@@ -146,6 +187,8 @@ async def _followed(
                         status = "input_required" if answered.input_wanted is not None else "cancelled"
                         record_end(span, status, polls)
                         return answered, status
+            if legacy and status == "completed":  # 2025-11-25: the result is asked for, not inlined
+                task = {**task, "result": await _send(session, TaskResult(params=TaskIdParams(taskId=task_id)))}
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):  # the call was given up (the run stops): the task stops too
                 await _cancel(session, task_id)
@@ -156,7 +199,7 @@ async def _followed(
 
 def _interval(task: dict[str, Any], polls: int) -> float:
     """The server's suggested interval (honoured: never polled faster), growing by BACKOFF up to MAX_POLL_S."""
-    suggested = task.get("pollIntervalMs")
+    suggested = task.get("pollIntervalMs", task.get("pollInterval"))  # 2026-07-28's name, 2025-11-25's
     base = suggested / 1000 if isinstance(suggested, int | float) and suggested > 0 else 0.5
     return max(base, min(MAX_POLL_S, base * BACKOFF ** max(0, polls - 2)))
 
