@@ -57,6 +57,7 @@ async def _refusal(client: object, uri: str) -> str:
         contents = await client.read_resource(uri)  # type: ignore[attr-defined]
         pytest.fail(f"{uri} was read: {contents}")
     assert refused.value.error.code == types.INVALID_PARAMS, uri
+    assert refused.value.error.data == {"uri": uri}, uri  # what was asked, as sent (SEP-2164), nothing more
     return refused.value.error.message
 
 
