@@ -12,7 +12,7 @@ import pytest
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.servers import REPO, serve_argv
-from loop.broken_server import DYING_WORDS, LIST_ERROR
+from loop.broken_server import DYING_WORDS, LIST_ERROR, TASK_CANCELS, TASK_FAILED
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.server_stderr import ServerStderr
 from toolwire_client.tools.source import RunContext, ToolServerFailed
@@ -170,3 +170,25 @@ def test_serve_on_a_busy_port_says_so_and_not_serving() -> None:
     assert done.stderr.strip().splitlines() == [
         f"Error: port {port} on 127.0.0.1 is in use (another server listens there): stop it or choose another --port"
     ], done.stderr
+
+
+async def test_a_legacy_task_server_that_misbehaves_gets_readable_results(tmp_path: Path) -> None:
+    """A handshake-era server that says it runs 2025-11-25 tasks: a call answered without a task, a task that
+    fails, and one that asks to be polled once an hour (the call's timeout cancels it) end as readable results."""
+    cancels = tmp_path / "cancels"
+    hostile = [sys.executable, str(BROKEN), "legacy_tasks"]
+    source = McpSource("hostile", command=hostile, env={TASK_CANCELS: str(cancels)})
+    async with ToolBox([source]) as box:
+        assert [spec.name for spec in box.specs] == ["task_job"]
+
+        async def call(how: str) -> str:
+            job = ToolCall(id=f"call_{how}", name="task_job", arguments={"how": how})
+            result = await box.call(job, RunContext("run_hostile"), timeout_s=1)
+            assert result.is_error, result
+            return result.content
+
+        assert "answered a task-augmented call without a task" in await call("no_task")
+        assert TASK_FAILED in await call("fails")
+        stalled = await call("stalls")
+    assert "timed out after 1 s" in stalled and "its task was cancelled" in stalled, stalled
+    assert cancels.read_text() == "stalls\n"
