@@ -6,8 +6,8 @@ Wrappers of the run's own parts (its model, ToolBox and store), so the loop is t
 replay is only that its inputs are the recorded outputs. Two rules keep the guarantees of the run store:
 - A tool call whose step never finished, after the save that marked it `sent` was done by an earlier execution, may
   have reached its server: a non-idempotent one is answered "outcome unknown" and never sent again; an idempotent one
-  is sent again with the same key (ToolBox derives it from the run and call ids); one whose server made it an MCP
-  task, its id saved in the run store, is followed (tasks/get) to its end, never sent again.
+  is sent again with the same key (ToolBox derives it from the run and call ids). Either, when its server made it an
+  MCP task whose id is saved in the run store, is followed (tasks/get) to its end instead, never sent again.
 - The lease stays this execution's own (claim, renew and release are not steps: a replay must hold it again), and a
   save that the run store committed before its step was recorded is recognised as ours, not as someone else's."""
 
@@ -80,8 +80,8 @@ class StepToolBox(ToolBox):
             nonlocal ran
             ran = True
             spec = self.spec(call.name)
-            may_have_run = self.leg.replayed_save and not (spec is not None and spec.policy.idempotent)
-            if may_have_run and not await self._follows_saved_task(call, run):
+            idempotent = spec is not None and spec.policy.idempotent
+            if self.leg.replayed_save and not await self._follows_saved_task(call, run) and not idempotent:
                 return failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name))
             return await ToolBox.call(self, call, run, timeout_s=timeout_s)
 
