@@ -3,7 +3,8 @@
 `toolwire serve examples.conformance_tools:registry --http --port 3101`, then
 `conformance server --url http://localhost:3101/mcp --suite all`. Every fixture of the 0.1.16 server scenarios is
 here: tools, resources, a template, prompts (completion asks about one of them); tests/server/conformance-baseline.yml
-lists what still does not apply, with the reason."""
+lists what still does not apply, with the reason. examples/conformance_tasks.py adds the fixtures of the next suite
+(0.2.0-alpha.12) to this registry: serve that module for both suites."""
 
 import base64
 import json
