@@ -33,11 +33,17 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
     def visible_prompts(who: Grant) -> list[str]:
         return [name for name in registry.prompts if who.allows(name)]
 
+    def shown_resources(who: Grant) -> list[types.Resource]:
+        return [r for r in resources.listed() if who.allows_uri(r.uri)]
+
+    def shown_templates(who: Grant) -> list[types.ResourceTemplate]:
+        return [t for t in resources.listed_templates() if who.allows(t.uri_template)]
+
     def visible_resources(who: Grant) -> list[str]:
-        return [uri for uri in resources.static if who.allows(uri)]
+        return [r.uri for r in shown_resources(who)]
 
     def visible_templates(who: Grant) -> list[str]:
-        return [str(t.template) for t in resources.templates if who.allows(str(t.template))]
+        return [t.uri_template for t in shown_templates(who)]
 
     async def on_list_prompts(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         who = grant_of(ctx)
@@ -56,15 +62,12 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
             return asked.result
 
     async def on_list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        who = grant_of(ctx)
-        return types.ListResourcesResult(resources=[resources.static[u].mcp_resource() for u in visible_resources(who)])
+        return types.ListResourcesResult(resources=shown_resources(grant_of(ctx)))
 
     async def on_list_templates(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        who = grant_of(ctx)
-        shown = [t.mcp_template() for t in resources.templates if who.allows(str(t.template))]
-        return types.ListResourceTemplatesResult(resource_templates=shown)
+        return types.ListResourceTemplatesResult(resource_templates=shown_templates(grant_of(ctx)))
 
     def check_uri(ctx: Context, uri: str) -> str:
         """The URI in canonical form (uris.py), if the caller may read it; refused, the same error as unknown."""
