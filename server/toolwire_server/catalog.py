@@ -83,7 +83,9 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         return await resources.read(params.uri)
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        hub.subscribe(ctx.session, grant_of(ctx), check_uri(ctx, params.uri))
+        target = check_uri(ctx, params.uri)
+        await resources.subscribed(target)
+        hub.subscribe(ctx.session, grant_of(ctx), target)
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -114,5 +116,5 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         "on_subscribe_resource": on_subscribe,
         "on_unsubscribe_resource": on_unsubscribe,
         "on_completion": on_completion,
-        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent),
+        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent, resources.subscribed),
     }

@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 
 from helpers.polling import await_until
 from helpers.servers import REPO, HttpServer, http_client, text_of
@@ -77,6 +79,12 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             assert await _read(ops, "own+notes://private/secret") == "the secret"
             assert await _read(ops, "two+notes://public/readme") == "read me"  # over stdio
             assert await _read(ops, "own+notes://public/ada") == "note ada"  # through the upstream's template
+            # A subscription on a listen stream is passed on to the upstream; its update comes back, renamed.
+            async with ops.listen(resource_subscriptions=["own+notes://public/readme"]) as updates:
+                assert text_of(await ops.call_tool("own__touch_readme", {})) == "touched"
+                with anyio.fail_after(15):
+                    updated = await anext(updates)
+                assert isinstance(updated, ResourceUpdated) and updated.uri == "own+notes://public/readme"
 
         async with http_client(gateway.url, token="tok-reader", mode="legacy") as reader:  # the handshake era
             listed = (await reader.list_resources()).resources
@@ -113,7 +121,8 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
 
         async with http_client(gateway.url, token="tok-ops", mode="legacy") as ops:
             ops._session._message_handler = note  # type: ignore[union-attr]  # the standalone channel's messages
-            await ops.list_resources()  # the connection is seen, so it is told of changes
+            with pytest.warns(MCPDeprecationWarning):  # the handshake era's subscription
+                await ops.subscribe_resource("own+notes://public/readme")
             assert text_of(await ops.call_tool("own__add_note", {"name": "fresh"})) == "added"
             await await_until(
                 lambda: any(isinstance(m, types.ResourceListChangedNotification) for m in heard),
@@ -122,6 +131,15 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             )
             assert "own+notes://public/added/fresh" in {r.uri for r in (await ops.list_resources()).resources}
             assert await _read(ops, "own+notes://public/added/fresh") == "added fresh"
+            assert text_of(await ops.call_tool("own__touch_readme", {})) == "touched"
+            await await_until(
+                lambda: any(
+                    isinstance(m, types.ResourceUpdatedNotification) and m.params.uri == "own+notes://public/readme"
+                    for m in heard
+                ),
+                "resources/updated from the upstream to reach the subscriber",
+                timeout_s=15,
+            )
 
         await _an_idle_upstream_killed_is_noticed_by_its_ping(upstream, gateway)
 

@@ -64,3 +64,9 @@ async def readme_link() -> types.ResourceLink:
 async def add_note(name: str) -> str:
     registry.resource(f"notes://public/added/{name}", name=name)(lambda: f"added {name}")
     return "added"
+
+
+@registry.tool(description="Say the readme changed (its subscribers get notifications/resources/updated).")
+async def touch_readme() -> str:
+    registry.notify_resource_updated("notes://public/readme")
+    return "touched"

@@ -74,6 +74,10 @@ class ResourceSource(Protocol):
         """`uri` is canonical and starts with `namespace`."""
         ...
 
+    async def subscribe(self, uri: str) -> None:
+        """An agent subscribed to `uri` (canonical, under `namespace`): the source posts its updates from now on."""
+        ...
+
 
 class Resources:
     """The resources and templates of one registry, and the sources it routes URIs under their namespaces to."""
@@ -122,6 +126,13 @@ class Resources:
         """The source whose namespace the URI (in canonical form) is under."""
         target = canonical(uri)
         return next((s for s in self.sources if target is not None and target.startswith(s.namespace)), None)
+
+    async def subscribed(self, uri: str) -> None:
+        """An agent subscribed to `uri` (canonical, allowed): a source it is under is told (the registry's own
+        resources post their updates themselves)."""
+        source = self.source_of(uri)
+        if source is not None:
+            await source.subscribe(uri)
 
     def listed(self) -> list[types.Resource]:
         return [*(r.mcp_resource() for r in self.static.values()), *(r for s in self.sources for r in s.listed())]

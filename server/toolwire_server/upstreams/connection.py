@@ -68,10 +68,18 @@ class Listing:
 class Upstream:
     """The live session with one upstream (None while it is down) and the supervisor that keeps it up."""
 
-    def __init__(self, endpoint: Endpoint, on_listing: Callable[[Listing], None]) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        on_listing: Callable[[Listing], None],
+        on_updated: Callable[[str], None] = lambda uri: None,
+    ) -> None:
         self.endpoint = endpoint
         self.session: ClientSession | None = None
+        self.watched: set[str] = set()
+        """The URIs subscribed to at the upstream (again after every reconnection), for `on_updated`."""
         self._on_listing = on_listing
+        self._on_updated = on_updated
         self._retry_at = 0.0
         self._ended = anyio.Event()
         self._stale = anyio.Event()
@@ -87,6 +95,12 @@ class Upstream:
         """What a request meets while the upstream is down (it did not reach the upstream)."""
         return f"upstream {self.endpoint.name} is restarting; try again in {self.retry_in():g} s"
 
+    async def watch(self, uri: str) -> None:
+        """Subscribe to `uri`'s updates at the upstream (once: a subscription here serves every agent)."""
+        self.watched.add(uri)
+        if self.session is not None:
+            await _subscribe(self.session, uri)
+
     def lost(self) -> None:
         """A call found the connection broken: end it now, so the supervisor reconnects."""
         self._ended.set()
@@ -100,6 +114,8 @@ class Upstream:
             try:
                 async with self._connected() as session:
                     await self._refresh(session)
+                    for uri in sorted(self.watched):
+                        await _subscribe(session, uri)
                     self.session, up_since = session, anyio.current_time()
                     first_attempt.set()
                     async with anyio.create_task_group() as tg:
@@ -165,6 +181,8 @@ class Upstream:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, _LIST_CHANGED):
             self._stale.set()  # refreshed by _follow_changes: a request from inside the read loop would wait on it
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self._on_updated(message.params.uri)
 
     async def _keep_alive(self, session: ClientSession) -> None:
         """Ping the upstream whenever it has said nothing for `ping_s`; no answer (or a broken connection) ends it,
@@ -219,6 +237,14 @@ _LIST_CHANGED = (
     types.PromptListChangedNotification,
     types.ResourceListChangedNotification,
 )
+
+
+async def _subscribe(session: ClientSession, uri: str) -> None:
+    """`resources/subscribe` where the upstream offers it (the gateway's session is a handshake-era one)."""
+    resources = session.server_capabilities.resources if session.server_capabilities else None
+    if resources is not None and resources.subscribe:
+        request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+        await session.send_request(request, types.EmptyResult)
 
 
 async def _every(list_page: Callable[[types.PaginatedRequestParams | None], Awaitable[Any]], items: str) -> list[Any]:

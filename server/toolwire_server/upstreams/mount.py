@@ -79,7 +79,7 @@ class UpstreamMount:
 
     def __init__(self, registry: Registry, endpoint: Endpoint, *, prefix: str, timeout_s: float) -> None:
         self.registry, self.prefix, self.timeout_s = registry, prefix, timeout_s
-        self.upstream = Upstream(endpoint, self._listed)
+        self.upstream = Upstream(endpoint, self._listed, self._updated)
         self.resources = UpstreamResources(self.upstream)
         self._names: set[str] = set()
         self._prompts: set[str] = set()
@@ -111,6 +111,10 @@ class UpstreamMount:
         self._put_prompts(listing.prompts)
         if self.resources.put(listing.resources, listing.templates):
             self.registry.changes.post(ResourcesListChanged())
+
+    def _updated(self, uri: str) -> None:
+        """The upstream says a resource subscribed to changed: tell the agents (each only if its grant allows)."""
+        self.registry.notify_resource_updated(self.resources.local(uri))
 
     def _put_prompts(self, prompts: list[types.Prompt]) -> None:
         """The upstream's prompts under the prefix, replacing the ones it listed before."""

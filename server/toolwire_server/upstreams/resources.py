@@ -40,8 +40,8 @@ class UpstreamResources:
 
     def put(self, resources: list[types.Resource], templates: list[types.ResourceTemplate]) -> bool:
         """The upstream's listing (first, or after a list_changed), under the namespace: whether it changed."""
-        listed = [r.model_copy(update={"uri": self.namespace + r.uri}) for r in resources]
-        shaped = [t.model_copy(update={"uri_template": self.namespace + t.uri_template}) for t in templates]
+        listed = [r.model_copy(update={"uri": self.local(r.uri)}) for r in resources]
+        shaped = [t.model_copy(update={"uri_template": self.local(t.uri_template)}) for t in templates]
         if (listed, shaped) == (self._resources, self._templates):
             return False
         self._resources, self._templates = listed, shaped
@@ -53,6 +53,19 @@ class UpstreamResources:
     def listed_templates(self) -> list[types.ResourceTemplate]:
         return list(self._templates)
 
+    async def subscribe(self, uri: str) -> None:
+        """An agent subscribed to `uri` here: subscribe at the upstream, whose updates `updated` passes on."""
+        try:
+            await self.upstream.watch(uri.removeprefix(self.namespace))
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:  # watched still: subscribed again when it is back
+                self.upstream.lost()
+                return
+            raise self._passed_on(exc) from None
+
+    def local(self, uri: str) -> str:
+        return self.namespace + uri
+
     async def read(self, uri: str) -> types.ReadResourceResult:
         session = self.upstream.session
         if session is None:
@@ -62,14 +75,17 @@ class UpstreamResources:
             result = await session.read_resource(uri.removeprefix(self.namespace))
         except MCPError as exc:
             if exc.error.code != CONNECTION_CLOSED:  # the upstream's own answer (unknown URI, ...), passed on
-                raise MCPError(code=exc.error.code, message=f"upstream {name}: {exc.error.message}") from None
+                raise self._passed_on(exc) from None
         except (OSError, httpx2.HTTPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             log.warning("upstream %s: reading %s broke the connection: %s", name, uri, exc)
         else:
-            contents = [c.model_copy(update={"uri": self.namespace + c.uri}) for c in result.contents]
+            contents = [c.model_copy(update={"uri": self.local(c.uri)}) for c in result.contents]
             return result.model_copy(update={"contents": contents})
         self.upstream.lost()
         raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
+
+    def _passed_on(self, exc: MCPError) -> MCPError:
+        return MCPError(code=exc.error.code, message=f"upstream {self.upstream.endpoint.name}: {exc.error.message}")
 
     def localised(self, blocks: list[types.ContentBlock]) -> list[types.ContentBlock]:
         """Content the upstream returned, its resource links and embedded resources under the namespace."""
@@ -77,8 +93,8 @@ class UpstreamResources:
 
     def _localised(self, block: types.ContentBlock) -> types.ContentBlock:
         if isinstance(block, types.ResourceLink):
-            return block.model_copy(update={"uri": self.namespace + block.uri})
+            return block.model_copy(update={"uri": self.local(block.uri)})
         if isinstance(block, types.EmbeddedResource):
-            inner = block.resource.model_copy(update={"uri": self.namespace + block.resource.uri})
+            inner = block.resource.model_copy(update={"uri": self.local(block.resource.uri)})
             return block.model_copy(update={"resource": inner})
         return block
