@@ -1,25 +1,28 @@
 """An upstream's resources behind `toolwire serve --config`: listed and read as `NAME+<its URI>` in both protocol
-eras, over HTTP (upstream `own`) and stdio (upstream `two`); a grant names them by those URIs, and hostile reads
-(outside the grant, `..`, escapes, another upstream's namespace, the bare URI) all meet the same "unknown" error; a
-tool's resource link is readable here; the upstream's resources/list_changed reaches the agent. And the health
-check: the HTTP upstream killed -9 while idle is noticed by its ping (the gateway's log line), with no call, and
-answered readably until it is back."""
+eras (server-everything's, over stdio: tests/external/test_gateway_resources.py); a grant names them by those
+URIs, and hostile reads (outside the grant, `..`, escapes, another upstream's namespace, the bare URI) all meet
+the same "unknown" error; a tool's resource link is readable here; the upstream's resources/list_changed and
+resources/updated reach the agent. And the health check: the HTTP upstream killed -9 while idle is noticed by its
+ping (the gateway's log line), with no call, and answered readably until it is back. Mistakes in the entry:
+one line from `serve --check`."""
 
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from click.testing import CliRunner
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from helpers.polling import await_until
 from helpers.servers import REPO, HttpServer, http_client, text_of
+from toolwire_client.cli import main
+from toolwire_server.upstreams.resources import namespace_of
 from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META
 
 UPSTREAM = f"{REPO}/tests/server/upstream_tools.py:registry"
@@ -48,9 +51,8 @@ tools = ["own__*"]
 url = "{url}"
 ping_s = 0.3
 
-[upstreams.two]
-command = "{sys.executable}"
-args = ["-m", "toolwire_server", "{UPSTREAM}", "--stdio"]
+[upstreams.two]                   # the same server again: the same URIs, in a namespace of their own
+url = "{url}"
 """
     )
     return path
@@ -77,7 +79,7 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             templates = {t.uri_template for t in (await ops.list_resource_templates()).resource_templates}
             assert templates == {"own+notes://public/{name}", "two+notes://public/{name}"}
             assert await _read(ops, "own+notes://private/secret") == "the secret"
-            assert await _read(ops, "two+notes://public/readme") == "read me"  # over stdio
+            assert await _read(ops, "two+notes://public/readme") == "read me"
             assert await _read(ops, "own+notes://public/ada") == "note ada"  # through the upstream's template
             # A subscription on a listen stream is passed on to the upstream; its update comes back, renamed.
             async with ops.listen(resource_subscriptions=["own+notes://public/readme"]) as updates:
@@ -161,7 +163,6 @@ async def _an_idle_upstream_killed_is_noticed_by_its_ping(upstream: HttpServer, 
         assert (down.meta or {}).get(ERROR_KIND_META) == "limited" and (down.meta or {})[RETRY_AFTER_META] >= 1
         assert text_of(down).startswith("upstream own is restarting; try again in "), text_of(down)
         assert "upstream own is restarting" in await _refused(ops, "own+notes://public/readme")
-        assert await _read(ops, "two+notes://public/readme") == "read me"  # the other upstream is unaffected
         with upstream:  # back, on the same port
 
             async def back() -> int:
@@ -171,3 +172,36 @@ async def _an_idle_upstream_killed_is_noticed_by_its_ping(upstream: HttpServer, 
             second = await await_until(back, "the upstream to be reconnected", timeout_s=20, interval_s=0.2)
             assert second != first
             assert await _read(ops, "own+notes://public/readme") == "read me"
+
+
+def test_serve_check_names_a_bad_ping_or_a_shared_namespace_in_one_line(tmp_path: Path) -> None:
+    host = tmp_path / "host_tools.py"
+    host.write_text(
+        "from toolwire_server import Registry\n"
+        "registry = Registry('host')\n"
+        "@registry.resource('own+notes://mine')\n"
+        "def mine() -> str:\n    return 'the host'\n"
+    )
+    upstream = '[upstreams.{name}]\ncommand = "ls"\n'
+    bad = {
+        upstream.format(name="own") + "ping_s = 0\n": "upstreams.own.ping_s: input should be greater than or equal",
+        upstream.format(name="x") + "ping_s = -5\n": "upstreams.x.ping_s: input should be greater than or equal",
+        upstream.format(name="x") + 'ping_s = "often"\n': "upstreams.x.ping_s: input should be a valid number",
+        upstream.format(name="a_b") + upstream.format(name="a-b"): "upstreams a_b and a-b would share resource URIs",
+        upstream.format(name="own"): "upstreams.own: its resources (own+...) would hide 'own+notes://mine'",
+        '[agents.x]\ntoken = "t"\ntools = ["onw+*"]\n' + upstream.format(name="own2"): "'onw+*', which matches no",
+    }
+    for entry, message in bad.items():
+        config = tmp_path / "server.toml"
+        config.write_text(f'tools = "{host}:registry"\n{entry}')
+        done = CliRunner().invoke(main, ["serve", "--check", str(config)])
+        assert done.exit_code == 1 and message in done.output, done.output
+        assert len(done.output.strip().splitlines()) == 1, done.output
+    config.write_text(
+        f'tools = "{host}:registry"\n[agents.x]\ntoken = "t"\ntools = ["x+*"]\n{upstream.format(name="x")}'
+    )
+    assert CliRunner().invoke(main, ["serve", "--check", str(config)]).exit_code == 0  # a grant of its resources
+
+
+def test_resource_namespaces_are_uri_schemes() -> None:
+    assert [namespace_of(n) for n in ["own", "a_b", "9lives", "X-1"]] == ["own+", "a-b+", "mcp-9lives+", "X-1+"]
