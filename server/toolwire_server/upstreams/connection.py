@@ -7,8 +7,8 @@ reopened with backoff; meanwhile `retry_in()` says how long until the next attem
 import logging
 import math
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,7 @@ class Upstream:
         self._ended = anyio.Event()
         self._stale = anyio.Event()
         self._heard_at = 0.0
+        self._busy = 0
         self._ping_out = False
         """A ping is unanswered: if the connection breaks now (an HTTP transport fails whole), the ping found it."""
 
@@ -100,6 +101,18 @@ class Upstream:
         self.watched.add(uri)
         if self.session is not None:
             await _subscribe(self.session, uri)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Around a request sent for an agent: an upstream with one in flight is not idle, so it is not pinged (a
+        server that answers nothing while it works, as one running a blocking tool on its loop, is not restarted
+        under a call; the call has its own timeout)."""
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            self._heard_at = max(self._heard_at, anyio.current_time())
 
     def lost(self) -> None:
         """A call found the connection broken: end it now, so the supervisor reconnects."""
@@ -191,6 +204,9 @@ class Upstream:
         self._heard_at = anyio.current_time()
         while True:
             await anyio.sleep(max(0.0, self._heard_at + self.endpoint.ping_s - anyio.current_time()))
+            if self._busy:
+                self._heard_at = anyio.current_time()
+                continue
             if anyio.current_time() - self._heard_at < self.endpoint.ping_s:
                 continue  # it spoke meanwhile
             self._ping_out = True

@@ -137,7 +137,8 @@ class UpstreamMount:
         session = self.upstream.session
         if session is None:
             raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
-        got = await session.get_prompt(remote, given)
+        with self.upstream.busy():
+            got = await session.get_prompt(remote, given)
         messages = [m.model_copy(update={"content": self.resources.localised([m.content])[0]}) for m in got.messages]
         return got.model_copy(update={"messages": messages})
 
@@ -181,7 +182,8 @@ class UpstreamMount:
         if session is None:
             return self._restarting()
         try:
-            result = await session.call_tool(remote, arguments)
+            with self.upstream.busy():
+                result = await session.call_tool(remote, arguments)
             return result.model_copy(update={"content": self.resources.localised(result.content)})
         except MCPError as exc:
             if exc.error.code != CONNECTION_CLOSED:

@@ -22,6 +22,10 @@ from toolwire_server.upstreams.connection import Upstream
 
 log = logging.getLogger("toolwire.server")
 
+MAX_WATCHED = 1000
+"""Subscriptions at one upstream at most: they are never taken back while the server runs (one serves every
+agent), so an agent subscribing to URI after URI must not grow them without end."""
+
 
 def namespace_of(name: str) -> str:
     """The start of every URI of upstream `name` here (see the module docstring)."""
@@ -55,6 +59,9 @@ class UpstreamResources:
 
     async def subscribe(self, uri: str) -> None:
         """An agent subscribed to `uri` here: subscribe at the upstream, whose updates `updated` passes on."""
+        if len(self.upstream.watched) >= MAX_WATCHED and uri.removeprefix(self.namespace) not in self.upstream.watched:
+            message = f"upstream {self.upstream.endpoint.name}: {MAX_WATCHED} resources are watched already"
+            raise MCPError(code=types.INTERNAL_ERROR, message=message)
         try:
             await self.upstream.watch(uri.removeprefix(self.namespace))
         except MCPError as exc:
@@ -72,7 +79,8 @@ class UpstreamResources:
             raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
         name = self.upstream.endpoint.name
         try:
-            result = await session.read_resource(uri.removeprefix(self.namespace))
+            with self.upstream.busy():
+                result = await session.read_resource(uri.removeprefix(self.namespace))
         except MCPError as exc:
             if exc.error.code != CONNECTION_CLOSED:  # the upstream's own answer (unknown URI, ...), passed on
                 raise self._passed_on(exc) from None
