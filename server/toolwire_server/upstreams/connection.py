@@ -128,7 +128,7 @@ class Upstream:
                 async with self._connected() as session:
                     await self._refresh(session)
                     for uri in sorted(self.watched):
-                        await _subscribe(session, uri)
+                        await self._resubscribe(session, uri)
                     self.session, up_since = session, anyio.current_time()
                     first_attempt.set()
                     async with anyio.create_task_group() as tg:
@@ -198,9 +198,9 @@ class Upstream:
             self._on_updated(message.params.uri)
 
     async def _keep_alive(self, session: ClientSession) -> None:
-        """Ping the upstream whenever it has said nothing for `ping_s`; no answer (or a broken connection) ends it,
-        so the supervisor restarts it and its tools are taken out and put back with list_changed, as after a crash.
-        An error answer is an answer: the upstream is alive."""
+        """Ping the upstream whenever it has said nothing for `ping_s` and nothing is in flight; no answer (or a
+        broken connection) ends the connection, so the supervisor restarts it as after a crash (its tools stay
+        listed; calls meanwhile get the `restarting` answer). An error answer is an answer: the upstream lives."""
         self._heard_at = anyio.current_time()
         while True:
             await anyio.sleep(max(0.0, self._heard_at + self.endpoint.ping_s - anyio.current_time()))
@@ -243,9 +243,32 @@ class Upstream:
         )
         resources, templates = [], []
         if capabilities.resources is not None:
-            resources = await _every(lambda page: session.list_resources(params=page), "resources")
-            templates = await _every(lambda page: session.list_resource_templates(params=page), "resource_templates")
+            resources = await self._optional(_every(lambda page: session.list_resources(params=page), "resources"))
+            templates = await self._optional(
+                _every(lambda page: session.list_resource_templates(params=page), "resource_templates")
+            )
         self._on_listing(Listing(tools, prompts, resources, templates))
+
+    async def _optional(self, listing: Awaitable[list[Any]]) -> list[Any]:
+        """A resource listing the upstream refuses (many declare resources but have no templates) is empty, not a
+        reason to drop the upstream."""
+        try:
+            return await listing
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise
+            log.warning("upstream %s: a resource listing failed: %s", self.endpoint.name, exc.error.message)
+            return []
+
+    async def _resubscribe(self, session: ClientSession, uri: str) -> None:
+        """A subscription made before a reconnection; one the upstream refuses now is forgotten, not fatal."""
+        try:
+            await _subscribe(session, uri)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise
+            log.warning("upstream %s: subscribing again to %s failed: %s", self.endpoint.name, uri, exc.error.message)
+            self.watched.discard(uri)
 
 
 _LIST_CHANGED = (
