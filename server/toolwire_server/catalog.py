@@ -3,7 +3,8 @@ of change notifications, served from the registry. The caller's grant applies he
 patterns match prompt names and resource URIs (a template is listed when they match its template text, e.g.
 "orders://*" matches "orders://{order_id}"), so an agent limited to some tools sees no prompts or resources unless
 its grant names them; on stdio without `--agent` the grant is "*". Refused or unknown, the caller gets the same
-error: it cannot tell what exists outside its grant."""
+error: it cannot tell what exists outside its grant. An upstream's resources (upstreams/resources.py) are among
+them, under their namespace: checked here like the registry's own, then routed to the upstream."""
 
 from collections.abc import Callable
 from typing import Any
