@@ -103,10 +103,13 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
                 raise MCPError(code=types.INVALID_PARAMS, message=message)
             return await complete(prompt.complete, argument.name, argument.value)
         template = resources.template(ref.uri)
-        if template is None or not who.allows(ref.uri):
+        source = resources.template_source(ref.uri) if template is None else None
+        if (template is None and source is None) or not who.allows(ref.uri):
             message = texts.unknown_completion("resource template", ref.uri, visible_templates(who))
             raise MCPError(code=types.INVALID_PARAMS, message=message)
-        return await complete(template.complete, argument.name, argument.value)
+        if source is not None:
+            return await source.complete(ref.uri, argument.name, argument.value)
+        return await complete(template.complete if template else None, argument.name, argument.value)
 
     return {
         "on_list_prompts": on_list_prompts,

@@ -81,6 +81,9 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             assert await _read(ops, "own+notes://private/secret") == "the secret"
             assert await _read(ops, "two+notes://public/readme") == "read me"
             assert await _read(ops, "own+notes://public/ada") == "note ada"  # through the upstream's template
+            name = types.ResourceTemplateReference(uri="own+notes://public/{name}")
+            completed = await ops.complete(name, {"name": "name", "value": "a"})
+            assert completed.completion.values == ["ada", "alan"]  # the upstream's completion of its template
             # A subscription on a listen stream is passed on to the upstream; its update comes back, renamed.
             async with ops.listen(resource_subscriptions=["own+notes://public/readme"]) as updates:
                 assert text_of(await ops.call_tool("own__touch_readme", {})) == "touched"
@@ -115,6 +118,10 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             assert (await tools_only.list_resources()).resources == []
             assert (await tools_only.list_resource_templates()).resource_templates == []
             await _refused(tools_only, "own+notes://public/readme")
+            with pytest.raises(MCPError, match="nothing to complete: no resource template"):
+                await tools_only.complete(
+                    types.ResourceTemplateReference(uri="own+notes://public/{name}"), {"name": "name", "value": "a"}
+                )
 
         heard: list[Any] = []
 

@@ -49,7 +49,11 @@ def secret() -> str:
     return "the secret"
 
 
-@registry.resource_template("notes://public/{name}", mime_type="text/plain")
+@registry.resource_template(
+    "notes://public/{name}",
+    mime_type="text/plain",
+    complete=lambda variable, partial: [n for n in ["ada", "alan", "grace"] if n.startswith(partial)],
+)
 def note(name: str) -> str:
     """Any public note, by name."""
     return f"note {name}"

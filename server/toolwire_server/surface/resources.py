@@ -78,6 +78,10 @@ class ResourceSource(Protocol):
         """An agent subscribed to `uri` (canonical, under `namespace`): the source posts its updates from now on."""
         ...
 
+    async def complete(self, uri_template: str, variable: str, partial: str) -> types.CompleteResult:
+        """Values for a variable of one of its listed templates."""
+        ...
+
 
 class Resources:
     """The resources and templates of one registry, and the sources it routes URIs under their namespaces to."""
@@ -133,6 +137,11 @@ class Resources:
         source = self.source_of(uri)
         if source is not None:
             await source.subscribe(uri)
+
+    def template_source(self, uri_template: str) -> ResourceSource | None:
+        """The source that listed this template (as listed here, under its namespace)."""
+        listed = (s for s in self.sources if any(t.uri_template == uri_template for t in s.listed_templates()))
+        return next(listed, None)
 
     def listed(self) -> list[types.Resource]:
         return [*(r.mcp_resource() for r in self.static.values()), *(r for s in self.sources for r in s.listed())]

@@ -70,6 +70,17 @@ class UpstreamResources:
                 return
             raise self._passed_on(exc) from None
 
+    async def complete(self, uri_template: str, variable: str, partial: str) -> types.CompleteResult:
+        session = self.upstream.session
+        if session is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
+        ref = types.ResourceTemplateReference(uri=uri_template.removeprefix(self.namespace))
+        try:
+            with self.upstream.busy():
+                return await session.complete(ref, {"name": variable, "value": partial})
+        except MCPError as exc:
+            raise self._passed_on(exc) from None
+
     def local(self, uri: str) -> str:
         return self.namespace + uri
 
