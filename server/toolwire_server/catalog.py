@@ -3,7 +3,8 @@ of change notifications, served from the registry. The caller's grant applies he
 patterns match prompt names and resource URIs (a template is listed when they match its template text, e.g.
 "orders://*" matches "orders://{order_id}"), so an agent limited to some tools sees no prompts or resources unless
 its grant names them; on stdio without `--agent` the grant is "*". Refused or unknown, the caller gets the same
-error: it cannot tell what exists outside its grant."""
+error: it cannot tell what exists outside its grant. An upstream's resources (upstreams/resources.py) are among
+them, under their namespace: checked here like the registry's own, then routed to the upstream."""
 
 from collections.abc import Callable
 from typing import Any
@@ -34,11 +35,17 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
     def visible_prompts(who: Grant) -> list[str]:
         return [name for name in registry.prompts if who.allows(name)]
 
+    def shown_resources(who: Grant) -> list[types.Resource]:
+        return [r for r in resources.listed() if who.allows_uri(r.uri)]
+
+    def shown_templates(who: Grant) -> list[types.ResourceTemplate]:
+        return [t for t in resources.listed_templates() if who.allows(t.uri_template)]
+
     def visible_resources(who: Grant) -> list[str]:
-        return [uri for uri in resources.static if who.allows(uri)]
+        return [r.uri for r in shown_resources(who)]
 
     def visible_templates(who: Grant) -> list[str]:
-        return [str(t.template) for t in resources.templates if who.allows(str(t.template))]
+        return [t.uri_template for t in shown_templates(who)]
 
     async def on_list_prompts(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         who = grant_of(ctx)
@@ -57,15 +64,12 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
             return asked.result
 
     async def on_list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        who = grant_of(ctx)
-        return types.ListResourcesResult(resources=[resources.static[u].mcp_resource() for u in visible_resources(who)])
+        return types.ListResourcesResult(resources=shown_resources(grant_of(ctx)))
 
     async def on_list_templates(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        who = grant_of(ctx)
-        shown = [t.mcp_template() for t in resources.templates if who.allows(str(t.template))]
-        return types.ListResourceTemplatesResult(resource_templates=shown)
+        return types.ListResourceTemplatesResult(resource_templates=shown_templates(grant_of(ctx)))
 
     def check_uri(ctx: Context, uri: str) -> str:
         """The URI in canonical form (uris.py), if the caller may read it; refused, the same error as unknown."""
@@ -81,7 +85,9 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         return await resources.read(params.uri)
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        hub.subscribe(ctx.session, grant_of(ctx), check_uri(ctx, params.uri))
+        target = check_uri(ctx, params.uri)
+        await resources.subscribed(target)
+        hub.subscribe(ctx.session, grant_of(ctx), target)
         return types.EmptyResult()
 
     async def on_unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
@@ -98,10 +104,13 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
                 raise MCPError(code=types.INVALID_PARAMS, message=message)
             return await complete(prompt.complete, argument.name, argument.value)
         template = resources.template(ref.uri)
-        if template is None or not who.allows(ref.uri):
+        source = resources.template_source(ref.uri) if template is None else None
+        if (template is None and source is None) or not who.allows(ref.uri):
             message = texts.unknown_completion("resource template", ref.uri, visible_templates(who))
             raise MCPError(code=types.INVALID_PARAMS, message=message)
-        return await complete(template.complete, argument.name, argument.value)
+        if source is not None:
+            return await source.complete(ref.uri, argument.name, argument.value)
+        return await complete(template.complete if template else None, argument.name, argument.value)
 
     return {
         "on_list_prompts": on_list_prompts,
@@ -112,5 +121,5 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
         "on_subscribe_resource": on_subscribe,
         "on_unsubscribe_resource": on_unsubscribe,
         "on_completion": on_completion,
-        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent),
+        "on_subscriptions_listen": AgentListens(hub.bus, grant_of, max_listens_per_agent, resources.subscribed),
     }

@@ -8,7 +8,7 @@ stream's agent is known. A listener registered with no grant set hears no resour
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from toolwire_server import texts
 from toolwire_server.auth.access import Grant
 from toolwire_server.surface.changes import deliverable
+from toolwire_server.uris import canonical
 
 log = logging.getLogger("toolwire.server")
 
@@ -45,15 +46,25 @@ class GrantedBus:
         return self._bus.subscribe(granted)
 
 
+async def _nobody(uri: str) -> None:
+    """No one to tell of a subscription."""
+
+
 class AgentListens:
     """The `subscriptions/listen` handler: at most `max_per_agent` open streams per agent, each filtered by the
     agent's grant. Over the cap: -32603 (the code of the SDK's own server-wide listen limit) saying so."""
 
     def __init__(
-        self, bus: SubscriptionBus, grant_of: Callable[[ServerRequestContext[Any, Any]], Grant], max_per_agent: int
+        self,
+        bus: SubscriptionBus,
+        grant_of: Callable[[ServerRequestContext[Any, Any]], Grant],
+        max_per_agent: int,
+        subscribed: Callable[[str], Awaitable[None]] = _nobody,
     ) -> None:
         self._handler = ListenHandler(GrantedBus(bus))
         self._grant_of = grant_of
+        self._subscribed = subscribed
+        """Told of each URI a stream subscribes to that its grant allows (an upstream's then subscribes there)."""
         self.max_per_agent = max_per_agent
         self._open: Counter[str] = Counter()
 
@@ -64,6 +75,9 @@ class AgentListens:
         if self._open[who.agent] >= self.max_per_agent:
             log.warning("listen refused: agent '%s' has %d streams open", who.agent, self._open[who.agent])
             raise MCPError(code=types.INTERNAL_ERROR, message=texts.too_many_listens(who.agent, self.max_per_agent))
+        for uri in params.notifications.resource_subscriptions or []:
+            if who.allows_uri(uri):
+                await self._subscribed(canonical(uri) or uri)
         self._open[who.agent] += 1
         token = _STREAM_GRANT.set(who)
         try:

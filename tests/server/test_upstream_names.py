@@ -1,12 +1,16 @@
 """How an upstream's listing lands in a registry (no upstream process: the listing is handed over as it would
 arrive): hostile names stay under the prefix and valid for providers, a name that collides is skipped rather than
-shadowing a tool, a tool the upstream marks destructive needs approval, and a tool it drops is taken out."""
+shadowing a tool, a tool the upstream marks destructive needs approval, and a tool it drops is taken out; its
+resources land under its namespace, and the subscriptions it holds are bounded."""
 
 import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
 
 from toolwire_server import Registry
 from toolwire_server.upstreams.connection import Endpoint, Listing
 from toolwire_server.upstreams.mount import UpstreamMount
+from toolwire_server.upstreams.resources import MAX_WATCHED
 
 
 def _tool(name: str, **annotations: bool) -> types.Tool:
@@ -33,3 +37,27 @@ def test_names_stay_under_the_prefix_and_valid() -> None:
     version = registry.version
     mount._listed(Listing([_tool("echo")], []))
     assert registry.names() == ["echo", "up__echo"] and registry.version > version
+
+
+async def test_resources_land_under_the_namespace_and_subscriptions_are_bounded() -> None:
+    registry = Registry("gateway")
+    mount = UpstreamMount(registry, Endpoint("up_1", command="unused"), prefix="up__", timeout_s=5)
+    registry.resources.sources.append(mount.resources)
+    listed = [types.Resource(uri=u, name="r") for u in ["notes://a", "../../etc/passwd", "up-1+x://y"]]
+    templates = [types.ResourceTemplate(uri_template="notes://{id}", name="t")]
+    mount._listed(Listing([], [], listed, templates))
+    uris = [r.uri for r in registry.resources.listed()]
+    assert uris == ["up-1+notes://a", "up-1+../../etc/passwd", "up-1+up-1+x://y"]  # each under the namespace
+    assert [t.uri_template for t in registry.resources.listed_templates()] == ["up-1+notes://{id}"]
+    assert registry.resources.source_of("up-1+notes://a/x/../b") is mount.resources
+    assert registry.resources.source_of("up-1+notes://a/../../b") is None  # climbs out: nobody's
+    assert (
+        registry.resources.source_of("notes://a") is None and registry.resources.source_of("up-1%2Bnotes://a") is None
+    )
+    for n in range(MAX_WATCHED):  # the upstream is down: remembered, subscribed when it is up
+        await mount.resources.subscribe(f"up-1+notes://{n}")
+    with pytest.raises(MCPError, match=f"upstream up_1: {MAX_WATCHED} resources are watched already"):
+        await mount.resources.subscribe("up-1+notes://one-more")
+    await mount.resources.subscribe("up-1+notes://0")  # one watched already: no more of them
+    with pytest.raises(MCPError, match="upstream up_1 is restarting; try again in "):
+        await mount.resources.read("up-1+notes://a")

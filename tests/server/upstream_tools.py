@@ -1,7 +1,10 @@
 """A small MCP server to mount behind toolwire in tests/server/test_upstreams.py (not an example): it says its pid
-(so a test can kill it), what environment it got, and grows tools at runtime (its clients get list_changed)."""
+(so a test can kill it), what environment it got, grows tools and resources at runtime (its clients get
+list_changed), and has resources: public notes, a private one, a template, and a tool that links to a note."""
 
 import os
+
+import mcp_types as types
 
 from toolwire_server import Registry
 
@@ -32,3 +35,42 @@ async def grow(name: str) -> str:
 @registry.prompt(description="Greet someone by name.")
 def greet(name: str) -> str:
     return f"Say hello to {name}."
+
+
+@registry.resource("notes://public/readme", mime_type="text/plain")
+def readme() -> str:
+    """The public readme."""
+    return "read me"
+
+
+@registry.resource("notes://private/secret", mime_type="text/plain")
+def secret() -> str:
+    """Only for agents granted private notes."""
+    return "the secret"
+
+
+@registry.resource_template(
+    "notes://public/{name}",
+    mime_type="text/plain",
+    complete=lambda variable, partial: [n for n in ["ada", "alan", "grace"] if n.startswith(partial)],
+)
+def note(name: str) -> str:
+    """Any public note, by name."""
+    return f"note {name}"
+
+
+@registry.tool(description="A link to the public readme (a resource link, for the client to read).")
+async def readme_link() -> types.ResourceLink:
+    return types.ResourceLink(type="resource_link", uri="notes://public/readme", name="readme")
+
+
+@registry.tool(description="Add a public resource of this name (its clients are told the resource list changed).")
+async def add_note(name: str) -> str:
+    registry.resource(f"notes://public/added/{name}", name=name)(lambda: f"added {name}")
+    return "added"
+
+
+@registry.tool(description="Say the readme changed (its subscribers get notifications/resources/updated).")
+async def touch_readme() -> str:
+    registry.notify_resource_updated("notes://public/readme")
+    return "touched"

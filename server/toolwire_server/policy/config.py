@@ -40,6 +40,7 @@ line naming the key and what it allows. An example is in docs/hosting.md.
     url = "https://search.example.com/mcp"         # Streamable HTTP
     token_env = "SEARCH_TOKEN"                     # the host's credential, sent as a bearer token; never an agent's
     prefix = "web_"                                # the tools' names here: web_<tool> [default: "<NAME>__"]
+    ping_s = 30                                    # pinged when silent this long; no answer: restarted [30]
 """
 
 import os
@@ -151,6 +152,8 @@ class UpstreamEntry(_Strict):
     token_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     prefix: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")] | None = None
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
+    ping_s: Annotated[float, Field(ge=0.1, le=3600)] = 30.0
+    """Silent this long, it is pinged; unanswered, it is restarted (upstreams/connection.py)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:

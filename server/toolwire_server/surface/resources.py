@@ -12,7 +12,7 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.to_thread
 import mcp_types as types
@@ -60,12 +60,36 @@ class RegisteredTemplate:
         )
 
 
+class ResourceSource(Protocol):
+    """Resources from elsewhere (upstreams/: another MCP server's), each URI starting with `namespace`, which no
+    other source's and no resource or template of the registry's own starts with: a URI is routed by its start."""
+
+    namespace: str
+
+    def listed(self) -> list[types.Resource]: ...
+
+    def listed_templates(self) -> list[types.ResourceTemplate]: ...
+
+    async def read(self, uri: str) -> types.ReadResourceResult:
+        """`uri` is canonical and starts with `namespace`."""
+        ...
+
+    async def subscribe(self, uri: str) -> None:
+        """An agent subscribed to `uri` (canonical, under `namespace`): the source posts its updates from now on."""
+        ...
+
+    async def complete(self, uri_template: str, variable: str, partial: str) -> types.CompleteResult:
+        """Values for a variable of one of its listed templates."""
+        ...
+
+
 class Resources:
-    """The resources and templates of one registry."""
+    """The resources and templates of one registry, and the sources it routes URIs under their namespaces to."""
 
     def __init__(self) -> None:
         self.static: dict[str, RegisteredResource] = {}
         self.templates: list[RegisteredTemplate] = []
+        self.sources: list[ResourceSource] = []
 
     def add(
         self, uri: str, fn: Callable[..., Any], name: str | None, description: str | None, mime: str | None
@@ -100,13 +124,40 @@ class Resources:
         self.templates.append(RegisteredTemplate(template, name or fn.__name__, described, mime, fn, model, complete))
 
     def knows(self, uri: str) -> bool:
-        return self._resolve(uri) is not None
+        return self._resolve(uri) is not None or self.source_of(uri) is not None
+
+    def source_of(self, uri: str) -> ResourceSource | None:
+        """The source whose namespace the URI (in canonical form) is under."""
+        target = canonical(uri)
+        return next((s for s in self.sources if target is not None and target.startswith(s.namespace)), None)
+
+    async def subscribed(self, uri: str) -> None:
+        """An agent subscribed to `uri` (canonical, allowed): a source it is under is told (the registry's own
+        resources post their updates themselves)."""
+        source = self.source_of(uri)
+        if source is not None:
+            await source.subscribe(uri)
+
+    def template_source(self, uri_template: str) -> ResourceSource | None:
+        """The source that listed this template (as listed here, under its namespace)."""
+        listed = (s for s in self.sources if any(t.uri_template == uri_template for t in s.listed_templates()))
+        return next(listed, None)
+
+    def listed(self) -> list[types.Resource]:
+        return [*(r.mcp_resource() for r in self.static.values()), *(r for s in self.sources for r in s.listed())]
+
+    def listed_templates(self) -> list[types.ResourceTemplate]:
+        own = (t.mcp_template() for t in self.templates)
+        return [*own, *(t for s in self.sources for t in s.listed_templates())]
 
     def template(self, uri_template: str) -> RegisteredTemplate | None:
         return next((t for t in self.templates if str(t.template) == uri_template), None)
 
     async def read(self, uri: str) -> types.ReadResourceResult:
         """The resource's contents; an unknown URI or a bad variable is a JSON-RPC error saying what exists."""
+        source = self.source_of(uri)
+        if source is not None:
+            return await source.read(canonical(uri) or uri)
         resolved = self._resolve(uri)
         if resolved is None:
             raise self.unknown(uri)

@@ -91,7 +91,8 @@ class ServeSpec:
         if access is not None:
             resources = registry.resources
             others = [*registry.prompts, *resources.static, *(str(t.template) for t in resources.templates)]
-            check_grants(access, registry.names(), others, registry.prefixes())
+            namespaces = [source.namespace for source in resources.sources]  # an upstream's URIs, listed later
+            check_grants(access, registry.names(), others, [*registry.prefixes(), *namespaces])
         return registry
 
     def app(self, registry: Registry, access: Access | None) -> Starlette:

@@ -1,13 +1,14 @@
 """One upstream MCP server, kept connected with the `mcp` SDK's client: a stdio command spawned with only the
 environment its entry names, or a Streamable HTTP URL called with the host's own credential (never an agent's
 token: MCP forbids passing it through). A connection that ends (the process died, the server went away) is
-reopened with backoff; meanwhile `retry_in()` says how long until the next attempt."""
+reopened with backoff; meanwhile `retry_in()` says how long until the next attempt. An idle connection is pinged
+(every `ping_s`), so an upstream that died while nobody called it is reopened before a call finds it dead."""
 
 import logging
 import math
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.jsonrpc import CONNECTION_CLOSED
 
 log = logging.getLogger("toolwire.server")
 
@@ -29,6 +32,10 @@ STEADY_S = 60.0
 """Up this long, an upstream that ends starts again from the first backoff; one that dies sooner (a crash loop)
 keeps doubling it."""
 CLIENT_INFO = types.Implementation(name="toolwire-gateway", version="1")
+PING_S = 30.0
+"""How long an upstream may stay silent before it is pinged (an entry's `ping_s`)."""
+PING_TIMEOUT_S = 10.0
+"""A ping unanswered this long means the upstream is gone (a host that vanished answers nothing, not an error)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class Endpoint:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     url: str | None = None
     token: str | None = field(default=None, repr=False)
+    ping_s: float = PING_S
 
     def describe(self) -> str:
         return self.url or " ".join([self.command or "", *self.args]).strip()
@@ -49,26 +57,62 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Listing:
-    """What an upstream offers (prompts only where it declares them)."""
+    """What an upstream offers (prompts and resources only where it declares them)."""
 
     tools: list[types.Tool]
     prompts: list[types.Prompt]
+    resources: list[types.Resource] = field(default_factory=list)
+    templates: list[types.ResourceTemplate] = field(default_factory=list)
 
 
 class Upstream:
     """The live session with one upstream (None while it is down) and the supervisor that keeps it up."""
 
-    def __init__(self, endpoint: Endpoint, on_listing: Callable[[Listing], None]) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        on_listing: Callable[[Listing], None],
+        on_updated: Callable[[str], None] = lambda uri: None,
+    ) -> None:
         self.endpoint = endpoint
         self.session: ClientSession | None = None
+        self.watched: set[str] = set()
+        """The URIs subscribed to at the upstream (again after every reconnection), for `on_updated`."""
         self._on_listing = on_listing
+        self._on_updated = on_updated
         self._retry_at = 0.0
         self._ended = anyio.Event()
         self._stale = anyio.Event()
+        self._heard_at = 0.0
+        self._busy = 0
+        self._ping_out = False
+        """A ping is unanswered: if the connection breaks now (an HTTP transport fails whole), the ping found it."""
 
     def retry_in(self) -> float:
         """Seconds until the next connection attempt (at least 1, for a readable answer)."""
         return max(1.0, math.ceil(self._retry_at - anyio.current_time()))
+
+    def restarting(self) -> str:
+        """What a request meets while the upstream is down (it did not reach the upstream)."""
+        return f"upstream {self.endpoint.name} is restarting; try again in {self.retry_in():g} s"
+
+    async def watch(self, uri: str) -> None:
+        """Subscribe to `uri`'s updates at the upstream (once: a subscription here serves every agent)."""
+        self.watched.add(uri)
+        if self.session is not None:
+            await _subscribe(self.session, uri)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Around a request sent for an agent: an upstream with one in flight is not idle, so it is not pinged (a
+        server that answers nothing while it works, as one running a blocking tool on its loop, is not restarted
+        under a call; the call has its own timeout)."""
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            self._heard_at = max(self._heard_at, anyio.current_time())
 
     def lost(self) -> None:
         """A call found the connection broken: end it now, so the supervisor reconnects."""
@@ -78,19 +122,25 @@ class Upstream:
         """Connect, list the tools, follow `list_changed`, and reconnect with doubling backoff when it ends."""
         backoff = FIRST_BACKOFF_S
         while True:
-            self._ended, self._stale = anyio.Event(), anyio.Event()
+            self._ended, self._stale, self._ping_out = anyio.Event(), anyio.Event(), False
             up_since = math.inf
             try:
                 async with self._connected() as session:
                     await self._refresh(session)
+                    for uri in sorted(self.watched):
+                        await self._resubscribe(session, uri)
                     self.session, up_since = session, anyio.current_time()
                     first_attempt.set()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._follow_changes, session)
+                        tg.start_soon(self._keep_alive, session)
                         await self._ended.wait()
                         tg.cancel_scope.cancel()
             except Exception as exc:  # a dead or unreachable upstream is logged and retried, never fatal
-                log.warning("upstream %s (%s) failed: %s", self.endpoint.name, self.endpoint.describe(), _why(exc))
+                if self._ping_out:
+                    log.warning("upstream %s did not answer a ping (%s)", self.endpoint.name, _why(exc))
+                else:
+                    log.warning("upstream %s (%s) failed: %s", self.endpoint.name, self.endpoint.describe(), _why(exc))
             finally:
                 self.session = None
             first_attempt.set()
@@ -135,14 +185,47 @@ class Upstream:
         async with relay:
             try:
                 async for message in read:
+                    self._heard_at = anyio.current_time()
                     await relay.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
         self._ended.set()
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification | types.PromptListChangedNotification):
+        if isinstance(message, _LIST_CHANGED):
             self._stale.set()  # refreshed by _follow_changes: a request from inside the read loop would wait on it
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self._on_updated(message.params.uri)
+
+    async def _keep_alive(self, session: ClientSession) -> None:
+        """Ping the upstream whenever it has said nothing for `ping_s` and nothing is in flight; no answer (or a
+        broken connection) ends the connection, so the supervisor restarts it as after a crash (its tools stay
+        listed; calls meanwhile get the `restarting` answer). An error answer is an answer: the upstream lives."""
+        self._heard_at = anyio.current_time()
+        while True:
+            await anyio.sleep(max(0.0, self._heard_at + self.endpoint.ping_s - anyio.current_time()))
+            if self._busy:
+                self._heard_at = anyio.current_time()
+                continue
+            if anyio.current_time() - self._heard_at < self.endpoint.ping_s:
+                continue  # it spoke meanwhile
+            self._ping_out = True
+            try:
+                with anyio.fail_after(PING_TIMEOUT_S):
+                    await session.send_ping()
+            except MCPError as exc:
+                if exc.error.code != CONNECTION_CLOSED:
+                    self._ping_out, self._heard_at = False, anyio.current_time()
+                    continue
+                reason = exc.error.message
+            except Exception as exc:  # no answer in time, or the transport broke: gone either way
+                reason = _why(exc)
+            else:
+                self._ping_out = False
+                continue
+            log.warning("upstream %s did not answer a ping (%s)", self.endpoint.name, reason)
+            self._ended.set()
+            return
 
     async def _follow_changes(self, session: ClientSession) -> None:
         while True:
@@ -151,23 +234,68 @@ class Upstream:
             await self._refresh(session)
 
     async def _refresh(self, session: ClientSession) -> None:
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            tools += page.tools
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        prompts: list[types.Prompt] = []
-        capabilities = session.server_capabilities
-        while capabilities is not None and capabilities.prompts is not None:
-            listed = await session.list_prompts(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            prompts += listed.prompts
-            cursor = listed.next_cursor
-            if not cursor:
-                break
-        self._on_listing(Listing(tools, prompts))
+        capabilities = session.server_capabilities or types.ServerCapabilities()
+        tools = await _every(lambda page: session.list_tools(params=page), "tools")
+        prompts = (
+            await _every(lambda page: session.list_prompts(params=page), "prompts")
+            if capabilities.prompts is not None
+            else []
+        )
+        resources, templates = [], []
+        if capabilities.resources is not None:
+            resources = await self._optional(_every(lambda page: session.list_resources(params=page), "resources"))
+            templates = await self._optional(
+                _every(lambda page: session.list_resource_templates(params=page), "resource_templates")
+            )
+        self._on_listing(Listing(tools, prompts, resources, templates))
+
+    async def _optional(self, listing: Awaitable[list[Any]]) -> list[Any]:
+        """A resource listing the upstream refuses (many declare resources but have no templates) is empty, not a
+        reason to drop the upstream."""
+        try:
+            return await listing
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise
+            log.warning("upstream %s: a resource listing failed: %s", self.endpoint.name, exc.error.message)
+            return []
+
+    async def _resubscribe(self, session: ClientSession, uri: str) -> None:
+        """A subscription made before a reconnection; one the upstream refuses now is forgotten, not fatal."""
+        try:
+            await _subscribe(session, uri)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise
+            log.warning("upstream %s: subscribing again to %s failed: %s", self.endpoint.name, uri, exc.error.message)
+            self.watched.discard(uri)
+
+
+_LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.PromptListChangedNotification,
+    types.ResourceListChangedNotification,
+)
+
+
+async def _subscribe(session: ClientSession, uri: str) -> None:
+    """`resources/subscribe` where the upstream offers it (the gateway's session is a handshake-era one)."""
+    resources = session.server_capabilities.resources if session.server_capabilities else None
+    if resources is not None and resources.subscribe:
+        request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+        await session.send_request(request, types.EmptyResult)
+
+
+async def _every(list_page: Callable[[types.PaginatedRequestParams | None], Awaitable[Any]], items: str) -> list[Any]:
+    """Every page of a listing."""
+    found: list[Any] = []
+    cursor: str | None = None
+    while True:
+        page = await list_page(types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        found += getattr(page, items)
+        cursor = page.next_cursor
+        if not cursor:
+            return found
 
 
 def _why(exc: BaseException) -> str:

@@ -1,8 +1,9 @@
-"""An upstream's tools and prompts in the registry: each tool a RegisteredTool named `<prefix><its name>` whose
-function sends the call to the upstream, so the one call path (grants, limits, audit, timeout, the server's span
-with the SDK's client span under it) covers it as it covers a local tool. While the upstream is down its tools
-stay listed and a call is answered `limited` with the wait (it did not run: a client may send it again then). Its
-prompts are RegisteredPrompts of the same names whose `get` asks the upstream (a JSON-RPC error while it is down)."""
+"""An upstream's tools, prompts and resources in the registry: each tool a RegisteredTool named `<prefix><its
+name>` whose function sends the call to the upstream, so the one call path (grants, limits, audit, timeout, the
+server's span with the SDK's client span under it) covers it as it covers a local tool. While the upstream is down
+its tools stay listed and a call is answered `limited` with the wait (it did not run: a client may send it again
+then). Its prompts are RegisteredPrompts of the same names whose `get` asks the upstream (a JSON-RPC error while it
+is down); its resources are a source of the registry's resources under a URI namespace (resources.py)."""
 
 import logging
 import re
@@ -19,10 +20,11 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from pydantic import BaseModel, ConfigDict
 
 from toolwire_server.functions.elicit import Asker
-from toolwire_server.surface.changes import PromptsListChanged
+from toolwire_server.surface.changes import PromptsListChanged, ResourcesListChanged
 from toolwire_server.surface.prompts import RegisteredPrompt
 from toolwire_server.tools.registry import RegisteredTool, Registry
 from toolwire_server.upstreams.connection import Endpoint, Listing, Upstream
+from toolwire_server.upstreams.resources import UpstreamResources
 from toolwire_shared import errors
 from toolwire_shared.results import RETRY_AFTER_META, failed_call
 from toolwire_shared.tools import ToolPolicy
@@ -77,7 +79,8 @@ class UpstreamMount:
 
     def __init__(self, registry: Registry, endpoint: Endpoint, *, prefix: str, timeout_s: float) -> None:
         self.registry, self.prefix, self.timeout_s = registry, prefix, timeout_s
-        self.upstream = Upstream(endpoint, self._listed)
+        self.upstream = Upstream(endpoint, self._listed, self._updated)
+        self.resources = UpstreamResources(self.upstream)
         self._names: set[str] = set()
         self._prompts: set[str] = set()
         self._serving = False
@@ -106,6 +109,12 @@ class UpstreamMount:
     def _listed(self, listing: Listing) -> None:
         self._put_tools(listing.tools)
         self._put_prompts(listing.prompts)
+        if self.resources.put(listing.resources, listing.templates):
+            self.registry.changes.post(ResourcesListChanged())
+
+    def _updated(self, uri: str) -> None:
+        """The upstream says a resource subscribed to changed: tell the agents (each only if its grant allows)."""
+        self.registry.notify_resource_updated(self.resources.local(uri))
 
     def _put_prompts(self, prompts: list[types.Prompt]) -> None:
         """The upstream's prompts under the prefix, replacing the ones it listed before."""
@@ -127,10 +136,11 @@ class UpstreamMount:
     async def get_prompt(self, remote: str, given: dict[str, str] | None) -> types.GetPromptResult:
         session = self.upstream.session
         if session is None:
-            wait = self.upstream.retry_in()
-            message = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
-            raise MCPError(code=types.INTERNAL_ERROR, message=message)
-        return await session.get_prompt(remote, given)
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
+        with self.upstream.busy():
+            got = await session.get_prompt(remote, given)
+        messages = [m.model_copy(update={"content": self.resources.localised([m.content])[0]}) for m in got.messages]
+        return got.model_copy(update={"messages": messages})
 
     def _put_tools(self, tools: list[types.Tool]) -> None:
         """The upstream's tool list (first, or after its list_changed): put what is new or changed, drop what went."""
@@ -172,7 +182,9 @@ class UpstreamMount:
         if session is None:
             return self._restarting()
         try:
-            return await session.call_tool(remote, arguments)
+            with self.upstream.busy():
+                result = await session.call_tool(remote, arguments)
+            return result.model_copy(update={"content": self.resources.localised(result.content)})
         except MCPError as exc:
             if exc.error.code != CONNECTION_CLOSED:
                 return failed_call("tool_failed", errors.tool_failed(name, exc.error.message))
@@ -180,15 +192,13 @@ class UpstreamMount:
             log.warning("upstream %s: the call of %s broke the connection: %s", self.upstream.endpoint.name, name, exc)
         self.upstream.lost()
         # It may have run before the connection broke: say so, rather than invite a second run.
-        text = f"upstream {self.upstream.endpoint.name} is restarting; try again in {self.upstream.retry_in():g} s "
-        return failed_call("outcome_unknown", text + f"(it stopped during this call of {name}, which may have run)")
+        text = f"{self.upstream.restarting()} (it stopped during this call of {name}, which may have run)"
+        return failed_call("outcome_unknown", text)
 
     def _restarting(self) -> types.CallToolResult:
         """The call never left: `limited`, with the wait in `_meta`, is safe to send again after it."""
-        wait = self.upstream.retry_in()
-        text = f"upstream {self.upstream.endpoint.name} is restarting; try again in {wait:g} s"
-        result = failed_call("limited", text)
-        return result.model_copy(update={"meta": {**(result.meta or {}), RETRY_AFTER_META: wait}})
+        result = failed_call("limited", self.upstream.restarting())
+        return result.model_copy(update={"meta": {**(result.meta or {}), RETRY_AFTER_META: self.upstream.retry_in()}})
 
 
 def _unused() -> None:

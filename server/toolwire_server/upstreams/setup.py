@@ -21,21 +21,39 @@ def mount_upstreams(registry: Registry, loaded: LoadedConfig) -> list[UpstreamMo
         taken = [n for n in registry.names() if n.startswith(mount.prefix)]
         if taken:
             raise ConfigError(f"{loaded.path}: upstreams: prefix {mount.prefix!r} is the start of tool {taken[0]!r}")
+        _check_namespace(registry, loaded, mount, mounts)
     registry.mounts.extend(mounts)
+    registry.resources.sources.extend(m.resources for m in mounts)
     return mounts
+
+
+def _check_namespace(
+    registry: Registry, loaded: LoadedConfig, mount: UpstreamMount, mounts: list[UpstreamMount]
+) -> None:
+    """No two upstreams share a resource namespace (`a_b` and `a-b` would), nor does one hold the host's URIs."""
+    namespace = mount.resources.namespace
+    twins = [m.upstream.endpoint.name for m in mounts if m is not mount and m.resources.namespace == namespace]
+    if twins:
+        name = mount.upstream.endpoint.name
+        raise ConfigError(f"{loaded.path}: upstreams {name} and {twins[0]} would share resource URIs {namespace}...")
+    own = [*registry.resources.static, *(str(t.template) for t in registry.resources.templates)]
+    taken = [uri for uri in own if uri.startswith(namespace)]
+    if taken:
+        name = mount.upstream.endpoint.name
+        raise ConfigError(f"{loaded.path}: upstreams.{name}: its resources ({namespace}...) would hide {taken[0]!r}")
 
 
 def _mount(registry: Registry, loaded: LoadedConfig, name: str, entry: UpstreamEntry) -> UpstreamMount:
     where = f"{loaded.path}: upstreams.{name}"
     if entry.url is not None:
         token = _variable(entry.token_env, f"{where}.token_env") if entry.token_env else None
-        endpoint = Endpoint(name, url=entry.url, token=token)
+        endpoint = Endpoint(name, url=entry.url, token=token, ping_s=entry.ping_s)
     else:
         env = dict(entry.env)
         for variable in entry.env_from:
             env[variable] = _variable(variable, f"{where}.env_from")
         command = _command(entry.command or "", loaded.path.parent, where)
-        endpoint = Endpoint(name, command=command, args=tuple(entry.args), env=env)
+        endpoint = Endpoint(name, command=command, args=tuple(entry.args), env=env, ping_s=entry.ping_s)
     prefix = entry.prefix if entry.prefix is not None else f"{name}__"
     return UpstreamMount(registry, endpoint, prefix=prefix, timeout_s=entry.timeout_s)
 
