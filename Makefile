@@ -2,6 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 EXTRAS ?= dev
+TEST_WORKERS ?= 2  # pytest processes: the suite mostly waits on the processes it starts
 
 .PHONY: install demo test lint bench readme clean
 
@@ -17,7 +18,7 @@ demo: install
 	$(VENV)/bin/toolwire demo
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 lint: install
 	$(VENV)/bin/ruff check .

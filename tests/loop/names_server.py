@@ -13,25 +13,27 @@ from mcp.server.mcpserver import MCPServer
 LONG_NAME = "report_" + "quarterly_revenue_by_region_" * 2 + "product"
 DUMP_CHARS = 200_000
 
-label = sys.argv[1]
-server = MCPServer(f"names-{label}", log_level="WARNING")
+
+def build(label: str, everything: bool) -> MCPServer:
+    """The server named `label`: the long-named tool only, or with `files.read` and `dump` too."""
+    server = MCPServer(f"names-{label}", log_level="WARNING")
+
+    @server.tool(name=LONG_NAME, description="A tool whose name is 70 characters long.")
+    def long_named() -> str:
+        return f"{label}: long-named tool"
+
+    if everything:
+
+        @server.tool(name="files.read", description="Read a file (a dotted name).")
+        def files_read(path: str) -> str:
+            return f"{label}: read {path}"
+
+        @server.tool(name="dump", description="Answer a very long text.")
+        def dump() -> str:
+            return "y" * DUMP_CHARS
+
+    return server
 
 
-@server.tool(name=LONG_NAME, description="A tool whose name is 70 characters long.")
-def long_named() -> str:
-    return f"{label}: long-named tool"
-
-
-if sys.argv[2:3] == ["--all"]:
-
-    @server.tool(name="files.read", description="Read a file (a dotted name).")
-    def files_read(path: str) -> str:
-        return f"{label}: read {path}"
-
-    @server.tool(name="dump", description="Answer a very long text.")
-    def dump() -> str:
-        return "y" * DUMP_CHARS
-
-
-if __name__ == "__main__":
-    server.run()
+if __name__ == "__main__":  # the tests import LONG_NAME and DUMP_CHARS; only a server process reads its arguments
+    build(sys.argv[1], sys.argv[2:3] == ["--all"]).run()

@@ -3,7 +3,8 @@ by playwright) against `toolwire ui` in its own process: a run of the elicitatio
 question, whose form keeps what was typed while the live page is sent other changes; an answer that does not fit
 the schema shows the field's error and records nothing; the right one is recorded, the console resumes the run,
 which ends `done` with the tool having received the answer, once; the same question answered again from a stale tab
-is refused readably. The screenshot docs/ui-question.png is made here."""
+is refused readably. The screenshot docs/ui-question.png is made here (`TOOLWIRE_SCREENSHOTS=docs`
+writes it there)."""
 
 import json
 import sys
@@ -30,7 +31,6 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 TOOLS = "tests/elicit/elicit_tools.py:registry"
 DRIVER = (sys.executable, str(REPO / "tests" / "elicit" / "driver.py"))
 """`toolwire` with the elicitation tests' scripted model registered: the console resumes the run on it."""
-DOCS = REPO / "docs"
 WAIT_MS = 30_000
 T = TypeVar("T")
 
@@ -106,7 +106,7 @@ def paused(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
 
 
 def test_a_question_is_answered_through_the_generated_form(
-    paused: tuple[str, str, Path, RunState], browser: Any
+    paused: tuple[str, str, Path, RunState], browser: Any, shots: Path
 ) -> None:
     url, db, tool_log, run = paused
     [pending] = run.pending
@@ -116,7 +116,7 @@ def test_a_question_is_answered_through_the_generated_form(
     page.goto(url + "/decisions")
     card = page.locator(f'form.question[data-run="{run.run_id}"][data-call="{pending.call.id}"]')
     assert "Who is the table at Noma for?" in card.inner_text()
-    page.screenshot(path=str(DOCS / "ui-question.png"))
+    page.screenshot(path=str(shots / "ui-question.png"))
 
     card.locator('input[name="f.name"]').fill("Ada")
     card.locator('input[name="f.name"]').blur()  # typed, then looked elsewhere: the form is no longer focused

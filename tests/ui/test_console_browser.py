@@ -1,6 +1,7 @@
 """The run console (`toolwire ui`) in a real browser: Debian's chromium, headless, driven by playwright, against
 `toolwire ui` in its own process on a real SQLite store, with refund runs of the real support tools waiting for a
-person. The screenshots in docs/ (ui-runs.png, ui-run.png, ui-decisions.png) are made here."""
+person. The screenshots in docs/ (ui-runs.png, ui-run.png, ui-decisions.png) are made here
+(`TOOLWIRE_SCREENSHOTS=docs` writes them there)."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,12 +10,10 @@ from typing import Any
 import pytest
 from console import CHROMIUM, NO_CHROMIUM, console, refunded_cents, waiting_runs
 
-from helpers.cli import REPO
 from toolwire_client.run.state import RunState
 from toolwire_client.store.approvals import default_approver
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
-DOCS = REPO / "docs"
 WAIT_MS = 30_000
 """The bound on any one wait for the page (a run resumed by the console starts its tool server first)."""
 
@@ -30,20 +29,24 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path,
         yield url, support_db, runs
 
 
-def test_runs_list_says_who_each_run_waits_for(setup: tuple[str, Path, list[RunState]], browser: Any) -> None:
+def test_runs_list_says_who_each_run_waits_for(
+    setup: tuple[str, Path, list[RunState]], browser: Any, shots: Path
+) -> None:
     url, _, runs = setup
     page = browser.new_page(viewport={"width": 1400, "height": 500})
     page.goto(url + "/")
     for run in runs:
         row = page.locator(f'#runs tr[data-run="{run.run_id}"]')
         assert "waiting_for_approval" in row.inner_text() and "a person: issue_refund" in row.inner_text()
-    page.screenshot(path=str(DOCS / "ui-runs.png"))
+    page.screenshot(path=str(shots / "ui-runs.png"))
     page.goto(url + "/?q=B200")
     assert page.locator("#runs tr[data-run]").count() == 1
     page.close()
 
 
-def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, list[RunState]], browser: Any) -> None:
+def test_approved_from_the_page_goes_on_to_done_live(
+    setup: tuple[str, Path, list[RunState]], browser: Any, shots: Path
+) -> None:
     url, support_db, runs = setup
     run = runs[0]
     [pending] = run.pending
@@ -60,7 +63,7 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
     deciding.goto(url + "/decisions")
     card = deciding.locator(f'form.decision[data-run="{run.run_id}"][data-call="{pending.call.id}"]')
     assert pending.args_hash in card.inner_text() and '"amount_cents"' in card.inner_text()
-    deciding.screenshot(path=str(DOCS / "ui-decisions.png"))
+    deciding.screenshot(path=str(shots / "ui-decisions.png"))
     card.locator("button.approve").click()
     deciding.wait_for_url(f"{url}/decisions")  # back where the decision was made
     assert "approved issue_refund" in deciding.locator(".flash").inner_text()
@@ -74,7 +77,7 @@ def test_approved_from_the_page_goes_on_to_done_live(setup: tuple[str, Path, lis
     )
     assert watcher.locator("#waterfall svg rect").count() >= 4
     assert refunded_cents(support_db, "A123") == pending.call.arguments["amount_cents"]
-    watcher.screenshot(path=str(DOCS / "ui-run.png"), full_page=True)
+    watcher.screenshot(path=str(shots / "ui-run.png"), full_page=True)
 
     again = stale.locator(f'form.decision[data-run="{run.run_id}"][data-call="{pending.call.id}"] button.approve')
     again.click()  # the same call, from a tab opened before the decision
