@@ -25,6 +25,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bench import fleet_bench  # also puts tests/ and tests/fleet/ on sys.path, as the fleet bench does
+
 WORKER_APP, BENCH_APP = "toolwire-worker", "toolwire-bench"
 """application_name (libpq's PGAPPNAME) of the worker's connections and of this script's: the statement log keeps
 them apart."""
@@ -52,11 +54,11 @@ def profiled_worker(out: Path, argv: list[str]) -> None:
         main.main(argv, standalone_mode=False)
     finally:
         main_profile.disable()
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         for i, profile in enumerate([main_profile, *profiles]):
             profile.snapshot_stats()  # not create_stats: disabling another thread's profiler from here is unsafe
             with out.with_name(f"{out.name}.{i}").open("wb") as f:
-                marshal.dump(profile.stats, f)  # type: ignore[attr-defined]
+                marshal.dump(profile.stats, f)
 
 
 def statements(log: Path, db: str) -> Counter[str]:
@@ -104,12 +106,12 @@ def transactions(db_url: str) -> int:
 
 
 async def profile_batch(n: int, top: int, keep: Path | None = None) -> dict[str, Any]:
-    import fleet_procs  # on sys.path through bench.fleet_bench
+    import fleet_procs  # tests/fleet is on sys.path through bench.fleet_bench
     import psycopg
-    from bench import fleet_bench
-    from bench.fleet_bench import CONCURRENCY, TASK, fresh_database, table_writes
+    from bench.fleet_bench import CONCURRENCY, TASK, table_writes
 
     from helpers.polling import await_until, wait_until
+    from helpers.postgres import fresh_database
     from toolwire_client import FleetClient, RunConfig, RunLimits, ServerSpec, open_store, submit
 
     os.environ["PGAPPNAME"] = BENCH_APP
