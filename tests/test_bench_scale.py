@@ -9,8 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from bench import scale_bench
 
+pytestmark = pytest.mark.timeout(300)  # its subprocess's own bound: 2,000 runs take ~20 s of CPU, slower beside others
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 2_000
 MEASURE = f"""
