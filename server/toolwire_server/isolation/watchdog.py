@@ -19,55 +19,36 @@ _slowest: list[Any] = [None, 0.0]
 """[tool name, seconds] of the longest tool step since the watchdog last looked."""
 
 
-class Timed:
+class _Timed:
     """Awaits a tool's coroutine, timing each step it takes on the loop (from one await to the next)."""
 
-    __slots__ = ("_coro", "_name", "_yielded")
+    __slots__ = ("_coro", "_name")
 
     def __init__(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         self._name, self._coro = name, coro
-        self._yielded: Any = _NOT_STARTED
-
-    def first_step(self) -> tuple[bool, Any]:
-        """Run the coroutine's first step now: (True, its value) when it returned without awaiting anything, else
-        (False, None), and awaiting this object goes on from where it stopped. A tool that never awaits cannot be
-        cancelled anyway (cancellation reaches a coroutine only at an await), so its caller needs no timeout scope
-        for it: most quick in-process tools are that, and a scope costs more than the call."""
-        done, out = self._step(None, None)
-        if done:
-            return True, out
-        self._yielded = out
-        return False, None
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        done, out = (False, self._yielded) if self._yielded is not _NOT_STARTED else self._step(None, None)
-        while not done:
+        coro, clock = self._coro, time.perf_counter
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            start = clock()
             try:
-                value, error = (yield out), None
+                yielded = coro.send(value) if error is None else coro.throw(error)
+            except StopIteration as stop:
+                _note(self._name, clock() - start)
+                return stop.value
+            except BaseException:
+                _note(self._name, clock() - start)
+                raise
+            _note(self._name, clock() - start)
+            try:
+                value, error = (yield yielded), None
             except GeneratorExit:
-                self._coro.close()
+                coro.close()
                 raise
             except BaseException as exc:  # cancellation and the like go on into the tool
                 value, error = None, exc
-            done, out = self._step(value, error)
-        return out
-
-    def _step(self, value: Any, error: BaseException | None) -> tuple[bool, Any]:
-        """One step of the coroutine: (True, its return value) or (False, what it yielded to the loop)."""
-        start = time.perf_counter()
-        try:
-            yielded = self._coro.send(value) if error is None else self._coro.throw(error)
-        except StopIteration as stop:
-            _note(self._name, time.perf_counter() - start)
-            return True, stop.value
-        except BaseException:
-            _note(self._name, time.perf_counter() - start)
-            raise
-        _note(self._name, time.perf_counter() - start)
-        return False, yielded
-
-
-_NOT_STARTED = object()
 
 
 def _note(name: str, seconds: float) -> None:
@@ -77,7 +58,7 @@ def _note(name: str, seconds: float) -> None:
 
 async def on_loop(name: str, coro: Coroutine[Any, Any, T]) -> T:
     """`await coro`, with its steps timed for the watchdog."""
-    result: T = await Timed(name, coro)
+    result: T = await _Timed(name, coro)
     return result
 
 

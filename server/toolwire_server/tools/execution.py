@@ -6,7 +6,6 @@ act on, cut to `max_result_chars`. Nothing here raises to the caller except canc
 
 import dataclasses
 import logging
-import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -23,7 +22,7 @@ from toolwire_server.functions.elicit import Asker, ElicitationUnavailable, Inpu
 from toolwire_server.functions.needs import ClientLacks
 from toolwire_server.functions.results import cut, to_result
 from toolwire_server.functions.schema import describe_problems
-from toolwire_server.isolation.watchdog import Timed, on_loop
+from toolwire_server.isolation.watchdog import on_loop
 from toolwire_server.isolation.workers import WorkerRaised
 from toolwire_server.tools.registry import RegisteredTool, Registry
 from toolwire_shared import errors
@@ -125,7 +124,12 @@ async def execute(
 
     timeout = tool.policy.timeout_s if timeout_s is None else min(timeout_s, tool.policy.timeout_s)
     try:
-        value, timed_out = await _within(timeout, tool, arguments or {}, validated, context, max_result_chars)
+        with anyio.move_on_after(timeout) as scope:
+            if tool.limiter is None:
+                value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+            else:
+                async with tool.limiter:
+                    value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
     except InputNeeded:  # the call ends here with the question; the client calls again with the answer
         raise
     except ClientLacks as exc:  # a protocol refusal (-32021): nothing ran that relied on what the client lacks
@@ -139,7 +143,7 @@ async def execute(
         message = errors.clip(str(exc) or raised, max_result_chars)
         log.warning("tool %s raised %s: %s", tool.name, raised, message)
         return _failed("tool_failed", errors.tool_failed(tool.name, message), max_result_chars)
-    if timed_out:
+    if scope.cancelled_caught:
         log.warning("tool %s timed out after %gs and was %s", tool.name, timeout, _STOPPED[_where(tool)])
         return _failed("timeout", errors.timed_out(tool.name, timeout), max_result_chars)
     if isinstance(value, _Finished):
@@ -174,51 +178,16 @@ def _where(tool: RegisteredTool) -> str:
     return "process" if tool.isolation == "process" else "loop" if tool.is_async else "thread"
 
 
-async def _within(
-    limit_s: float,
-    tool: RegisteredTool,
-    arguments: dict[str, Any],
-    validated: BaseModel,
-    context: ToolContext,
-    max_result_chars: int,
-) -> tuple[Any, bool]:
-    """The tool's value, and True when its time limit (`limit_s`) stopped it first. An async tool on the loop with
-    no concurrency gate runs its first step at once: one that returns without awaiting needs no timeout scope (see
-    Timed.first_step); one that awaits goes on under the limit, less what its first step took."""
-    value: Any = None
-    if tool.limiter is None and _where(tool) == "loop":
-        started = time.perf_counter()
-        timed = Timed(tool.name, tool.fn(**_kwargs(tool, validated, context)))
-        done, value = timed.first_step()
-        if done:
-            return value, False
-        with anyio.move_on_after(limit_s - (time.perf_counter() - started)) as scope:
-            value = await timed
-        return value, scope.cancelled_caught
-    with anyio.move_on_after(limit_s) as scope:
-        if tool.limiter is None:
-            value = await _invoke(tool, arguments, validated, context, max_result_chars)
-        else:
-            async with tool.limiter:
-                value = await _invoke(tool, arguments, validated, context, max_result_chars)
-    return value, scope.cancelled_caught
-
-
-def _kwargs(tool: RegisteredTool, validated: BaseModel, context: ToolContext) -> dict[str, Any]:
-    """The function's keyword arguments: the validated ones and those the server injects. Read from the model's
-    fields directly: `dict(model)` first looks for a `keys` attribute through pydantic's __getattr__ (~6 µs)."""
-    kwargs = {**validated.__dict__, **(validated.__pydantic_extra__ or {})}
-    for param, kind in tool.injected.items():
-        kwargs[param] = context if kind == "context" else context.idempotency_key
-    return kwargs
-
-
 async def _invoke(
     tool: RegisteredTool, arguments: dict[str, Any], validated: BaseModel, context: ToolContext, max_result_chars: int
 ) -> Any:
     if tool.isolation == "process" and tool.workers is not None:
         return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))
-    kwargs = _kwargs(tool, validated, context)
+    # the model's fields read directly: dict(validated) first looks for a `keys` attribute through pydantic's
+    # __getattr__, which costs ~6 µs a call
+    kwargs = {**validated.__dict__, **(validated.__pydantic_extra__ or {})}
+    for param, kind in tool.injected.items():
+        kwargs[param] = context if kind == "context" else context.idempotency_key
     if tool.is_async:
         return await on_loop(tool.name, tool.fn(**kwargs))  # its steps timed: the watchdog names a tool that stalls
     # A sync function may block; a worker thread keeps the loop serving other calls. It cannot be interrupted,
