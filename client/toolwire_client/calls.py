@@ -10,9 +10,9 @@ record of an approval of exactly that call, whatever the saved state says.
 The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how to save); nothing here reaches back
 into it."""
 
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from functools import partial
+from typing import Any
 
 import anyio
 
@@ -91,11 +91,11 @@ class TurnCalls:
         for call, times in repeats:
             step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
         repeated = {c.id for c, _ in repeats}
-        step.results += [r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated]
+        step.results.extend(r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated)
         answered = {r.call_id for r in step.results}
         risky = [c for c in step.tool_calls if c.id not in answered and self.is_risky(c)]
         await self._run(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        state.pending += [self.pending(c, "pending_approval") for c in risky]
+        state.pending.extend(self.pending(c, "pending_approval") for c in risky)  # in place: no pydantic setattr
         _pause_if_waiting(state)
 
     async def settle(self, state: RunState) -> None:
@@ -148,21 +148,22 @@ class TurnCalls:
 
     def pending(self, call: ToolCall, state: CallState) -> PendingCall:
         spec = self.toolbox.spec(call.name)
-        idempotent = bool(spec and spec.policy.resend_ok)  # an untrusted server's idempotentHint does not count
-        why = self.why_risky(call) if state == "pending_approval" else None
-        return PendingCall(
-            call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent, approval_reason=why
-        )
+        fields: dict[str, Any] = {}  # only what is not the default: less to validate, a smaller record
+        if spec and spec.policy.resend_ok:  # an untrusted server's idempotentHint does not count
+            fields["idempotent"] = True
+        if state == "pending_approval":
+            fields["approval_reason"] = self.why_risky(call)
+        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), **fields)
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before, this_turn = state.asked_before(len(state.messages) - 1), Counter[str]()
-        found = []
+        before, this_turn = state.asked_before(len(state.messages) - 1), dict[str, int]()
+        limit, found = self.limits.repeat_limit, []
         for call in calls:
             signature = call.signature
-            this_turn[signature] += 1
-            times = before[signature] + this_turn[signature]
-            if times >= self.limits.repeat_limit:
+            this_turn[signature] = times = this_turn.get(signature, 0) + 1
+            times += before.get(signature, 0)
+            if times >= limit:
                 found.append((call, times))
         return found
 
@@ -176,7 +177,8 @@ class TurnCalls:
         answered = {p.call.id: p for p in state.pending if p.state == "answered"}
         calls = await self._authorized(state, step, calls, approved, frozenset(answered))
         ids = {c.id for c in calls}
-        step.results = [r for r in step.results if r.call_id not in ids]  # a call sent again replaces what it had
+        if any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
+            step.results = [r for r in step.results if r.call_id not in ids]
         tasks = {p.call.id: p.task_id for p in state.pending if p.task_id}  # followed again, never sent again
         sent = [_sent_again(self.pending(c, "sent"), answered.get(c.id), tasks.get(c.id)) for c in calls]
         state.pending = [p for p in state.pending if p.call.id not in ids] + sent
@@ -277,11 +279,18 @@ def append_results(state: RunState, step: StepRecord) -> None:
         if not isinstance(message, ToolResultMessage):
             break
         present.add(message.call_id)
-    state.messages += [
-        ToolResultMessage(call_id=r.call_id, name=r.name, content=r.content, is_error=r.is_error, media=r.media)
-        for r in step.results
-        if r.call_id not in present
-    ]
+    state.messages.extend(_result_message(r) for r in step.results if r.call_id not in present)
+
+
+def _result_message(result: ToolResult) -> ToolResultMessage:
+    """What the model reads of a result. `is_error` and `media` are given only when set: a run keeps every result
+    message, and pydantic keeps the names of the fields given in a set ~3x larger past four names."""
+    fields: dict[str, Any] = {}
+    if result.is_error:
+        fields["is_error"] = True
+    if result.media:
+        fields["media"] = result.media
+    return ToolResultMessage(call_id=result.call_id, name=result.name, content=result.content, **fields)
 
 
 def answer_the_rest(state: RunState, step: StepRecord, why: str) -> None:

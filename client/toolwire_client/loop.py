@@ -38,7 +38,7 @@ from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
-from toolwire_shared.tools import ToolSpec
+from toolwire_shared.tools import ToolSpec, spec_json
 
 OnStep = Callable[[RunState, StepRecord], None]
 T = TypeVar("T")
@@ -68,13 +68,12 @@ class Agent:
         if config is None:
             # the provider-table row, where it differs from the telemetry provider name (openai-responses)
             spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
-            config = RunConfig(
-                model=spec,
-                name=name,
-                system=system,
-                limits=limits or RunLimits(),
-                risky_tools=sorted(risky_tools or ()),
-            )
+            given: dict[str, Any] = {}  # what is not the default only: pydantic keeps a set of the names given
+            if system is not None:
+                given["system"] = system
+            if risky_tools:
+                given["risky_tools"] = sorted(risky_tools)
+            config = RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
         elif (name, system, limits, risky_tools) != ("agent", None, None, None):
             raise TypeError("give the Agent either config= or name/system/limits/risky_tools, not both")
         self.model, self.toolbox, self.config = model, toolbox, config
@@ -349,7 +348,13 @@ class Agent:
     def _recorded_config(self, run_id: str) -> dict[str, Any]:
         """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
         sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
-        recorded = self.config.model_copy(update={"tools": list(self.toolbox.specs)}).model_dump(mode="json")
+        dumped = self.config.model_dump(mode="json", exclude={"tools"})
+        tools = [spec_json(spec) for spec in self.toolbox.specs]  # one dict per spec, shared by the runs offered it
+        recorded = {  # in the order of a whole dump
+            name: tools if name == "tools" else dumped[name]
+            for name in RunConfig.model_fields
+            if name == "tools" or name in dumped
+        }
         return seal.sealed(run_id, recorded)
 
     async def _save(self, state: RunState) -> None:

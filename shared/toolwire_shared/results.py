@@ -117,21 +117,23 @@ def kind_of(result: types.CallToolResult) -> ErrorKind | None:
 
 def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, since: float) -> ToolResult:
     """What an MCP CallToolResult (from a server process or the in-process dispatch) becomes in the run."""
-    meta: dict[str, Any] = dict(result.meta or {})
+    meta: dict[str, Any] = result.meta or {}
     read = read_content(result.content)
-    return ToolResult(
-        call_id=call_id,
-        name=name,
-        content=read.text,
-        is_error=bool(result.is_error),
-        error_kind=kind_of(result),
-        truncated=TRUNCATED_META in meta,
-        structured=None if result.is_error else result.structured_content,
-        duration_s=time.perf_counter() - since,
-        media=read.media,
-        links=read.links,
-        retry_after_s=_seconds(meta.get(RETRY_AFTER_META)),
-    )
+    fields: dict[str, Any] = {"call_id": call_id, "name": name, "content": read.text}
+    if result.is_error:  # the rest only when not its default: fewer to validate, and to keep per call (fields_set)
+        fields |= {"is_error": True, "error_kind": kind_of(result)}
+    elif result.structured_content is not None:
+        fields["structured"] = result.structured_content
+    if TRUNCATED_META in meta:
+        fields["truncated"] = True
+    if read.media:
+        fields["media"] = read.media
+    if read.links:
+        fields["links"] = read.links
+    wait = _seconds(meta.get(RETRY_AFTER_META))
+    if wait is not None:
+        fields["retry_after_s"] = wait
+    return ToolResult(**fields, duration_s=time.perf_counter() - since)
 
 
 def _seconds(value: Any) -> float | None:

@@ -1,5 +1,6 @@
 """What a tool is, as the model and the harness see it: name, description, schema, and its policy."""
 
+import weakref
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -99,3 +100,19 @@ class ToolSpec(BaseModel):
     policy: ToolPolicy = Field(default_factory=ToolPolicy)
     source: str | None = None
     """Which tool server offers it (for routing and for prefixing duplicate names)."""
+
+
+_dumped: dict[int, tuple["weakref.ReferenceType[ToolSpec]", dict[str, Any]]] = {}
+
+
+def spec_json(spec: ToolSpec) -> dict[str, Any]:
+    """`spec.model_dump(mode="json")`, made once per spec object while it lives: the runs offered one listing's
+    specs (interned per shared connection) save one dict in their configs, where each made its own copy. Read it,
+    never change it. Kept beside the spec, not on it: a private attribute would take part in its equality."""
+    key = id(spec)
+    found = _dumped.get(key)
+    if found is not None and found[0]() is spec:
+        return found[1]
+    dumped = spec.model_dump(mode="json")
+    _dumped[key] = (weakref.ref(spec, lambda _, key=key: _dumped.pop(key, None)), dumped)  # type: ignore[misc]
+    return dumped

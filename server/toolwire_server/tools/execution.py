@@ -183,7 +183,9 @@ async def _invoke(
 ) -> Any:
     if tool.isolation == "process" and tool.workers is not None:
         return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))
-    kwargs = dict(validated)
+    # the model's fields read directly: dict(validated) first looks for a `keys` attribute through pydantic's
+    # __getattr__, which costs ~6 µs a call
+    kwargs = {**validated.__dict__, **(validated.__pydantic_extra__ or {})}
     for param, kind in tool.injected.items():
         kwargs[param] = context if kind == "context" else context.idempotency_key
     if tool.is_async:
