@@ -84,6 +84,9 @@ async def test_resources_grants_hostile_uris_links_list_changed_and_a_ping(tmp_p
             name = types.ResourceTemplateReference(uri="own+notes://public/{name}")
             completed = await ops.complete(name, {"name": "name", "value": "a"})
             assert completed.completion.values == ["ada", "alan"]  # the upstream's completion of its template
+            greet = types.PromptReference(name="own__greet")
+            completed = await ops.complete(greet, {"name": "name", "value": "g"})
+            assert completed.completion.values == ["grace"]  # and of its prompt's argument
             # A subscription on a listen stream is passed on to the upstream; its update comes back, renamed.
             async with ops.listen(resource_subscriptions=["own+notes://public/readme"]) as updates:
                 assert text_of(await ops.call_tool("own__touch_readme", {})) == "touched"

@@ -32,7 +32,10 @@ async def grow(name: str) -> str:
     return "grew"
 
 
-@registry.prompt(description="Greet someone by name.")
+@registry.prompt(
+    description="Greet someone by name.",
+    complete=lambda argument, partial: [n for n in ["ada", "grace"] if n.startswith(partial)],
+)
 def greet(name: str) -> str:
     return f"Say hello to {name}."
 

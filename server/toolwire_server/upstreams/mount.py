@@ -2,8 +2,9 @@
 name>` whose function sends the call to the upstream, so the one call path (grants, limits, audit, timeout, the
 server's span with the SDK's client span under it) covers it as it covers a local tool. While the upstream is down
 its tools stay listed and a call is answered `limited` with the wait (it did not run: a client may send it again
-then). Its prompts are RegisteredPrompts of the same names whose `get` asks the upstream (a JSON-RPC error while it
-is down); its resources are a source of the registry's resources under a URI namespace (resources.py)."""
+then). Its prompts are RegisteredPrompts of the same names whose `get` and argument completion ask the upstream (a
+JSON-RPC error while it is down); its resources are a source of the registry's resources under a URI namespace
+(resources.py)."""
 
 import logging
 import re
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from toolwire_server.functions.elicit import Asker
 from toolwire_server.surface.changes import PromptsListChanged, ResourcesListChanged
+from toolwire_server.surface.completion import Completer
 from toolwire_server.surface.prompts import RegisteredPrompt
 from toolwire_server.tools.registry import RegisteredTool, Registry
 from toolwire_server.upstreams.connection import Endpoint, Listing, Upstream
@@ -127,7 +129,9 @@ class UpstreamMount:
             prompts_here.pop(gone, None)
         for name, remote in kept.items():
             arguments = list(remote.arguments or [])
-            prompt = UpstreamPrompt(name, remote.description or remote.name, _unused, UpstreamArguments, arguments)
+            prompt = UpstreamPrompt(
+                name, remote.description or remote.name, _unused, UpstreamArguments, arguments, self._completer(remote)
+            )
             prompt.remote, prompt.mount = remote, self
             prompts_here[name] = prompt
         self._prompts = set(kept)
@@ -141,6 +145,20 @@ class UpstreamMount:
             got = await session.get_prompt(remote, given)
         messages = [m.model_copy(update={"content": self.resources.localised([m.content])[0]}) for m in got.messages]
         return got.model_copy(update={"messages": messages})
+
+    def _completer(self, remote: types.Prompt) -> Completer:
+        """Values for an argument of the upstream's prompt, as the upstream completes them (its failure, or its being
+        down, is the completion's readable error: surface/completion.py)."""
+        ref = types.PromptReference(name=remote.name)
+
+        async def values(argument: str, partial: str) -> list[str]:
+            session = self.upstream.session
+            if session is None:
+                raise RuntimeError(self.upstream.restarting())
+            with self.upstream.busy():
+                return (await session.complete(ref, {"name": argument, "value": partial})).completion.values
+
+        return values
 
     def _put_tools(self, tools: list[types.Tool]) -> None:
         """The upstream's tool list (first, or after its list_changed): put what is new or changed, drop what went."""
