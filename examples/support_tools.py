@@ -61,7 +61,10 @@ def _connect() -> Iterator[sqlite3.Connection]:
     try:
         conn.executescript(_SCHEMA)
         if conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
+            # One transaction: a server started beside this one sees no orders or all of them, never a part.
+            conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR IGNORE INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", _SEED)
+            conn.execute("COMMIT")
         yield conn
     finally:
         conn.close()
