@@ -18,7 +18,8 @@ demo: install
 	$(VENV)/bin/toolwire demo
 
 test: install
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not alone'
+	$(PY) -m pytest -q -m alone
 
 lint: install
 	$(VENV)/bin/ruff check .

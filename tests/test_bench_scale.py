@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bench import scale_bench
 
-pytestmark = pytest.mark.timeout(300)  # its subprocess's own bound: 2,000 runs take ~20 s of CPU, slower beside others
+pytestmark = [pytest.mark.timeout(300), pytest.mark.alone]  # 2,000 runs: ~20 s of CPU; beside others, calls timed out
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 2_000
 MEASURE = f"""

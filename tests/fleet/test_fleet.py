@@ -29,7 +29,7 @@ from helpers.postgres import fresh_database
 from toolwire_client.fleet.submit import FleetClient
 from toolwire_client.store import SqlRunStore
 
-pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300), pytest.mark.alone]  # 3 workers, 100 runs
 
 RUNS = 100
 DEAD_S = float(FAST_TAKEOVER["TOOLWIRE_FLEET_DEAD_S"])
