@@ -7,13 +7,20 @@ APP_NAME = "toolwire"
 APP_VERSION = "toolwire-fleet-2"
 """Fixed rather than DBOS's hash of the workflow code: a client enqueues under it and every worker of this toolwire
 dequeues and recovers it, wherever it was installed from."""
-QUEUE, LEGS = "toolwire-runs", "toolwire-legs"
-"""Runs wait on QUEUE with no limit (a run mostly waits: for its leg, or for a person); legs are driven from LEGS,
-which the workers' --concurrency and --queue-concurrency limit."""
-WORKFLOW, LEG_WORKFLOW = "toolwire-run", "toolwire-leg"
-"""The registered names of fleet/workflow.py's workflows: what a client enqueues without importing them."""
-LEG_ENDED, DECIDED = "leg-ended", "decision"
-"""recv topics: a leg tells its run how it ended; approve / reject tell a waiting run that a call was decided."""
+QUEUE = "toolwire-runs"
+"""Runs are driven from QUEUE, which the workers' --concurrency and --queue-concurrency limit: a leg holds a slot
+while it drives; a run that waits for a person holds none (it has no workflow then, only its row)."""
+WORKFLOW = "toolwire-run"
+"""The registered name of the fleet's one workflow (fleet/workflow.py), a leg of a run: what a client enqueues
+without importing it."""
+OLD_QUEUE, OLD_LEG_WORKFLOW = "toolwire-legs", "toolwire-leg"
+"""The legs queue and workflow of a fleet before this one (a run's workflow and its legs as two): a worker still
+takes the legs left on it by an upgrade, and drives them as legs."""
+
+
+def leg_options(workflow_id: str) -> dict[str, str]:
+    """DBOS enqueue options of a leg with this workflow id (its input: the run id)."""
+    return {"workflow_name": WORKFLOW, "queue_name": QUEUE, "workflow_id": workflow_id, "app_version": APP_VERSION}
 
 
 def is_postgres(db: str | None) -> bool:

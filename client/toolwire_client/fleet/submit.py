@@ -1,5 +1,5 @@
-"""The client side of the fleet, no worker code needed: save a run and put it on the queue (`submit`), tell a run
-that waits for a person that a call was decided (`notify`), and find the workflows behind a run."""
+"""The client side of the fleet, no worker code needed: save a run and put it on the queue (`submit`), start the
+next leg of a run whose calls were all decided (`notify`), and find the workflows behind a run."""
 
 from pathlib import Path
 from typing import Any
@@ -7,9 +7,10 @@ from typing import Any
 import anyio.to_thread
 
 from toolwire_client.config import RunConfig
-from toolwire_client.fleet.app import APP_NAME, APP_VERSION, DECIDED, QUEUE, WORKFLOW, is_postgres, system_database_url
+from toolwire_client.fleet.app import APP_NAME, is_postgres, leg_options, system_database_url
+from toolwire_client.fleet.wake import wake
 from toolwire_client.run.state import RunState
-from toolwire_client.store import RunNotFound, SqlRunStore
+from toolwire_client.store import RunNotFound, SqlRunStore, open_store
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, UserMessage
 
@@ -55,27 +56,18 @@ class FleetClient:
         url = system_database_url(db)
         DBOS.migrate(url)  # a no-op once migrated; a client alone never creates the system database
         self.client = DBOSClient(system_database_url=url, application_name=APP_NAME)
-        self.postgres = is_postgres(db)
+        self.db, self.postgres = db, is_postgres(db)
 
     def close(self) -> None:
         self.client.destroy()
 
     def enqueue(self, run_id: str, workflow_id: str) -> str:
-        options: Any = {
-            "workflow_name": WORKFLOW,
-            "queue_name": QUEUE,
-            "workflow_id": workflow_id,
-            "app_version": APP_VERSION,
-            "application_name": APP_NAME,
-        }
+        options: Any = {**leg_options(workflow_id), "application_name": APP_NAME}
         self.client.enqueue(options, run_id)
         return workflow_id
 
-    def send(self, run_id: str, topic: str) -> None:
-        self.client.send(run_id, topic, topic)
-
     def legs(self, run_id: str) -> list[Any]:
-        """The run's workflows: the run's own (id = run id) and its legs (RUN@1, RUN@2, ...)."""
+        """The run's workflows: its first leg (id = run id) and those after a wait (RUN@VERSION)."""
         found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False)
         return [w for w in found if w.workflow_id == run_id or w.workflow_id.startswith(run_id + "@")]
 
@@ -84,7 +76,8 @@ ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 def stuck(fleet: FleetClient, run_id: str) -> str | None:
-    """Why no worker will drive the run on (its workflow, or its latest leg's, failed or was cancelled), or None."""
+    """Why no worker will drive the run on (its first leg's workflow, or its latest leg's, failed or was cancelled),
+    or None."""
     legs = fleet.legs(run_id)
     run = [w for w in legs if w.workflow_id == run_id]
     last = max((w for w in legs if w.workflow_id != run_id), key=lambda w: w.created_at or 0, default=None)
@@ -109,12 +102,24 @@ async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunC
     return state.run_id
 
 
-async def notify(fleet: FleetClient, run_id: str) -> str:
-    """After a decision: wake the run's workflow (its durable wait), which starts the next leg once every waiting
-    call is decided; its workflow id. A run never submitted is NotAFleetRun."""
+async def notify(fleet: FleetClient, run_id: str, store: SqlRunStore | None = None) -> str:
+    """After a decision on top run `run_id`: its next leg enqueued once every call it waits on is decided
+    (fleet/wake.py), read from `store` (default: the fleet's run store, opened for this); the run's workflow id.
+    A run never submitted is NotAFleetRun."""
     if not await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)):
         raise NotAFleetRun(run_id)
-    await anyio.to_thread.run_sync(lambda: fleet.send(run_id, DECIDED))
+
+    async def enqueue(run_id: str, workflow_id: str) -> None:
+        await anyio.to_thread.run_sync(lambda: fleet.enqueue(run_id, workflow_id))
+
+    if store is not None:
+        await wake(store, run_id, enqueue)
+        return run_id
+    opened = await open_store(fleet.db)
+    try:
+        await wake(opened, run_id, enqueue)
+    finally:
+        await opened.aclose()
     return run_id
 
 

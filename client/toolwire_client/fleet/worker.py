@@ -9,8 +9,8 @@ import anyio
 import anyio.to_thread
 
 from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
-from toolwire_client.fleet import heartbeat
-from toolwire_client.fleet.app import LEGS, QUEUE, dbos_config
+from toolwire_client.fleet import heartbeat, wake
+from toolwire_client.fleet.app import OLD_QUEUE, QUEUE, dbos_config, leg_options
 from toolwire_client.fleet.gc import tune_gc_for_many_runs
 from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.fleet.workflow import SETTINGS
@@ -21,6 +21,8 @@ DB_CONNECTIONS = 8
 """At most this many run-store connections per worker, shared by the runs it drives: a step holds one for a
 few milliseconds per save, so 8 serve far more runs than one core drives, where a connection per run would cost
 the database a backend per run (10,000 agents: 10,000 connections)."""
+OLD_QUEUE_POLLING_S = 5.0
+"""The legs queue of an earlier fleet is only drained after an upgrade: looked at seldom."""
 
 
 @dataclass
@@ -55,14 +57,14 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
         DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]
         DBOS.launch()  # in this event loop: the queue's async workflows run on it
         try:
-            await DBOS.register_queue_async(QUEUE, polling_interval_sec=options.polling_s, on_conflict="always_update")
-            await DBOS.register_queue_async(
-                LEGS,
-                worker_concurrency=options.concurrency,
-                global_concurrency=options.queue_concurrency,
-                polling_interval_sec=options.polling_s,
-                on_conflict="always_update",
-            )
+            for queue, polling_s in ((QUEUE, options.polling_s), (OLD_QUEUE, OLD_QUEUE_POLLING_S)):
+                await DBOS.register_queue_async(
+                    queue,
+                    worker_concurrency=options.concurrency,
+                    global_concurrency=options.queue_concurrency,
+                    polling_interval_sec=polling_s,
+                    on_conflict="always_update",
+                )
             say(
                 f"worker {executor_id}: taking runs from queue {QUEUE}, driving {options.concurrency} at once here"
                 + (f", {options.queue_concurrency} in the fleet" if options.queue_concurrency else "")
@@ -76,8 +78,15 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
             def taken(dead: str, count: int) -> None:
                 say(f"worker {executor_id}: took over {count} run(s) of dead worker {dead}")
 
+            async def is_fleet_run(run_id: str) -> bool:
+                return await DBOS.get_workflow_status_async(run_id) is not None
+
+            async def enqueue(run_id: str, workflow_id: str) -> None:
+                await DBOS.enqueue_workflow_with_options_async(leg_options(workflow_id), run_id)  # type: ignore[arg-type]
+
             async with anyio.create_task_group() as group:
                 group.start_soon(heartbeat.keep_beating, options.db, executor_id, recover, taken)
+                group.start_soon(wake.keep_sweeping, store, is_fleet_run, enqueue, say)
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
                     async for _ in signals:
                         say(f"worker {executor_id}: stopping; its unfinished runs go to the other workers")
