@@ -123,6 +123,7 @@ class Agent:
     # ---- the core -------------------------------------------------------------------------------------------
     async def _drive(self, state: RunState, resuming: bool = False) -> RunState:
         resumed_from = state.trace_id if resuming else None
+        on_record = resuming and state.status == "running" and not state.steps and not state.pending  # as submitted
         with agent_span(self.config.name, state.run_id, self.model.model, resumed_from=resumed_from) as span:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
@@ -132,14 +133,15 @@ class Agent:
                     self._join_instructions(state)
                 if resuming:
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
-                await self._drive_held(state, resuming, span)
+                await self._drive_held(state, resuming, span, on_record)
         return state
 
-    async def _drive_held(self, state: RunState, resuming: bool, span: Span) -> None:
+    async def _drive_held(self, state: RunState, resuming: bool, span: Span, on_record: bool) -> None:
         """The run under this process's lease: the loop, the exit, and the last save."""
         async with held(self.store, state, self._leases) as lease:
             try:
-                await self._save(state)  # the run is on record before its first model call
+                if not on_record:
+                    await self._save(state)  # the run is on record before its first model call
                 await self._loop(state, resuming)
             except exits.RunExit as exit_:
                 self._close_turn(state, exit_)

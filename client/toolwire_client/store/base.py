@@ -81,7 +81,8 @@ class RunSummary(BaseModel):
 class RunStore(Protocol):
     async def save(self, state: RunState, owner: str | None = None) -> None:
         """Write the whole state atomically; state.version must equal the stored one, and is bumped on success.
-        With `owner`, the save is also refused (LeaseLost) unless that owner holds the run's lease."""
+        With `owner`, the save is also refused (LeaseLost) unless that owner holds the run's lease; its save of a run
+        that no longer runs (ended, or waiting for a person) lets the lease go in the same write."""
         ...
 
     async def save_end(self, state: RunState, owner: str | None = None) -> None:

@@ -1,9 +1,10 @@
 """One driver per run: the lease a process holds while it drives a run (`run`, `resume`, `demo`, `eval`, workers).
 
-Taken before the run's first model call, renewed by a heartbeat that does not wait for step saves, and released at
-the end. Before each model call the driver checks that its last renewal is recent (no one can have taken an
-unexpired lease); before each tool call the step save that marks the calls `sent` is refused unless this owner still
-holds the lease. So no model call or tool call of one run runs in two processes."""
+Taken before the run's first model call, renewed by a heartbeat that does not wait for step saves, and let go by
+the run's last save (in the same write: `release` then writes nothing). Before each model call the driver checks
+that its last renewal is recent (no one can have taken an unexpired lease); before each tool call the step save that
+marks the calls `sent` is refused unless this owner still holds the lease. So no model call or tool call of one run
+runs in two processes."""
 
 import logging
 import time

@@ -271,6 +271,14 @@ class SqlRunStore(ABC):
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*columns, state.run_id),
                 )
+            elif owner is not None and state.status != "running":  # its driver's last save: the lease goes with it
+                self._execute(
+                    cur,
+                    "UPDATE runs SET agent_name = ?, task = ?, status = ?, steps = ?, tokens = ?, cost_usd = ?,"
+                    " started_at = ?, updated_at = ?, version = ?, parent_run_id = ?, parent_call_id = ?, state = ?,"
+                    " claimed_by = NULL, claimed_at = NULL WHERE run_id = ?",
+                    (*columns, state.run_id),
+                )
             else:
                 self._execute(
                     cur,
