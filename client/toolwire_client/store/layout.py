@@ -13,7 +13,7 @@ run saved by it is split on its next save. Header and segment are one record: th
 with the version fence, so resume, replay, approvals and the fleet's recovery read exactly what they read before.
 
 What a store last wrote of a state object is noted on it (`Written`); a save that cannot trust the note (another store,
-another version: a replayed fleet step, a copy) writes every settled item again, replacing the log.
+another version: a state loaded elsewhere, a copy) writes every settled item again, replacing the log.
 """
 
 import operator

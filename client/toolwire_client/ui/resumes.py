@@ -1,6 +1,6 @@
 """A local run goes on after its last decision, here, as `toolwire resume RUN` would: `resume_run` under the run's
 lease, with the tool servers this process trusts (this user's seal, or the console's `--servers` file). A fleet run
-is not resumed here: the decision woke its workflow (fleet/decide.py), and a worker goes on with it."""
+is not resumed here: the decision enqueued its next leg (fleet/decide.py), and a worker goes on with it."""
 
 import logging
 
