@@ -181,17 +181,19 @@ class TurnCalls:
             step.results = [r for r in step.results if r.call_id not in ids]
         tasks = {p.call.id: p.task_id for p in state.pending if p.task_id}  # followed again, never sent again
         sent = [_sent_again(self.pending(c, "sent"), answered.get(c.id), tasks.get(c.id)) for c in calls]
-        state.pending = [p for p in state.pending if p.call.id not in ids] + sent
+        state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent
         try:
             await self.save(state)
         except exits.SaveFailed:
             state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
             raise
 
+        run = self._run_context(state)  # the same for every call of the turn
+
         async def one(call: ToolCall) -> None:
-            result = await self._call_with_hooks(state, call)
+            result = await self._call_with_hooks(run, call)
             task_id = next((p.task_id for p in state.pending if p.call.id == call.id and p.task_id), None)
-            state.pending = [p for p in state.pending if p.call.id != call.id]
+            state.pending[:] = [p for p in state.pending if p.call.id != call.id]  # in place: no pydantic setattr
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 child = {"child_run_id": result.sub_run.run_id}
                 state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
@@ -245,11 +247,9 @@ class TurnCalls:
                 allowed.append(call)
         return allowed
 
-    async def _call_with_hooks(self, state: RunState, call: ToolCall) -> ToolResult:
-        checked = await run_before(self.hooks, call)
-        if isinstance(checked, ToolResult):
-            return checked
-        run = RunContext(  # what a source may need of this run
+    def _run_context(self, state: RunState) -> RunContext:
+        """What a source may need of this run."""
+        return RunContext(
             state.run_id,
             state,
             self.children,
@@ -257,6 +257,13 @@ class TurnCalls:
             on_elicit=self.on_elicit,
             model=self.lent,
         )
+
+    async def _call_with_hooks(self, run: RunContext, call: ToolCall) -> ToolResult:
+        if not self.hooks:  # most runs have none: no two awaits for nothing
+            return await self.toolbox.call(call, run, timeout_s=self.limits.tool_timeout_s)
+        checked = await run_before(self.hooks, call)
+        if isinstance(checked, ToolResult):
+            return checked
         result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
         return await run_after(self.hooks, checked, result)
 

@@ -3,6 +3,7 @@
 callers get, with no transport in between."""
 
 import time
+from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -10,8 +11,9 @@ from mcp.shared.exceptions import MCPError
 from toolwire_client import texts
 from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, TransportInfo
 from toolwire_server.auth.access import ALL_TOOLS, Grant
+from toolwire_server.functions.results import TextAnswer
 from toolwire_server.limits import ServerLimits
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.execution import call_in_process
 from toolwire_server.tools.registry import Registry
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
@@ -52,7 +54,7 @@ class RegistrySource:
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()
         call = request.call
-        result = await call_tool(
+        answer = await call_in_process(
             self.registry,
             self.grant,
             call.name,
@@ -62,7 +64,18 @@ class RegistrySource:
             timeout_s=request.timeout_s,
             progress=request.on_progress,
         )
-        return from_call_result(call.id, call.name, result, since=started)
+        if isinstance(answer, TextAnswer):  # made at once, with when the ToolBox sent it: no MCP result, no copy
+            took = time.perf_counter() - started
+            fields: dict[str, Any] = {} if answer.structured is None else {"structured": answer.structured}
+            return ToolResult(
+                call_id=call.id,
+                name=call.name,
+                content=answer.text,
+                **fields,
+                duration_s=took,
+                started_at=request.sent_at,
+            )
+        return from_call_result(call.id, call.name, answer, since=started)
 
     # ---- prompts and resources: the registry's own, within the grant, refused as McpSource refuses them ----
     # (the server's rules, catalog.py: the grant's patterns match prompt names and resource URIs; refused or

@@ -3,6 +3,7 @@ call as one ToolRequest, which hands it the run that makes the call (RunContext)
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import mcp_types as types
@@ -137,6 +138,8 @@ class ToolRequest:
     """The same for every send of one call of one run (idempotent tools only), so a retried write is answered once."""
     on_progress: ProgressFn | None = None
     """Gets the tool's progress reports (MCP notifications/progress) while the call runs; None: nobody listens."""
+    sent_at: datetime | None = None
+    """When the ToolBox sent it: a source that puts it on its result as `started_at` spares the ToolBox a copy."""
 
 
 @runtime_checkable

@@ -240,15 +240,18 @@ class ToolBox:
     async def _call(self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None) -> ToolResult:
         started = time.perf_counter()
         sent_at = datetime.now(UTC)
-        result, attempts = await self._attempts(call, route, run, timeout_s, started)
+        result, attempts = await self._attempts(call, route, run, timeout_s, started, sent_at)
         if result.links and route is not None:  # read_resource reads a link from the server that sent it
             self._linked(route.source, result.links)
-        update: dict[str, object] = {"started_at": sent_at}
+        update: dict[str, object] = {}
+        if result.started_at is not sent_at:  # a source that put it there built the result for this call
+            update["started_at"] = sent_at
         if (result.name, result.call_id) != (call.name, call.id):
             update |= {"name": call.name, "call_id": call.id}
         if attempts != 1:
             update["attempts"] = attempts
-        return result.model_copy(update=update)  # one copy per call: the source's result is never changed
+        # at most one copy per call: the source's result is never changed
+        return result.model_copy(update=update) if update else result
 
     def _linked(self, source: ToolSource, uris: list[str]) -> None:
         for watcher in self.sources:
@@ -265,7 +268,13 @@ class ToolBox:
         await self.refresh()
 
     async def _attempts(
-        self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None, started: float
+        self,
+        call: ToolCall,
+        route: Route | None,
+        run: RunContext,
+        timeout_s: float | None,
+        started: float,
+        sent_at: datetime,
     ) -> tuple[ToolResult, int]:
         """The result and how many attempts it took."""
         if route is None:
@@ -282,7 +291,7 @@ class ToolBox:
         # the call as its source gets it: its name there, its own copy of the arguments (validation makes one). Built,
         # neither model_copy'd nor model_construct'ed: pydantic's validator in Rust is the fastest of the three
         sent = ToolCall(id=call.id, name=route.remote_name, arguments=call.arguments)
-        request = ToolRequest(sent, run, timeout, key, self._progress_of(call))
+        request = ToolRequest(sent, run, timeout, key, self._progress_of(call), sent_at)
         for attempt in range(1, tries + 1):
             try:
                 result = await self._send(request, route, started)

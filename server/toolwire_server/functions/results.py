@@ -1,6 +1,7 @@
 """Turning what a tool returned into an MCP `CallToolResult`, cut to the configured size."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -21,10 +22,32 @@ _CONTENT_TYPES = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class TextAnswer:
+    """A tool's answer that is one text block within the size limit, and its structured value: the CallToolResult
+    `to_result` makes, not made yet (the in-process source reads these two fields, so it is never built)."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+
+    def call_result(self) -> types.CallToolResult:
+        # structured_content given even when None, as it always was: a dump that leaves out unset fields is unchanged
+        text = [types.TextContent(type="text", text=self.text)]
+        return types.CallToolResult(content=text, structured_content=self.structured)
+
+
 def to_result(value: Any, max_chars: int, *, tool: str = "", output: OutputShape | None = None) -> types.CallToolResult:
     """A tool may return a `CallToolResult`, content blocks, a string, or anything JSON-serialisable. With an
     `output` shape, a value also becomes `structuredContent` (the text block stays what the model reads: the same
     JSON for an object, the plain value for a wrapped one); a value that does not fit it is a `bad_output` error."""
+    answer = answer_of(value, max_chars, tool=tool, output=output)
+    return answer.call_result() if isinstance(answer, TextAnswer) else answer
+
+
+def answer_of(
+    value: Any, max_chars: int, *, tool: str = "", output: OutputShape | None = None
+) -> types.CallToolResult | TextAnswer:
+    """`to_result`, but a value that becomes one text block within `max_chars` as a TextAnswer."""
     if isinstance(value, types.CallToolResult):
         try:
             if output is not None:
@@ -43,8 +66,10 @@ def to_result(value: Any, max_chars: int, *, tool: str = "", output: OutputShape
         except OutputMismatch as exc:
             result = failed_call("bad_output", errors.bad_output(tool, exc.problems))
         else:
-            text = [types.TextContent(type="text", text=_as_text(value))]
-            result = types.CallToolResult(content=text, structured_content=structured)
+            answer = TextAnswer(_as_text(value), structured)
+            if len(answer.text) <= max_chars:
+                return answer  # what cut() would leave as it is
+            result = answer.call_result()
     return cut(result, max_chars)
 
 

@@ -20,7 +20,7 @@ from toolwire_server.auth.access import Grant
 from toolwire_server.functions.context import LogFn, ProgressFn, ToolContext
 from toolwire_server.functions.elicit import Asker, ElicitationUnavailable, InputNeeded
 from toolwire_server.functions.needs import ClientLacks
-from toolwire_server.functions.results import cut, to_result
+from toolwire_server.functions.results import TextAnswer, answer_of, cut
 from toolwire_server.functions.schema import describe_problems
 from toolwire_server.isolation.watchdog import on_loop
 from toolwire_server.isolation.workers import WorkerRaised
@@ -70,6 +70,38 @@ async def call_tool(
     return await registry.policy.guard(grant.agent, name, arguments, dispatch, countable=countable)
 
 
+async def call_in_process(
+    registry: Registry,
+    grant: Grant,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    max_result_chars: int,
+    idempotency_key: str | None = None,
+    timeout_s: float | None = None,
+    progress: ProgressFn | None = None,
+) -> types.CallToolResult | TextAnswer:
+    """`call_tool` for a caller in this process (the client's RegistrySource): the same path, but a one-text-block
+    answer comes back as a TextAnswer (see `answer`), so no MCP result is built only to be read back. Under a
+    policy, `call_tool`'s result: its audit record reads it."""
+    if registry.policy is not None:
+        return await call_tool(
+            registry,
+            grant,
+            name,
+            arguments,
+            max_result_chars=max_result_chars,
+            idempotency_key=idempotency_key,
+            timeout_s=timeout_s,
+            progress=progress,
+        )
+    found = _prepared(registry, grant, name, max_result_chars, idempotency_key, None, None, progress, None, None)
+    if isinstance(found, types.CallToolResult):
+        return found
+    tool, context = found
+    return await answer(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
+
+
 async def _dispatch(
     registry: Registry,
     grant: Grant,
@@ -85,6 +117,29 @@ async def _dispatch(
     send_log: LogFn | None,
     asker: Asker | None,
 ) -> types.CallToolResult:
+    found = _prepared(
+        registry, grant, name, max_result_chars, idempotency_key, session, request_id, progress, send_log, asker
+    )
+    if isinstance(found, types.CallToolResult):
+        return found
+    tool, context = found
+    return await execute(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
+
+
+def _prepared(
+    registry: Registry,
+    grant: Grant,
+    name: str,
+    max_result_chars: int,
+    idempotency_key: str | None,
+    session: Any,
+    request_id: Any,
+    progress: ProgressFn | None,
+    send_log: LogFn | None,
+    asker: Asker | None,
+) -> tuple[RegisteredTool, ToolContext | None] | types.CallToolResult:
+    """The tool and the context it runs with (None for a tool that reads none); or the error result for a name
+    unknown or outside the grant."""
     tool = registry.get(name)
     if tool is None:
         log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(name))
@@ -93,6 +148,8 @@ async def _dispatch(
     if not grant.allows(tool.name):
         log.warning("refused: agent %r called tool %r outside its grant", grant.agent, tool.name)
         return _failed("refused", errors.refused(tool.name, grant.agent), max_result_chars)
+    if not tool.injected and tool.isolation != "process":
+        return tool, None  # it reads none: none is made (a frozen dataclass of nine fields costs µs a call)
     context = ToolContext(
         tool=tool.name,
         agent=grant.agent,
@@ -104,18 +161,40 @@ async def _dispatch(
     )
     if asker is not None:
         context = dataclasses.replace(context, asker=asker)
-    return await execute(tool, arguments, context, max_result_chars=max_result_chars, timeout_s=timeout_s)
+    return tool, context
 
 
 async def execute(
     tool: RegisteredTool,
     arguments: dict[str, Any] | None,
-    context: ToolContext,
+    context: ToolContext | None,
     *,
     max_result_chars: int,
     timeout_s: float | None = None,
     raise_protocol_errors: bool = False,
 ) -> types.CallToolResult:
+    answered = await answer(
+        tool,
+        arguments,
+        context,
+        max_result_chars=max_result_chars,
+        timeout_s=timeout_s,
+        raise_protocol_errors=raise_protocol_errors,
+    )
+    return answered.call_result() if isinstance(answered, TextAnswer) else answered
+
+
+async def answer(
+    tool: RegisteredTool,
+    arguments: dict[str, Any] | None,
+    context: ToolContext | None,
+    *,
+    max_result_chars: int,
+    timeout_s: float | None = None,
+    raise_protocol_errors: bool = False,
+) -> types.CallToolResult | TextAnswer:
+    """`execute`'s outcome, but an answer that is one text block within `max_result_chars` as a TextAnswer (its
+    `call_result()` is what `execute` gives): an in-process caller reads its text and structured value directly."""
     try:
         validated = tool.model.model_validate(arguments or {})
     except ValidationError as exc:
@@ -123,13 +202,18 @@ async def execute(
         return _failed("bad_arguments", text, max_result_chars)
 
     timeout = tool.policy.timeout_s if timeout_s is None else min(timeout_s, tool.policy.timeout_s)
+    scope: anyio.CancelScope | None = None
     try:
-        with anyio.move_on_after(timeout) as scope:
-            if tool.limiter is None:
-                value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
-            else:
-                async with tool.limiter:
+        if tool.awaits_nothing and tool.limiter is None and tool.isolation != "process":
+            # nothing to cancel: a timeout is delivered at an await, and it has none (functions/awaits.py)
+            value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+        else:
+            with anyio.move_on_after(timeout) as scope:
+                if tool.limiter is None:
                     value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
+                else:
+                    async with tool.limiter:
+                        value = await _invoke(tool, arguments or {}, validated, context, max_result_chars)
     except InputNeeded:  # the call ends here with the question; the client calls again with the answer
         raise
     except ClientLacks as exc:  # a protocol refusal (-32021): nothing ran that relied on what the client lacks
@@ -143,13 +227,13 @@ async def execute(
         message = errors.clip(str(exc) or raised, max_result_chars)
         log.warning("tool %s raised %s: %s", tool.name, raised, message)
         return _failed("tool_failed", errors.tool_failed(tool.name, message), max_result_chars)
-    if scope.cancelled_caught:
+    if scope is not None and scope.cancelled_caught:
         log.warning("tool %s timed out after %gs and was %s", tool.name, timeout, _STOPPED[_where(tool)])
         return _failed("timeout", errors.timed_out(tool.name, timeout), max_result_chars)
     if isinstance(value, _Finished):
         return value.result
     try:
-        return to_result(value, max_result_chars, tool=tool.name, output=tool.output)
+        return answer_of(value, max_result_chars, tool=tool.name, output=tool.output)
     except Exception as exc:
         problem = errors.clip(f"its result could not be serialised: {exc}", max_result_chars)
         return _failed("tool_failed", errors.tool_failed(tool.name, problem), max_result_chars)
@@ -179,14 +263,21 @@ def _where(tool: RegisteredTool) -> str:
 
 
 async def _invoke(
-    tool: RegisteredTool, arguments: dict[str, Any], validated: BaseModel, context: ToolContext, max_result_chars: int
+    tool: RegisteredTool,
+    arguments: dict[str, Any],
+    validated: BaseModel,
+    context: ToolContext | None,
+    max_result_chars: int,
 ) -> Any:
+    """`context`: None when the tool reads none (no injected parameter, runs here); a bare one is made if it does."""
     if tool.isolation == "process" and tool.workers is not None:
+        context = context or ToolContext(tool=tool.name)
         return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))
     # the model's fields read directly: dict(validated) first looks for a `keys` attribute through pydantic's
     # __getattr__, which costs ~6 µs a call
     kwargs = {**validated.__dict__, **(validated.__pydantic_extra__ or {})}
     for param, kind in tool.injected.items():
+        context = context or ToolContext(tool=tool.name)
         kwargs[param] = context if kind == "context" else context.idempotency_key
     if tool.is_async:
         return await on_loop(tool.name, tool.fn(**kwargs))  # its steps timed: the watchdog names a tool that stalls

@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp.shared.inbound import find_invalid_x_mcp_header
 from pydantic import BaseModel
 
+from toolwire_server.functions.awaits import never_awaits
 from toolwire_server.functions.output import OutputShape, output_shape
 from toolwire_server.functions.schema import arguments_model, injected_params, json_schema
 from toolwire_server.isolation.workers import DEFAULT_WORKERS, WorkerPool
@@ -77,6 +78,8 @@ class RegisteredTool:
     """See TaskSupport; None: never a task."""
     ask_before_task: bool = False
     """See ToolOptions.ask_before_task."""
+    awaits_nothing: bool = False
+    """An `async def` with no await in its body (functions/awaits.py): it runs without a timeout scope."""
 
     def spec(self) -> ToolSpec:
         return ToolSpec(
@@ -194,6 +197,7 @@ class Registry:
             output=output_shape(fn),
             task=task,
             ask_before_task=ask_first,
+            awaits_nothing=never_awaits(fn),
         )
         self._tools[tool_name] = registered
         self.version += 1
