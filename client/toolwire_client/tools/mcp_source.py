@@ -129,6 +129,11 @@ class McpSource:
         """Set when the server says its tool list changed (`notifications/tools/list_changed`, or a
         `subscriptions/listen` event in the 2026-07-28 era): the ToolBox lists this source again before the next
         model call."""
+        self.tool_changes = 0
+        """How many times the server said so: a shared connection's runs each note the count they listed at."""
+        self.hears_tool_changes = False
+        """Whether this connection now listens for them (a 2026-07-28 `subscriptions/listen` stream is open): only
+        then may a listing be reused until the next change (tools/shared_connections.py)."""
         self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
         """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
         self._http_error: str | None = None
@@ -226,16 +231,23 @@ class McpSource:
         lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead)."""
         try:
             async with client.listen(tools_list_changed=True) as events:
+                self.hears_tool_changes = True
                 async for event in events:
                     if isinstance(event, ToolsListChanged):
-                        self.tools_changed = True
+                        self._heard_tool_change()
         except Exception as exc:  # the connection's own failures are seen by its calls; this only stops listening
             self._note(texts.tool_changes_unheard(self.name, f"{type(exc).__name__}: {exc}"))
+        finally:
+            self.hears_tool_changes = False
+
+    def _heard_tool_change(self) -> None:
+        self.tools_changed = True
+        self.tool_changes += 1
 
     async def _on_message(self, message: object) -> None:
         """What the server sends unasked: a handshake-era tool list change is noted (the rest the SDK handles)."""
         if isinstance(message, types.ToolListChangedNotification):
-            self.tools_changed = True
+            self._heard_tool_change()
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """A server's log message (MCP logging) goes where its stderr goes: the run's server log, or inline with
@@ -384,6 +396,12 @@ class McpSource:
                 for run_id in self.restart_window.crashed(self._in_flight):
                     log.warning("tool server %s: run %s gets no more restarts of it", self.name, run_id)
             self._wake.set()
+
+    @property
+    def connection(self) -> tuple[int, int]:
+        """(which connection this is, how many tool changes were heard): a listing made at an equal pair is still
+        the server's list, as long as the connection `hears_tool_changes`."""
+        return self._generation, self.tool_changes
 
     # ---- the ToolSource seam --------------------------------------------------------------------------------
     def transport_info(self) -> TransportInfo:

@@ -66,6 +66,9 @@ class _Connection:
         self.leases = 0
         self.unused_since = anyio.current_time()
         self._tools: list[ToolSpec] = []
+        self.listed_at: tuple[int, int] | None = None
+        """`source.connection` when `_tools` was asked for, if the connection heard tool changes then: while it is
+        the same, the next run on the connection is given that listing instead of asking the server again."""
 
     def interned(self, specs: list[ToolSpec]) -> list[ToolSpec]:
         """The last listing's (frozen) specs when this one is equal to it: every run of the same tools holds the
@@ -191,6 +194,7 @@ class SharedLease:
         self._offered: McpSource | None = source
         """Becomes the connection if there is none yet; let go once started (a run holds only its lease)."""
         self._connection: _Connection | None = None
+        self._seen_changes = 0
 
     @property
     def shared(self) -> McpSource:
@@ -209,10 +213,28 @@ class SharedLease:
         if connection is not None:
             self.pool._release(connection)
 
+    @property
+    def tools_changed(self) -> bool:
+        """The server said its tool list changed since this run's last listing (the ToolBox lists it again)."""
+        return self._connection is not None and self.shared.tool_changes != self._seen_changes
+
+    @tools_changed.setter
+    def tools_changed(self, value: bool) -> None:
+        if not value and self._connection is not None:
+            self._seen_changes = self.shared.tool_changes
+
     async def list_tools(self) -> list[ToolSpec]:
-        source = self.shared
-        assert self._connection is not None
-        specs = self._connection.interned(await source.list_tools())
+        """The connection's listing: asked of the server once per connection and tool change when the connection
+        hears changes (a 2026-07-28 `subscriptions/listen` stream), else once per run, as an unshared source."""
+        source, connection = self.shared, self._connection
+        assert connection is not None
+        at = source.connection
+        self._seen_changes = at[1]
+        if not (source.hears_tool_changes and connection.listed_at == at):
+            specs = connection.interned(await source.list_tools())
+            connection.listed_at = at if source.hears_tool_changes else None
+        else:
+            specs = connection._tools
         return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
 
     async def call(self, request: ToolRequest) -> ToolResult:
