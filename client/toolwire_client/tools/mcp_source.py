@@ -70,6 +70,9 @@ R = TypeVar("R")
 Page = TypeVar("Page", types.ListPromptsResult, types.ListResourcesResult)
 Item = TypeVar("Item")
 
+LISTEN_WAIT_S = 5.0
+"""How long a start waits for the server's `subscriptions/listen` stream to open before it lists the tools (a server
+that never opens it only delays the start)."""
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
 LOG_LEVEL: types.LoggingLevel = "info"
@@ -195,7 +198,10 @@ class McpSource:
                         self.instructions = (client.instructions or "").strip() or None
                     async with anyio.create_task_group() as listening:
                         if _announces_tool_changes(client):
-                            listening.start_soon(self._listen, client)
+                            heard = anyio.Event()
+                            listening.start_soon(self._listen, client, heard)
+                            with anyio.move_on_after(LISTEN_WAIT_S):
+                                await heard.wait()  # a change right after the first listing is not missed
                         self._notify()
                         if not started:
                             started = True
@@ -226,12 +232,14 @@ class McpSource:
             self.restarts += 1
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: Client, heard: anyio.Event) -> None:
         """A 2026-07-28 connection's `subscriptions/listen` stream for tool list changes, while the connection
-        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead)."""
+        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead); `heard`
+        is set once it is open, or could not be."""
         try:
             async with client.listen(tools_list_changed=True) as events:
-                self.hears_tool_changes = True
+                self.hears_tool_changes = bool(events.honored and events.honored.tools_list_changed)  # as acknowledged
+                heard.set()
                 async for event in events:
                     if isinstance(event, ToolsListChanged):
                         self._heard_tool_change()
@@ -239,6 +247,7 @@ class McpSource:
             self._note(texts.tool_changes_unheard(self.name, f"{type(exc).__name__}: {exc}"))
         finally:
             self.hears_tool_changes = False
+            heard.set()
 
     def _heard_tool_change(self) -> None:
         self.tools_changed = True

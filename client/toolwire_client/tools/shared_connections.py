@@ -69,6 +69,8 @@ class _Connection:
         self.listed_at: tuple[int, int] | None = None
         """`source.connection` when `_tools` was asked for, if the connection heard tool changes then: while it is
         the same, the next run on the connection is given that listing instead of asking the server again."""
+        self.listing: tuple[tuple[int, int], anyio.Event] | None = None
+        """The listing in flight and the `source.connection` it was asked at: runs starting at once wait for it."""
 
     def interned(self, specs: list[ToolSpec]) -> list[ToolSpec]:
         """The last listing's (frozen) specs when this one is equal to it: every run of the same tools holds the
@@ -230,12 +232,27 @@ class SharedLease:
         assert connection is not None
         at = source.connection
         self._seen_changes = at[1]
-        if not (source.hears_tool_changes and connection.listed_at == at):
-            specs = connection.interned(await source.list_tools())
-            connection.listed_at = at if source.hears_tool_changes else None
-        else:
+        if source.hears_tool_changes and connection.listing is not None and connection.listing[0] == at:
+            await connection.listing[1].wait()  # another run's listing at the same point: its answer is ours
+        if source.hears_tool_changes and connection.listed_at == at:
             specs = connection._tools
+        else:
+            specs = await self._list(source, connection, at)
         return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
+
+    @staticmethod
+    async def _list(source: McpSource, connection: _Connection, at: tuple[int, int]) -> list[ToolSpec]:
+        heard, done = source.hears_tool_changes, anyio.Event()
+        if heard:
+            connection.listing = (at, done)
+        try:
+            specs = connection.interned(await source.list_tools())
+            connection.listed_at = at if heard else None
+            return specs
+        finally:
+            done.set()
+            if connection.listing is not None and connection.listing[1] is done:
+                connection.listing = None
 
     async def call(self, request: ToolRequest) -> ToolResult:
         source = self.shared
