@@ -31,7 +31,7 @@ from mcp.client._transport import Transport, TransportStreams
 from mcp.client.extension import advertise
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ToolsListChanged
+from mcp.client.subscriptions import ResourcesListChanged, ToolsListChanged
 from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -137,6 +137,8 @@ class McpSource:
         self.hears_tool_changes = False
         """Whether this connection now listens for them (a 2026-07-28 `subscriptions/listen` stream is open): only
         then may a listing be reused until the next change (tools/shared_connections.py)."""
+        self.resource_changes, self.hears_resource_changes = 0, False
+        """The same for the server's resource list."""
         self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
         """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
         self._http_error: str | None = None
@@ -197,9 +199,10 @@ class McpSource:
                     if self.use_instructions:
                         self.instructions = (client.instructions or "").strip() or None
                     async with anyio.create_task_group() as listening:
-                        if _announces_tool_changes(client):
+                        changes = _announced_changes(client)
+                        if any(changes):
                             heard = anyio.Event()
-                            listening.start_soon(self._listen, client, heard)
+                            listening.start_soon(self._listen, client, heard, changes)
                             with anyio.move_on_after(LISTEN_WAIT_S):
                                 await heard.wait()  # a change right after the first listing is not missed
                         self._notify()
@@ -232,21 +235,26 @@ class McpSource:
             self.restarts += 1
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
 
-    async def _listen(self, client: Client, heard: anyio.Event) -> None:
+    async def _listen(self, client: Client, heard: anyio.Event, changes: tuple[bool, bool]) -> None:
         """A 2026-07-28 connection's `subscriptions/listen` stream for tool list changes, while the connection
         lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead); `heard`
         is set once it is open, or could not be."""
         try:
-            async with client.listen(tools_list_changed=True) as events:
-                self.hears_tool_changes = bool(events.honored and events.honored.tools_list_changed)  # as acknowledged
+            tools, resources = changes
+            async with client.listen(tools_list_changed=tools, resources_list_changed=resources) as events:
+                honored = events.honored  # what the server acknowledged it will send
+                self.hears_tool_changes = bool(honored and honored.tools_list_changed)
+                self.hears_resource_changes = bool(honored and honored.resources_list_changed)
                 heard.set()
                 async for event in events:
                     if isinstance(event, ToolsListChanged):
                         self._heard_tool_change()
+                    elif isinstance(event, ResourcesListChanged):
+                        self.resource_changes += 1
         except Exception as exc:  # the connection's own failures are seen by its calls; this only stops listening
             self._note(texts.tool_changes_unheard(self.name, f"{type(exc).__name__}: {exc}"))
         finally:
-            self.hears_tool_changes = False
+            self.hears_tool_changes = self.hears_resource_changes = False
             heard.set()
 
     def _heard_tool_change(self) -> None:
@@ -407,10 +415,14 @@ class McpSource:
             self._wake.set()
 
     @property
-    def connection(self) -> tuple[int, int]:
+    def tools_at(self) -> tuple[int, int]:
         """(which connection this is, how many tool changes were heard): a listing made at an equal pair is still
         the server's list, as long as the connection `hears_tool_changes`."""
         return self._generation, self.tool_changes
+
+    @property
+    def resources_at(self) -> tuple[int, int]:
+        return self._generation, self.resource_changes
 
     # ---- the ToolSource seam --------------------------------------------------------------------------------
     def transport_info(self) -> TransportInfo:
@@ -683,11 +695,13 @@ def _closed(exc: MCPError) -> bool:
     return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
 
 
-def _announces_tool_changes(client: Client) -> bool:
-    """A 2026-07-28 connection to a server that says its tool list may change (the only way to hear it is to
-    listen)."""
-    tools = client.server_capabilities.tools
-    return client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(tools and tools.list_changed)
+def _announced_changes(client: Client) -> tuple[bool, bool]:
+    """Whether a 2026-07-28 connection's server says its tool list, and its resource list, may change (the only way
+    to hear it is to listen)."""
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False, False
+    tools, resources = client.server_capabilities.tools, client.server_capabilities.resources
+    return bool(tools and tools.list_changed), bool(resources and resources.list_changed)
 
 
 def _tool_name(item: object) -> str:
