@@ -180,6 +180,7 @@ async def profile_batch(n: int, top: int, keep: Path | None = None) -> dict[str,
         result["profile"] = {"tottime": _top(stats, "tottime", top), "cumulative": _top(stats, "cumulative", top)}
         result["profile_total_s"] = round(stats.total_tt, 2)  # type: ignore[attr-defined]
         if keep is not None:  # the whole profile and the statement log, to look further
+            keep.mkdir(parents=True, exist_ok=True)
             stats.dump_stats(str(keep / "worker.prof"))
             shutil.copy(rig.pg_root / "server.log", keep / "postgres.log")
         return result

@@ -31,7 +31,7 @@ from mcp.client._transport import Transport, TransportStreams
 from mcp.client.extension import advertise
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ToolsListChanged
+from mcp.client.subscriptions import ResourcesListChanged, ToolsListChanged
 from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -70,6 +70,9 @@ R = TypeVar("R")
 Page = TypeVar("Page", types.ListPromptsResult, types.ListResourcesResult)
 Item = TypeVar("Item")
 
+LISTEN_WAIT_S = 5.0
+"""How long a start waits for the server's `subscriptions/listen` stream to open before it lists the tools (a server
+that never opens it only delays the start)."""
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
 LOG_LEVEL: types.LoggingLevel = "info"
@@ -129,6 +132,13 @@ class McpSource:
         """Set when the server says its tool list changed (`notifications/tools/list_changed`, or a
         `subscriptions/listen` event in the 2026-07-28 era): the ToolBox lists this source again before the next
         model call."""
+        self.tool_changes = 0
+        """How many times the server said so: a shared connection's runs each note the count they listed at."""
+        self.hears_tool_changes = False
+        """Whether this connection now listens for them (a 2026-07-28 `subscriptions/listen` stream is open): only
+        then may a listing be reused until the next change (tools/shared_connections.py)."""
+        self.resource_changes, self.hears_resource_changes = 0, False
+        """The same for the server's resource list."""
         self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
         """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
         self._http_error: str | None = None
@@ -189,8 +199,12 @@ class McpSource:
                     if self.use_instructions:
                         self.instructions = (client.instructions or "").strip() or None
                     async with anyio.create_task_group() as listening:
-                        if _announces_tool_changes(client):
-                            listening.start_soon(self._listen, client)
+                        changes = _announced_changes(client)
+                        if any(changes):
+                            heard = anyio.Event()
+                            listening.start_soon(self._listen, client, heard, changes)
+                            with anyio.move_on_after(LISTEN_WAIT_S):
+                                await heard.wait()  # a change right after the first listing is not missed
                         self._notify()
                         if not started:
                             started = True
@@ -221,21 +235,36 @@ class McpSource:
             self.restarts += 1
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
 
-    async def _listen(self, client: Client) -> None:
+    async def _listen(self, client: Client, heard: anyio.Event, changes: tuple[bool, bool]) -> None:
         """A 2026-07-28 connection's `subscriptions/listen` stream for tool list changes, while the connection
-        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead)."""
+        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead); `heard`
+        is set once it is open, or could not be."""
         try:
-            async with client.listen(tools_list_changed=True) as events:
+            tools, resources = changes
+            async with client.listen(tools_list_changed=tools, resources_list_changed=resources) as events:
+                honored = events.honored  # what the server acknowledged it will send
+                self.hears_tool_changes = bool(honored and honored.tools_list_changed)
+                self.hears_resource_changes = bool(honored and honored.resources_list_changed)
+                heard.set()
                 async for event in events:
                     if isinstance(event, ToolsListChanged):
-                        self.tools_changed = True
+                        self._heard_tool_change()
+                    elif isinstance(event, ResourcesListChanged):
+                        self.resource_changes += 1
         except Exception as exc:  # the connection's own failures are seen by its calls; this only stops listening
             self._note(texts.tool_changes_unheard(self.name, f"{type(exc).__name__}: {exc}"))
+        finally:
+            self.hears_tool_changes = self.hears_resource_changes = False
+            heard.set()
+
+    def _heard_tool_change(self) -> None:
+        self.tools_changed = True
+        self.tool_changes += 1
 
     async def _on_message(self, message: object) -> None:
         """What the server sends unasked: a handshake-era tool list change is noted (the rest the SDK handles)."""
         if isinstance(message, types.ToolListChangedNotification):
-            self.tools_changed = True
+            self._heard_tool_change()
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """A server's log message (MCP logging) goes where its stderr goes: the run's server log, or inline with
@@ -384,6 +413,16 @@ class McpSource:
                 for run_id in self.restart_window.crashed(self._in_flight):
                     log.warning("tool server %s: run %s gets no more restarts of it", self.name, run_id)
             self._wake.set()
+
+    @property
+    def tools_at(self) -> tuple[int, int]:
+        """(which connection this is, how many tool changes were heard): a listing made at an equal pair is still
+        the server's list, as long as the connection `hears_tool_changes`."""
+        return self._generation, self.tool_changes
+
+    @property
+    def resources_at(self) -> tuple[int, int]:
+        return self._generation, self.resource_changes
 
     # ---- the ToolSource seam --------------------------------------------------------------------------------
     def transport_info(self) -> TransportInfo:
@@ -656,11 +695,13 @@ def _closed(exc: MCPError) -> bool:
     return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
 
 
-def _announces_tool_changes(client: Client) -> bool:
-    """A 2026-07-28 connection to a server that says its tool list may change (the only way to hear it is to
-    listen)."""
-    tools = client.server_capabilities.tools
-    return client.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(tools and tools.list_changed)
+def _announced_changes(client: Client) -> tuple[bool, bool]:
+    """Whether a 2026-07-28 connection's server says its tool list, and its resource list, may change (the only way
+    to hear it is to listen)."""
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return False, False
+    tools, resources = client.server_capabilities.tools, client.server_capabilities.resources
+    return bool(tools and tools.list_changed), bool(resources and resources.list_changed)
 
 
 def _tool_name(item: object) -> str:

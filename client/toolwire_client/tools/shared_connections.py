@@ -22,9 +22,9 @@ owner task in the pool's task group (anyio's cancel scopes must be left by the t
 when the pool ends. Not shared: OAuth sources (their token cache is per source), stdio ones under `stdio=False`, and
 sources made outside `build_sources`."""
 
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
 import mcp_types as types
@@ -48,6 +48,7 @@ task: what keeps 10,000 runs on one connection in 50 KiB each."""
 DEFAULT_IDLE_CLOSE_S = 60.0
 """How long a connection stays open with no run holding a lease on it."""
 
+L = TypeVar("L")
 _active: ContextVar["SharedConnections | None"] = ContextVar("toolwire_shared_connections", default=None)
 _process_wide: "SharedConnections | None" = None
 
@@ -55,6 +56,34 @@ _process_wide: "SharedConnections | None" = None
 def active_pool() -> "SharedConnections | None":
     """The pool this task is inside, else the process-wide one (if any)."""
     return _active.get() or _process_wide
+
+
+class _Listing(Generic[L]):
+    """One listing of a shared connection (its tools, its resources): asked of the server once per point of the
+    connection (`McpSource.tools_at`: which connection, how many changes heard) while the connection hears its
+    changes, and shared by the runs that ask at that point, those that ask at once too; else asked for each run."""
+
+    def __init__(self) -> None:
+        self.value: L | None = None
+        self.at: tuple[int, int] | None = None
+        self._flight: tuple[tuple[int, int], anyio.Event] | None = None
+
+    async def get(self, at: tuple[int, int], hears: bool, ask: Callable[[], Awaitable[L]]) -> L:
+        if hears and self._flight is not None and self._flight[0] == at:
+            await self._flight[1].wait()  # another run's listing at the same point: its answer is ours
+        if hears and self.at == at and self.value is not None:
+            return self.value
+        done = anyio.Event()
+        if hears:
+            self._flight = (at, done)
+        try:
+            value = await ask()
+            self.value, self.at = value, at if hears else None
+            return value
+        finally:
+            done.set()
+            if self._flight is not None and self._flight[1] is done:
+                self._flight = None
 
 
 class _Connection:
@@ -65,14 +94,14 @@ class _Connection:
         self.in_flight = anyio.CapacityLimiter(max_in_flight)
         self.leases = 0
         self.unused_since = anyio.current_time()
-        self._tools: list[ToolSpec] = []
+        self.tools = _Listing[list[ToolSpec]]()
+        self.resources = _Listing[list[types.Resource]]()
 
-    def interned(self, specs: list[ToolSpec]) -> list[ToolSpec]:
-        """The last listing's (frozen) specs when this one is equal to it: every run of the same tools holds the
-        same objects, where each would hold its own copy."""
-        if specs != self._tools:
-            self._tools = specs
-        return self._tools
+    async def listed_tools(self) -> list[ToolSpec]:
+        """The server's tools, as the last listing's (frozen) specs when they are equal to it: every run of the same
+        tools holds the same objects, where each would hold its own copy."""
+        specs = await self.source.list_tools()
+        return self.tools.value if specs == self.tools.value and self.tools.value is not None else specs
 
 
 class SharedConnections:
@@ -191,6 +220,7 @@ class SharedLease:
         self._offered: McpSource | None = source
         """Becomes the connection if there is none yet; let go once started (a run holds only its lease)."""
         self._connection: _Connection | None = None
+        self._seen_changes = 0
 
     @property
     def shared(self) -> McpSource:
@@ -209,10 +239,24 @@ class SharedLease:
         if connection is not None:
             self.pool._release(connection)
 
+    @property
+    def tools_changed(self) -> bool:
+        """The server said its tool list changed since this run's last listing (the ToolBox lists it again)."""
+        return self._connection is not None and self.shared.tool_changes != self._seen_changes
+
+    @tools_changed.setter
+    def tools_changed(self, value: bool) -> None:
+        if not value and self._connection is not None:
+            self._seen_changes = self.shared.tool_changes
+
     async def list_tools(self) -> list[ToolSpec]:
-        source = self.shared
-        assert self._connection is not None
-        specs = self._connection.interned(await source.list_tools())
+        """The connection's listing (`_Listing`): once per connection and tool change when the connection hears
+        changes (a 2026-07-28 `subscriptions/listen` stream), else once per run, as an unshared source."""
+        source, connection = self.shared, self._connection
+        assert connection is not None
+        at = source.tools_at
+        self._seen_changes = at[1]
+        specs = await connection.tools.get(at, source.hears_tool_changes, connection.listed_tools)
         return [spec if spec.source == self.name else spec.model_copy(update={"source": self.name}) for spec in specs]
 
     async def call(self, request: ToolRequest) -> ToolResult:
@@ -232,7 +276,10 @@ class SharedLease:
         return await self.shared.get_prompt(name, arguments)
 
     async def list_resources(self) -> list[types.Resource]:
-        return await self.shared.list_resources()
+        """As `list_tools`: once per connection and resource change when the connection hears them."""
+        source, connection = self.shared, self._connection
+        assert connection is not None
+        return await connection.resources.get(source.resources_at, source.hears_resource_changes, source.list_resources)
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         return await self.shared.read_resource(uri)
