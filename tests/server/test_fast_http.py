@@ -3,6 +3,7 @@ the SDK path for raw POSTs (every outcome, a grant refusal, a bad routing header
 client goes away, and the SDK client (both eras) served as before."""
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,34 @@ async def test_the_sdk_client_in_either_era_is_served(servers: tuple[HttpServer,
     assert text_of(echoed) == f"via {mode}" and order.structured_content == {"id": "B1", "total": 42}
 
 
-async def test_a_client_that_goes_away_cancels_its_call(servers: tuple[HttpServer, HttpServer], tmp_path: Path) -> None:
-    fast, _ = servers
+ELSEWHERE = """
+import logging, sys, uvicorn
+from toolwire_server.auth.access import load_access
+from toolwire_server.tools.loading import load_registry
+from toolwire_server.transports.http import http_app
+logging.basicConfig(level=logging.INFO)
+port = int(sys.argv[1])
+app = http_app(load_registry(sys.argv[2]), access=load_access(sys.argv[3]), port=port)
+uvicorn.run(app, host="127.0.0.1", port=port, http="h11", log_level="warning")
+"""
+"""`http_app` under plain uvicorn (its h11 protocol, not ours: no Departure in the scope), as a user may run it."""
+
+
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    tokens = tokens_file(tmp_path_factory.mktemp("access"), {"reader": (READER, ["slow_sleep"])})
+    server = HttpServer(TEST_TOOLS)
+    server.argv = [sys.executable, "-c", ELSEWHERE, str(server.port), TEST_TOOLS, str(tokens)]
+    with server as running:
+        yield running
+
+
+@pytest.mark.parametrize("where", ["our server", "another ASGI server"])
+async def test_a_client_that_goes_away_cancels_its_call(
+    servers: tuple[HttpServer, HttpServer], elsewhere: HttpServer, tmp_path: Path, where: str
+) -> None:
+    """Our server's protocol says when the client is gone; under another, a task waits for the disconnect."""
+    fast = servers[0] if where == "our server" else elsewhere
     marker = str(tmp_path / "gone")
     body = {
         "jsonrpc": "2.0",

@@ -17,7 +17,9 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server.app import GRANT_SCOPE_KEY
+from toolwire_server.auth.access import Grant
 from toolwire_server.transports.bodies import put_back, replay
+from toolwire_server.transports.departures import Departure, departure_of
 from toolwire_server.transports.fast_path import Answerer, FastCall, fast_call
 
 log = logging.getLogger("toolwire.server")
@@ -41,18 +43,11 @@ class FastHttpCalls:
         if call is None:
             await self.app(scope, receive, send)
             return
-        grant = scope[GRANT_SCOPE_KEY]
-        answer: bytes | None = None
-        async with anyio.create_task_group() as group:
-
-            async def watch() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                group.cancel_scope.cancel()  # the client went away: stop the call, as the SDK path does
-
-            group.start_soon(watch)
-            answer = await self.answerer.answer(call, grant)
-            group.cancel_scope.cancel()
+        departure = departure_of(scope)
+        if departure is not None:
+            answer = await self._answer_watched(call, scope[GRANT_SCOPE_KEY], departure)
+        else:
+            answer = await self._answer_watching(call, scope[GRANT_SCOPE_KEY], receive)
         if answer is None:
             log.info("call of %s cancelled (client went away)", call.name)
             return
@@ -61,6 +56,31 @@ class FastHttpCalls:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
+
+    async def _answer_watched(self, call: FastCall, grant: Grant, departure: Departure) -> bytes | None:
+        """The answer, or None if the client went away first (our server's protocol says when: no task per call)."""
+        with anyio.CancelScope() as cancel:
+            departure.watch(cancel.cancel)  # the client went away: stop the call, as the SDK path does
+            try:
+                return await self.answerer.answer(call, grant)
+            finally:
+                departure.unwatch()
+        return None
+
+    async def _answer_watching(self, call: FastCall, grant: Grant, receive: Receive) -> bytes | None:
+        """The same under another ASGI server: a task waits for the disconnect message."""
+        answer: bytes | None = None
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            answer = await self.answerer.answer(call, grant)
+            group.cancel_scope.cancel()
+        return answer
 
     def _candidate(self, scope: Scope) -> bool:
         """A POST to the MCP path that names tools/call at a modern version, each routing header exactly once."""
