@@ -111,7 +111,7 @@ port = int(sys.argv[1])
 app = http_app(load_registry(sys.argv[2]), access=load_access(sys.argv[3]), port=port)
 uvicorn.run(app, host="127.0.0.1", port=port, http="h11", log_level="warning")
 """
-"""`http_app` under plain uvicorn (its h11 protocol, not ours: no Departure in the scope), as a user may run it."""
+"""`http_app` under plain uvicorn (its h11 protocol, not ours: no Connection in the scope), as a user may run it."""
 
 
 @pytest.fixture(scope="module")

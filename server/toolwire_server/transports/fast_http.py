@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolwire_server.app import GRANT_SCOPE_KEY
 from toolwire_server.auth.access import Grant
 from toolwire_server.transports.bodies import put_back, replay
-from toolwire_server.transports.departures import Departure, departure_of
+from toolwire_server.transports.connection import Connection, connection_of
 from toolwire_server.transports.fast_path import Answerer, FastCall, fast_call
 
 log = logging.getLogger("toolwire.server")
@@ -43,9 +43,9 @@ class FastHttpCalls:
         if call is None:
             await self.app(scope, receive, send)
             return
-        departure = departure_of(scope)
-        if departure is not None:
-            answer = await self._answer_watched(call, scope[GRANT_SCOPE_KEY], departure)
+        connection = connection_of(scope)
+        if connection is not None:
+            answer = await self._answer_watched(call, scope[GRANT_SCOPE_KEY], connection)
         else:
             answer = await self._answer_watching(call, scope[GRANT_SCOPE_KEY], receive)
         if answer is None:
@@ -57,14 +57,14 @@ class FastHttpCalls:
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
 
-    async def _answer_watched(self, call: FastCall, grant: Grant, departure: Departure) -> bytes | None:
+    async def _answer_watched(self, call: FastCall, grant: Grant, connection: Connection) -> bytes | None:
         """The answer, or None if the client went away first (our server's protocol says when: no task per call)."""
         with anyio.CancelScope() as cancel:
-            departure.watch(cancel.cancel)  # the client went away: stop the call, as the SDK path does
+            connection.watch(cancel.cancel)  # the client went away: stop the call, as the SDK path does
             try:
                 return await self.answerer.answer(call, grant)
             finally:
-                departure.unwatch()
+                connection.unwatch()
         return None
 
     async def _answer_watching(self, call: FastCall, grant: Grant, receive: Receive) -> bytes | None:
@@ -112,5 +112,7 @@ class FastHttpCalls:
         tool = self.answerer.registry.get(call.name)
         if tool is not None and "x-mcp-header" in str(tool.schema):
             return None  # parameters mirrored into headers: the SDK checks those
-        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        # what dict(request.headers) gives (the first of repeated names wins) without its scan of all per name
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        verdict = classify_inbound_request(message, headers=headers)
         return None if isinstance(verdict, InboundLadderRejection) else call

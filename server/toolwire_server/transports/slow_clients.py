@@ -8,7 +8,7 @@ what uvicorn lacks for clients that send slowly or too much:
 - a bound on a request's head (MAX_HEAD_BYTES, h11's bound: uvicorn's httptools protocol has none, and the parser
   buffers a header line that never ends): over it, a 431 and the connection closed;
 - a transport sending the writes of one loop turn as one (uvicorn writes a response's head and body separately);
-- a Departure in each request's scope (departures.py), fired when the connection is lost."""
+- a Connection in each request's scope (connection.py): whether the client is gone, whether the body is in."""
 
 import asyncio
 import logging
@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from toolwire_server.transports.departures import DEPARTURE_SCOPE_KEY, Departure
+from toolwire_server.transports.connection import CONNECTION_SCOPE_KEY, Connection
 
 log = logging.getLogger("toolwire.server")
 
@@ -34,12 +34,12 @@ def with_header_timeout(seconds: float, max_head_bytes: int = MAX_HEAD_BYTES) ->
         _in_head = False  # from a request's first byte until its headers are complete
         _head_bytes = 0
         _begun = 0  # requests begun in the chunk being parsed
-        _departure: Departure | None = None
+        _connection: Connection | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self.transport = cast(asyncio.Transport, CoalescedWrites(transport, self.loop))
-            self._departure = Departure()
+            self._connection = Connection()
             self._arm()
 
         def data_received(self, data: bytes) -> None:
@@ -65,7 +65,9 @@ def with_header_timeout(seconds: float, max_head_bytes: int = MAX_HEAD_BYTES) ->
             self._in_message = self._in_head = True
             self._head_bytes = 0
             self._begun += 1
-            self.scope[DEPARTURE_SCOPE_KEY] = self._departure  # type: ignore[literal-required]
+            self.scope[CONNECTION_SCOPE_KEY] = self._connection  # type: ignore[literal-required]
+            if self._connection is not None:
+                self._connection.body_in = False
 
         def on_headers_complete(self) -> None:
             self._in_head = False
@@ -73,6 +75,8 @@ def with_header_timeout(seconds: float, max_head_bytes: int = MAX_HEAD_BYTES) ->
 
         def on_message_complete(self) -> None:
             self._in_message = False
+            if self._connection is not None:
+                self._connection.body_in = True
             super().on_message_complete()
 
         def on_response_complete(self) -> None:
@@ -82,8 +86,8 @@ def with_header_timeout(seconds: float, max_head_bytes: int = MAX_HEAD_BYTES) ->
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
-            if self._departure is not None:
-                self._departure.fire()
+            if self._connection is not None:
+                self._connection.lost()
             super().connection_lost(exc)
 
         def _arm(self) -> None:
