@@ -11,10 +11,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
 
 from helpers.mcp_http import MCP_HEADERS, initialize
 from helpers.polling import await_until
 from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of, tokens_file
+from toolwire_server.transports.fast_http import ACCEPT_BOTH
 from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
 
 READER, ADMIN = "tok-fast-reader", "tok-fast-admin"
@@ -198,3 +202,11 @@ def test_a_routing_header_that_lies_about_the_body_is_refused_and_the_tool_never
         honest = {"Mcp-Method": "tools/call", "Mcp-Name": "slow_sleep"}
         ran = httpx2.post(server.url, content=json.dumps(body), headers={**session, **honest}, timeout=30)
         assert ran.status_code == 200 and Path(marker + ".started").exists(), ran.text
+
+
+async def test_the_content_headers_the_fast_path_takes_unparsed_are_ones_the_sdk_takes() -> None:
+    for accept in ACCEPT_BOTH:
+        headers = [(b"accept", accept.encode()), (b"content-type", b"application/json")]
+        request = Request({"type": "http", "method": "POST", "headers": headers})
+        assert check_accept_headers(request)[0], accept
+        assert await TransportSecurityMiddleware().validate_request(request, is_post=True) is None

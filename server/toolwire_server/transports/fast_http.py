@@ -25,6 +25,9 @@ from toolwire_server.transports.fast_path import Answerer, FastCall, fast_call
 log = logging.getLogger("toolwire.server")
 
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+ACCEPT_BOTH = ("application/json, text/event-stream", "text/event-stream, application/json")
+"""Accept values the SDK's check_accept_headers finds JSON in (test_fast_http.py asserts it), with Content-Type
+application/json, which its transport security takes."""
 
 
 class FastHttpCalls:
@@ -96,11 +99,9 @@ class FastHttpCalls:
         )
 
     async def _call(self, scope: Scope, receive: Receive, body: bytes) -> FastCall | None:
-        request = Request(scope, receive)
-        if await self.security.validate_request(request, is_post=True) is not None:
-            return None  # the SDK answers the refusal
-        has_json, _ = check_accept_headers(request)
-        if not has_json:
+        # what Starlette's Headers gives (the first of repeated names wins), in one pass instead of a scan per name
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        if not await self._sdk_takes_content(scope, receive, headers):
             return None
         try:
             message = pydantic_core.from_json(body)
@@ -112,7 +113,16 @@ class FastHttpCalls:
         tool = self.answerer.registry.get(call.name)
         if tool is not None and "x-mcp-header" in str(tool.schema):
             return None  # parameters mirrored into headers: the SDK checks those
-        # what dict(request.headers) gives (the first of repeated names wins) without its scan of all per name
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
         verdict = classify_inbound_request(message, headers=headers)
         return None if isinstance(verdict, InboundLadderRejection) else call
+
+    async def _sdk_takes_content(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> bool:
+        """The SDK's Content-Type and Accept checks pass (else the SDK answers the refusal). The values every MCP
+        client sends are known to pass, without making a Request and parsing them again for each call."""
+        if headers.get("content-type") == "application/json" and headers.get("accept") in ACCEPT_BOTH:
+            return True
+        request = Request(scope, receive)
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return False
+        has_json, _ = check_accept_headers(request)
+        return has_json
