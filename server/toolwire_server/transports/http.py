@@ -307,7 +307,8 @@ def serve_http(
     app: Starlette, *, host: str = "127.0.0.1", port: int = 8000, limits: ServerLimits | None = None
 ) -> None:
     """Run under uvicorn until interrupted; uvicorn logs to stderr. A connection whose request headers take over
-    `limits.header_timeout_s` is closed (uvicorn's httptools protocol with that deadline added: slow_clients.py)."""
+    `limits.header_timeout_s` is closed (uvicorn's httptools protocol with that deadline added: slow_clients.py).
+    The loop is uvicorn's "auto": uvloop, a dependency wherever it installs."""
     limits = limits or ServerLimits()
     protocol = with_header_timeout(limits.header_timeout_s)
     uvicorn.run(  # workers=1: a $WEB_CONCURRENCY in the environment would ask for more (see processes.py)
