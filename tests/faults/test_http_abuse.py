@@ -136,3 +136,20 @@ async def test_slow_clients_are_cut_off_and_others_are_served(server: HttpServer
     said = server.stderr()
     assert "408 for POST /mcp: the body took over 1 s" in said
     assert said.count("its request headers took over 1 s") >= 2
+
+
+def test_a_request_head_over_its_bound_is_refused_in_one_piece_or_many(server: HttpServer) -> None:
+    """uvicorn's httptools protocol has no bound of its own (its parser buffers a header line that never ends):
+    ours refuses a head over 16 KiB with a readable 431 and closes, whether it comes at once or in pieces."""
+    start = b"GET /healthz HTTP/1.1\r\n" + f"Host: 127.0.0.1:{server.port}\r\n".encode()
+    at_once = answer_then_close(stalled(server.port, start + b"X-Pad: " + b"a" * 20_000))  # a line never ended
+    assert at_once.startswith(b"HTTP/1.1 431 "), at_once[:200]
+    assert b"the request line and headers are over 16384 bytes; this server accepts at most 16384" in at_once
+    pieces = stalled(server.port, start)
+    for n in range(17):  # the 17th crosses the bound: nothing is sent after it, so the answer is not reset
+        pieces.sendall(f"X-Pad-{n:02}: ".encode() + b"a" * 987 + b"\r\n")
+    in_pieces = answer_then_close(pieces)
+    assert in_pieces.startswith(b"HTTP/1.1 431 "), in_pieces[:200]
+    assert server.stderr().count("request head is over 16384 bytes") >= 2
+    under = httpx2.get(server.base + "/healthz", headers={"X-Pad": "a" * 15_000}, timeout=10)
+    assert under.status_code == 200  # a long head under the bound is served

@@ -3,6 +3,7 @@ the SDK path for raw POSTs (every outcome, a grant refusal, a bad routing header
 client goes away, and the SDK client (both eras) served as before."""
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from mcp.server.streamable_http import check_accept_headers
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
 
 from helpers.mcp_http import MCP_HEADERS, initialize
 from helpers.polling import await_until
 from helpers.servers import TEST_TOOLS, HttpServer, http_client, text_of, tokens_file
+from toolwire_server.transports.fast_http import ACCEPT_BOTH
 from toolwire_server.transports.fast_path import FAST_PATH_OFF_ENV
 
 READER, ADMIN = "tok-fast-reader", "tok-fast-admin"
@@ -100,8 +105,34 @@ async def test_the_sdk_client_in_either_era_is_served(servers: tuple[HttpServer,
     assert text_of(echoed) == f"via {mode}" and order.structured_content == {"id": "B1", "total": 42}
 
 
-async def test_a_client_that_goes_away_cancels_its_call(servers: tuple[HttpServer, HttpServer], tmp_path: Path) -> None:
-    fast, _ = servers
+ELSEWHERE = """
+import logging, sys, uvicorn
+from toolwire_server.auth.access import load_access
+from toolwire_server.tools.loading import load_registry
+from toolwire_server.transports.http import http_app
+logging.basicConfig(level=logging.INFO)
+port = int(sys.argv[1])
+app = http_app(load_registry(sys.argv[2]), access=load_access(sys.argv[3]), port=port)
+uvicorn.run(app, host="127.0.0.1", port=port, http="h11", log_level="warning")
+"""
+"""`http_app` under plain uvicorn (its h11 protocol, not ours: no Connection in the scope), as a user may run it."""
+
+
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    tokens = tokens_file(tmp_path_factory.mktemp("access"), {"reader": (READER, ["slow_sleep"])})
+    server = HttpServer(TEST_TOOLS)
+    server.argv = [sys.executable, "-c", ELSEWHERE, str(server.port), TEST_TOOLS, str(tokens)]
+    with server as running:
+        yield running
+
+
+@pytest.mark.parametrize("where", ["our server", "another ASGI server"])
+async def test_a_client_that_goes_away_cancels_its_call(
+    servers: tuple[HttpServer, HttpServer], elsewhere: HttpServer, tmp_path: Path, where: str
+) -> None:
+    """Our server's protocol says when the client is gone; under another, a task waits for the disconnect."""
+    fast = servers[0] if where == "our server" else elsewhere
     marker = str(tmp_path / "gone")
     body = {
         "jsonrpc": "2.0",
@@ -171,3 +202,11 @@ def test_a_routing_header_that_lies_about_the_body_is_refused_and_the_tool_never
         honest = {"Mcp-Method": "tools/call", "Mcp-Name": "slow_sleep"}
         ran = httpx2.post(server.url, content=json.dumps(body), headers={**session, **honest}, timeout=30)
         assert ran.status_code == 200 and Path(marker + ".started").exists(), ran.text
+
+
+async def test_the_content_headers_the_fast_path_takes_unparsed_are_ones_the_sdk_takes() -> None:
+    for accept in ACCEPT_BOTH:
+        headers = [(b"accept", accept.encode()), (b"content-type", b"application/json")]
+        request = Request({"type": "http", "method": "POST", "headers": headers})
+        assert check_accept_headers(request)[0], accept
+        assert await TransportSecurityMiddleware().validate_request(request, is_post=True) is None

@@ -17,12 +17,17 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_server.app import GRANT_SCOPE_KEY
+from toolwire_server.auth.access import Grant
 from toolwire_server.transports.bodies import put_back, replay
+from toolwire_server.transports.connection import Connection, connection_of
 from toolwire_server.transports.fast_path import Answerer, FastCall, fast_call
 
 log = logging.getLogger("toolwire.server")
 
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+ACCEPT_BOTH = ("application/json, text/event-stream", "text/event-stream, application/json")
+"""Accept values the SDK's check_accept_headers finds JSON in (test_fast_http.py asserts it), with Content-Type
+application/json, which its transport security takes."""
 
 
 class FastHttpCalls:
@@ -41,18 +46,11 @@ class FastHttpCalls:
         if call is None:
             await self.app(scope, receive, send)
             return
-        grant = scope[GRANT_SCOPE_KEY]
-        answer: bytes | None = None
-        async with anyio.create_task_group() as group:
-
-            async def watch() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                group.cancel_scope.cancel()  # the client went away: stop the call, as the SDK path does
-
-            group.start_soon(watch)
-            answer = await self.answerer.answer(call, grant)
-            group.cancel_scope.cancel()
+        connection = connection_of(scope)
+        if connection is not None:
+            answer = await self._answer_watched(call, scope[GRANT_SCOPE_KEY], connection)
+        else:
+            answer = await self._answer_watching(call, scope[GRANT_SCOPE_KEY], receive)
         if answer is None:
             log.info("call of %s cancelled (client went away)", call.name)
             return
@@ -61,6 +59,31 @@ class FastHttpCalls:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
+
+    async def _answer_watched(self, call: FastCall, grant: Grant, connection: Connection) -> bytes | None:
+        """The answer, or None if the client went away first (our server's protocol says when: no task per call)."""
+        with anyio.CancelScope() as cancel:
+            connection.watch(cancel.cancel)  # the client went away: stop the call, as the SDK path does
+            try:
+                return await self.answerer.answer(call, grant)
+            finally:
+                connection.unwatch()
+        return None
+
+    async def _answer_watching(self, call: FastCall, grant: Grant, receive: Receive) -> bytes | None:
+        """The same under another ASGI server: a task waits for the disconnect message."""
+        answer: bytes | None = None
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            answer = await self.answerer.answer(call, grant)
+            group.cancel_scope.cancel()
+        return answer
 
     def _candidate(self, scope: Scope) -> bool:
         """A POST to the MCP path that names tools/call at a modern version, each routing header exactly once."""
@@ -76,11 +99,9 @@ class FastHttpCalls:
         )
 
     async def _call(self, scope: Scope, receive: Receive, body: bytes) -> FastCall | None:
-        request = Request(scope, receive)
-        if await self.security.validate_request(request, is_post=True) is not None:
-            return None  # the SDK answers the refusal
-        has_json, _ = check_accept_headers(request)
-        if not has_json:
+        # what Starlette's Headers gives (the first of repeated names wins), in one pass instead of a scan per name
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in reversed(scope["headers"])}
+        if not await self._sdk_takes_content(scope, receive, headers):
             return None
         try:
             message = pydantic_core.from_json(body)
@@ -92,5 +113,16 @@ class FastHttpCalls:
         tool = self.answerer.registry.get(call.name)
         if tool is not None and "x-mcp-header" in str(tool.schema):
             return None  # parameters mirrored into headers: the SDK checks those
-        verdict = classify_inbound_request(message, headers=dict(request.headers))
+        verdict = classify_inbound_request(message, headers=headers)
         return None if isinstance(verdict, InboundLadderRejection) else call
+
+    async def _sdk_takes_content(self, scope: Scope, receive: Receive, headers: dict[str, str]) -> bool:
+        """The SDK's Content-Type and Accept checks pass (else the SDK answers the refusal). The values every MCP
+        client sends are known to pass, without making a Request and parsing them again for each call."""
+        if headers.get("content-type") == "application/json" and headers.get("accept") in ACCEPT_BOTH:
+            return True
+        request = Request(scope, receive)
+        if await self.security.validate_request(request, is_post=True) is not None:
+            return False
+        has_json, _ = check_accept_headers(request)
+        return has_json

@@ -35,6 +35,7 @@ from toolwire_server.limits import ServerLimits
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports import fast_path
 from toolwire_server.transports.bodies import read_body, replay
+from toolwire_server.transports.connection import connection_of
 from toolwire_server.transports.disconnect import CancelOnDisconnect
 from toolwire_server.transports.fast_http import FastHttpCalls
 from toolwire_server.transports.fast_path import Answerer
@@ -77,8 +78,7 @@ class Gate:
         if scope["type"] != "http" or scope["path"].rstrip("/") != MCP_PATH:
             await self.app(scope, receive, send)
             return
-        headers = {k.decode().lower(): v.decode(errors="replace") for k, v in scope["headers"]}
-        declared = headers.get("content-length", "")
+        declared, auth = _length_and_auth(scope)
         # len() first: int() of a header of thousands of digits raises instead of answering
         if declared.isdigit() and (len(declared) > 18 or int(declared) > self.max_body_bytes):
             await self._too_large(send, errors.clip(declared, 20))
@@ -86,7 +86,7 @@ class Gate:
         if self.access is None:
             scope[GRANT_SCOPE_KEY] = ALL_TOOLS
         else:
-            grant = await self._identify(scope, headers.get("authorization", ""), send)
+            grant = await self._identify(scope, auth, send)
             if grant is None:
                 return
             scope[GRANT_SCOPE_KEY] = grant
@@ -94,20 +94,27 @@ class Gate:
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body, disconnected = b"", False
-        with anyio.move_on_after(self.body_timeout_s) as deadline:
+        connection = connection_of(scope)
+        if connection is not None and connection.body_in:  # all there: reading it cannot stall
             body, disconnected = await read_body(receive, self.max_body_bytes)
-        if deadline.cancelled_caught:
-            log.warning("408 for %s %s: the body took over %g s", scope["method"], scope["path"], self.body_timeout_s)
-            message = texts.body_timeout(self.body_timeout_s)
-            await send_json(send, 408, {"error": "request_timeout", "message": message}, close=True)
-            return
+        else:
+            body, disconnected = b"", False
+            with anyio.move_on_after(self.body_timeout_s) as deadline:
+                body, disconnected = await read_body(receive, self.max_body_bytes)
+            if deadline.cancelled_caught:
+                await self._body_too_slow(scope, send)
+                return
         if disconnected:
             return
         if len(body) > self.max_body_bytes:  # a chunked body, with no Content-Length to refuse it by
             await self._too_large(send, f"over {self.max_body_bytes}")
             return
         await self.app(scope, replay(body, receive), send)
+
+    async def _body_too_slow(self, scope: Scope, send: Send) -> None:
+        log.warning("408 for %s %s: the body took over %g s", scope["method"], scope["path"], self.body_timeout_s)
+        message = texts.body_timeout(self.body_timeout_s)
+        await send_json(send, 408, {"error": "request_timeout", "message": message}, close=True)
 
     async def _identify(self, scope: Scope, auth: str, send: Send) -> Grant | None:
         """The caller's Grant: a static token first (constant time), else an OAuth access token; or None once the
@@ -159,6 +166,18 @@ class Gate:
         if user is None:
             user = self._users[grant.agent] = AuthenticatedUser(AccessToken(token="", client_id=grant.agent, scopes=[]))
         return user
+
+
+def _length_and_auth(scope: Scope) -> tuple[str, str]:
+    """The Content-Length and Authorization values ("" if absent; the last of a repeated name), the two Gate reads."""
+    declared = auth = ""
+    for name, value in scope["headers"]:
+        name = name.lower()
+        if name == b"content-length":
+            declared = value.decode(errors="replace")
+        elif name == b"authorization":
+            auth = value.decode(errors="replace")
+    return declared, auth
 
 
 def _challenge(metadata: str, error: str | None, description: str = "", scope: str | None = None) -> str:
@@ -288,7 +307,8 @@ def serve_http(
     app: Starlette, *, host: str = "127.0.0.1", port: int = 8000, limits: ServerLimits | None = None
 ) -> None:
     """Run under uvicorn until interrupted; uvicorn logs to stderr. A connection whose request headers take over
-    `limits.header_timeout_s` is closed (uvicorn's own h11 protocol with that one deadline added)."""
+    `limits.header_timeout_s` is closed (uvicorn's httptools protocol with that deadline added: slow_clients.py).
+    The loop is uvicorn's "auto": uvloop, a dependency wherever it installs."""
     limits = limits or ServerLimits()
     protocol = with_header_timeout(limits.header_timeout_s)
     uvicorn.run(  # workers=1: a $WEB_CONCURRENCY in the environment would ask for more (see processes.py)

@@ -29,6 +29,8 @@ from toolwire_server.transports.responses import send_json
 log = logging.getLogger("toolwire.server")
 
 _CHECKED = (MCP_METHOD_HEADER.encode(), MCP_NAME_HEADER.encode())
+_VERSION = MCP_PROTOCOL_VERSION_HEADER.encode()
+_ROUTING = (*_CHECKED, _VERSION)
 
 
 def mismatch(body: Any, headers: dict[str, str]) -> str | None:
@@ -80,6 +82,6 @@ class RoutingHeaders:
         header."""
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != self.mcp_path:
             return False
-        names = {k: v for k, v in scope["headers"] if k in (*_CHECKED, MCP_PROTOCOL_VERSION_HEADER.encode())}
-        version = names.get(MCP_PROTOCOL_VERSION_HEADER.encode(), b"").decode("latin-1").strip()
+        names = {k: v for k, v in scope["headers"] if k in _ROUTING}
+        version = names.get(_VERSION, b"").decode("latin-1").strip()
         return version not in MODERN_PROTOCOL_VERSIONS and any(k in names for k in _CHECKED)
