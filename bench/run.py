@@ -69,6 +69,17 @@ def server_figures(data: dict[str, Any]) -> list[Figure]:
                 floor["seq_median_us"],
             )
         )
+        ours = results.get("stdio/toolwire-mcpsource")
+        if ours:
+            out.append(
+                figure(
+                    "stdio through McpSource (a run's path): sequential call, median",
+                    ours["seq_median_us"],
+                    "µs",
+                    "raw NDJSON pipe (the floor)",
+                    floor["seq_median_us"],
+                )
+            )
         alone = results.get("stdio/toolwire-raw-client")
         if alone:
             for key, label, unit in (

@@ -3,7 +3,8 @@
 Per configuration: sequential latency (median, p99) and calls/s, then throughput with 16 and 64 calls in flight on
 one connection, plus the server process's CPU per call during the sequential phase. Client: `mcp.Client` (auto mode:
 2026-07-28) for toolwire and MCPServer; a hand-written asyncio client for the pipe, and for toolwire's server once
-more (`toolwire-raw-client`: the server alone next to the floor).
+more (`toolwire-raw-client`: the server alone next to the floor); and toolwire's own client, McpSource
+(`toolwire-mcpsource`: what a run pays per stdio call).
 
     .venv/bin/python -m bench.server_bench [--calls N]      (or: make bench)
 """
@@ -92,6 +93,27 @@ async def _bench_mcp_stdio(argv: list[str], calls: int) -> dict[str, float]:
         return await _measure(call, pid, calls)
 
 
+async def _bench_mcpsource(argv: list[str], calls: int) -> dict[str, float]:
+    from toolwire_client import McpSource
+    from toolwire_client.tools.source import RunContext, ToolRequest
+    from toolwire_shared.messages import ToolCall
+
+    before = _children()
+    source = McpSource("bench-echo", command=argv, cwd=str(REPO))
+    await source.start()
+    try:
+        pid = next(iter(_children() - before), None)
+        run = RunContext("bench")
+
+        async def call(text: str) -> str:
+            request = ToolRequest(ToolCall(id="c", name="echo", arguments={"text": text}), run, timeout_s=60)
+            return (await source.call(request)).content
+
+        return await _measure(call, pid, calls)
+    finally:
+        await source.aclose()
+
+
 async def _bench_mcp_http(argv: list[str], port: int, calls: int) -> dict[str, float]:
     proc = _spawn(argv)
     try:
@@ -169,7 +191,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _run(calls: int, rounds: int) -> dict[str, Any]:
+async def _run(calls: int, rounds: int, only: str = "") -> dict[str, Any]:
     toolwire = [sys.executable, "-m", "toolwire_server", f"{ECHO}:registry"]
     mcpserver = [sys.executable, ECHO]
     configs: dict[str, Callable[[], Awaitable[dict[str, float]]]] = {
@@ -177,9 +199,11 @@ async def _run(calls: int, rounds: int) -> dict[str, Any]:
         "stdio/toolwire-raw-client": lambda: _bench_raw([*toolwire, "--stdio", "--log-level", "ERROR"], calls),
         "stdio/mcpserver": lambda: _bench_mcp_stdio([*mcpserver, "mcpserver-stdio"], calls),
         "stdio/toolwire": lambda: _bench_mcp_stdio([*toolwire, "--stdio"], calls),
+        "stdio/toolwire-mcpsource": lambda: _bench_mcpsource([*toolwire, "--stdio", "--log-level", "ERROR"], calls),
         "http/mcpserver": lambda: _http(mcpserver, ["mcpserver-http", "{port}"], calls),
         "http/toolwire": lambda: _http(toolwire, ["--http", "--port", "{port}"], calls),
     }
+    configs = {name: bench for name, bench in configs.items() if name.startswith(only)}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     for _ in range(rounds):  # interleaved rounds, so a burst of load on the shared machine hits every config
         for name, bench in configs.items():
@@ -194,6 +218,7 @@ async def _run(calls: int, rounds: int) -> dict[str, Any]:
             for key in ("seq_median_us", "seq_calls_s", "c16_calls_s", "c64_calls_s", "server_cpu_us_per_call")
         }
         for transport in ("stdio", "http")
+        if f"{transport}/toolwire" in results and f"{transport}/mcpserver" in results
     }
     return {"calls": calls, "rounds": rounds, "results": results, "toolwire_vs_mcpserver": ratios}
 
@@ -203,10 +228,11 @@ async def _http(base: list[str], args: list[str], calls: int) -> dict[str, float
     return await _bench_mcp_http([*base, *(a.format(port=port) for a in args)], port, calls)
 
 
-def run(calls: int = 300, rounds: int = 3) -> dict[str, Any]:
+def run(calls: int = 300, rounds: int = 3, only: str = "") -> dict[str, Any]:
     """Per configuration and round: `calls` sequential calls (after up to 100 warm-up), then 2x`calls` at 16 and at
-    64 in flight. Reported values are the median over the interleaved rounds."""
-    return asyncio.run(_run(calls, rounds))
+    64 in flight. Reported values are the median over the interleaved rounds. `only`: the configurations whose name
+    starts with it (`stdio`, `http`, `stdio/toolwire`)."""
+    return asyncio.run(_run(calls, rounds, only))
 
 
 def _table(report: dict[str, Any]) -> str:
@@ -225,7 +251,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="", help="only the configurations whose name starts with this (e.g. stdio)")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
-    report = run(options.calls, options.rounds)
+    report = run(options.calls, options.rounds, options.only)
     print(json.dumps(report, indent=2) if options.json else _table(report))
