@@ -180,7 +180,6 @@ async def profile_batch(n: int, top: int, keep: Path | None = None) -> dict[str,
         result["profile"] = {"tottime": _top(stats, "tottime", top), "cumulative": _top(stats, "cumulative", top)}
         result["profile_total_s"] = round(stats.total_tt, 2)  # type: ignore[attr-defined]
         if keep is not None:  # the whole profile and the statement log, to look further
-            keep.mkdir(parents=True, exist_ok=True)
             stats.dump_stats(str(keep / "worker.prof"))
             shutil.copy(rig.pg_root / "server.log", keep / "postgres.log")
         return result
@@ -216,6 +215,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--keep", type=Path, help="a folder to keep the merged profile and the statement log in")
     args = parser.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
     print(json.dumps(anyio.run(profile_batch, args.runs, args.top, args.keep), indent=1))
 
 
