@@ -275,7 +275,7 @@ def write(report: str, path: Path = RESULTS) -> None:
     old = path.read_text(encoding="utf-8") if path.exists() else ""
     if BEGIN in old and END in old:
         before, rest = old.split(BEGIN, 1)
-        after = rest.split(END, 1)[1]
+        after = rest.rsplit(END, 1)[1]  # the last: a stray marker left inside the block is replaced with it
         path.write_text(before + report.rstrip("\n") + after, encoding="utf-8")
     elif old.strip():
         path.write_text(
