@@ -41,8 +41,8 @@ async def wake(store: SqlRunStore, run_id: str, enqueue: Enqueue) -> str | None:
 async def sweep(store: SqlRunStore, is_fleet_run: IsFleetRun, enqueue: Enqueue) -> list[str]:
     """One sweep: the legs enqueued for fleet runs found decided (a run waiting for `toolwire resume` is left)."""
     woken = []
-    for state in await store.waiting(SWEPT):
-        if state.parent_run_id is None and await is_fleet_run(state.run_id):
+    for state in await store.waiting(SWEPT):  # decided first: most waiting runs are not, and it asks no one
+        if state.parent_run_id is None and await decided(store, state) and await is_fleet_run(state.run_id):
             workflow_id = await wake(store, state.run_id, enqueue)
             if workflow_id is not None:
                 woken.append(workflow_id)
