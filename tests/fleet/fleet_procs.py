@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from helpers.cli import TOOLWIRE
+from helpers.cli import TOOLWIRE, clean_env, run_toolwire
 from helpers.polling import await_until
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.fleet.submit import FleetClient, notify, submit
@@ -24,6 +24,11 @@ from toolwire_client.store import approvals as decisions
 REPO = Path(__file__).resolve().parents[2]
 FAST_TAKEOVER = {"TOOLWIRE_FLEET_BEAT_S": "0.5", "TOOLWIRE_FLEET_DEAD_S": "3"}
 """A worker silent for 3 s is dead in these tests (default 5 s), so a kill -9 is taken over quickly."""
+
+
+def toolwire(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
+    """The `toolwire` command, with this checkout's packages."""
+    return run_toolwire(*args, env=clean_env(PYTHONPATH=str(REPO)), timeout_s=timeout_s)
 
 
 def support_server(tmp: Path) -> ServerSpec:
@@ -145,7 +150,7 @@ async def decide_waiting(store: SqlRunStore, fleet: FleetClient, planned: dict[s
             await decisions.approve(store, state.run_id, None)
         else:
             await decisions.reject(store, state.run_id, None, "not this one")
-        await notify(fleet, state.run_id)
+        await notify(store, fleet, state.run_id)
         decided += 1
     return decided
 

@@ -1,13 +1,11 @@
 """A leg left on the queue by the fleet before this one (a `toolwire-leg` workflow on queue `toolwire-legs`, as the
 two-workflow fleet enqueued them) is taken by a worker of this one and driven from the run store to its end."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from fleet_procs import start_worker, started, support_server
+from fleet_procs import start_worker, started, support_server, toolwire
 
-from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.polling import wait_until
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.fleet.app import APP_NAME, APP_VERSION, OLD_LEG_WORKFLOW, OLD_QUEUE
@@ -15,10 +13,6 @@ from toolwire_client.fleet.submit import FleetClient, new_state
 from toolwire_client.store import open_store
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def toolwire(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    return run_toolwire(*args, env=clean_env(PYTHONPATH=str(REPO)), timeout_s=timeout_s)
 
 
 async def test_a_leg_left_on_the_old_legs_queue_is_driven(tmp_path: Path) -> None:

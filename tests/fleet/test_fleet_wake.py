@@ -2,13 +2,11 @@
 enqueued): a worker's sweep finds the run decided and enqueues the leg, and the run goes on, its refund made once.
 A run waiting in the same store that was never submitted to the fleet is left for `toolwire resume`."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from fleet_procs import refunds, start_worker, started, support_db, support_server
+from fleet_procs import refunds, start_worker, started, support_db, support_server, toolwire
 
-from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.polling import wait_until
 from toolwire_client.cli.fleet import WAITING
 from toolwire_client.fleet.submit import FleetClient
@@ -18,10 +16,6 @@ from toolwire_client.store import open_store
 from toolwire_shared.messages import ToolCall, UserMessage
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def toolwire(*args: str, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    return run_toolwire(*args, env=clean_env(PYTHONPATH=str(REPO)), timeout_s=timeout_s)
 
 
 async def test_a_decision_with_no_leg_enqueued_is_found_by_the_sweep(tmp_path: Path) -> None:

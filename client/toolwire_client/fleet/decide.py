@@ -34,7 +34,7 @@ async def notified(db: str | None, store: SqlRunStore, run_id: str) -> str | Non
 
     fleet = await anyio.to_thread.run_sync(lambda: FleetClient(db))
     try:
-        return await notify(fleet, run_id, store)
+        return await notify(store, fleet, run_id)
     except NotAFleetRun:
         return None
     finally:

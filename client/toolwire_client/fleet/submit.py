@@ -10,7 +10,7 @@ from toolwire_client.config import RunConfig
 from toolwire_client.fleet.app import APP_NAME, is_postgres, leg_options, system_database_url
 from toolwire_client.fleet.wake import wake
 from toolwire_client.run.state import RunState
-from toolwire_client.store import RunNotFound, SqlRunStore, open_store
+from toolwire_client.store import RunNotFound, SqlRunStore
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.messages import Message, SystemMessage, UserMessage
 
@@ -56,7 +56,7 @@ class FleetClient:
         url = system_database_url(db)
         DBOS.migrate(url)  # a no-op once migrated; a client alone never creates the system database
         self.client = DBOSClient(system_database_url=url, application_name=APP_NAME)
-        self.db, self.postgres = db, is_postgres(db)
+        self.postgres = is_postgres(db)
 
     def close(self) -> None:
         self.client.destroy()
@@ -102,24 +102,16 @@ async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunC
     return state.run_id
 
 
-async def notify(fleet: FleetClient, run_id: str, store: SqlRunStore | None = None) -> str:
+async def notify(store: SqlRunStore, fleet: FleetClient, run_id: str) -> str:
     """After a decision on top run `run_id`: its next leg enqueued once every call it waits on is decided
-    (fleet/wake.py), read from `store` (default: the fleet's run store, opened for this); the run's workflow id.
-    A run never submitted is NotAFleetRun."""
+    (fleet/wake.py); the run's workflow id. A run never submitted is NotAFleetRun."""
     if not await anyio.to_thread.run_sync(lambda: fleet.legs(run_id)):
         raise NotAFleetRun(run_id)
 
     async def enqueue(run_id: str, workflow_id: str) -> None:
         await anyio.to_thread.run_sync(lambda: fleet.enqueue(run_id, workflow_id))
 
-    if store is not None:
-        await wake(store, run_id, enqueue)
-        return run_id
-    opened = await open_store(fleet.db)
-    try:
-        await wake(opened, run_id, enqueue)
-    finally:
-        await opened.aclose()
+    await wake(store, await store.load(run_id), enqueue)
     return run_id
 
 

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.approvals import decided
 
@@ -27,25 +28,24 @@ def leg_id(run_id: str, version: int) -> str:
     return f"{run_id}@{version}"
 
 
-async def wake(store: SqlRunStore, run_id: str, enqueue: Enqueue) -> str | None:
-    """Enqueue the next leg of top run `run_id` if it waits and every call it waits on is decided: its id, else
-    None (it does not wait: a leg drives it; or a call is still undecided)."""
-    state = await store.load(run_id)
+async def wake(store: SqlRunStore, state: RunState, enqueue: Enqueue) -> str | None:
+    """Enqueue the next leg of top run `state` (as just read) if it waits and every call it waits on is decided:
+    its id, else None (it does not wait: a leg drives it; or a call is still undecided)."""
     if state.status != "waiting_for_approval" or not await decided(store, state):
         return None
-    workflow_id = leg_id(run_id, state.version)
-    await enqueue(run_id, workflow_id)
+    workflow_id = leg_id(state.run_id, state.version)
+    await enqueue(state.run_id, workflow_id)
     return workflow_id
 
 
 async def sweep(store: SqlRunStore, is_fleet_run: IsFleetRun, enqueue: Enqueue) -> list[str]:
     """One sweep: the legs enqueued for fleet runs found decided (a run waiting for `toolwire resume` is left)."""
     woken = []
-    for state in await store.waiting(SWEPT):  # decided first: most waiting runs are not, and it asks no one
-        if state.parent_run_id is None and await decided(store, state) and await is_fleet_run(state.run_id):
-            workflow_id = await wake(store, state.run_id, enqueue)
-            if workflow_id is not None:
-                woken.append(workflow_id)
+    for state in await store.waiting(SWEPT):
+        if state.parent_run_id is not None or not await decided(store, state):  # most are not: it asks no one
+            continue
+        if await is_fleet_run(state.run_id) and (workflow_id := await wake(store, state, enqueue)) is not None:
+            woken.append(workflow_id)
     return woken
 
 

@@ -89,7 +89,10 @@ async def drive(run_id: str) -> RunStatus:
                 continue
             finally:
                 await agent.model.aclose()
-            if state.status != "waiting_for_approval" or not await decided(store, state := await store.load(run_id)):
+            if state.status != "waiting_for_approval":
+                return state.status
+            state = await store.load(run_id)  # decided while this leg was ending? then it goes on here
+            if not await decided(store, state):
                 return state.status
     except Exception as exc:
         why = _explained(exc)

@@ -271,21 +271,20 @@ class SqlRunStore(ABC):
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (*columns, state.run_id),
                 )
-            elif owner is not None and state.status != "running":  # its driver's last save: the lease goes with it
-                self._execute(
-                    cur,
-                    "UPDATE runs SET agent_name = ?, task = ?, status = ?, steps = ?, tokens = ?, cost_usd = ?,"
-                    " started_at = ?, updated_at = ?, version = ?, parent_run_id = ?, parent_call_id = ?, state = ?,"
-                    " claimed_by = NULL, claimed_at = NULL WHERE run_id = ?",
-                    (*columns, state.run_id),
-                )
             else:
+                ends = owner is not None and state.status != "running"  # its driver's last save: the lease goes too
+                lease = (
+                    "claimed_by = NULL, claimed_at = NULL"
+                    if ends
+                    else "claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END"
+                )
+                renewed = () if ends else (self._ts_param(stamp),)  # else a save renews the lease it is made under
                 self._execute(
                     cur,
                     "UPDATE runs SET agent_name = ?, task = ?, status = ?, steps = ?, tokens = ?, cost_usd = ?,"
                     " started_at = ?, updated_at = ?, version = ?, parent_run_id = ?, parent_call_id = ?, state = ?,"
-                    " claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END WHERE run_id = ?",
-                    (*columns, self._ts_param(stamp), state.run_id),
+                    f" {lease} WHERE run_id = ?",
+                    (*columns, *renewed, state.run_id),
                 )
             self._append_log(cur, state.run_id, parts, new_version)
         state.version = new_version

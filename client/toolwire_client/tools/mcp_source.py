@@ -161,9 +161,9 @@ class McpSource:
         self._group: TaskGroup | None = None
         self._info = TransportInfo(transport="pipe" if command else "tcp")
         self._questions = PushedQuestions()
+        """Handshake-era questions (`elicitation/create`) routed to the call that asks (tools/elicitation.py)."""
         self._legacy_task_tools: set[str] = set()
         """Tools a handshake-era server runs only as 2025-11-25 tasks (it said it runs them)."""
-        """Handshake-era questions (`elicitation/create`) routed to the call that asks (tools/elicitation.py)."""
         if url:
             parsed = httpx2.URL(url)
             self._info.server_address, self._info.server_port = parsed.host, parsed.port
@@ -236,9 +236,9 @@ class McpSource:
             log.warning("tool server %s: restarting (%d of %d)", self.name, self.restarts, self.max_restarts)
 
     async def _listen(self, client: Client, heard: anyio.Event, changes: tuple[bool, bool]) -> None:
-        """A 2026-07-28 connection's `subscriptions/listen` stream for tool list changes, while the connection
-        lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message` instead); `heard`
-        is set once it is open, or could not be."""
+        """A 2026-07-28 connection's `subscriptions/listen` stream for tool (and resource) list changes, while the
+        connection lasts (handshake-era sessions get `notifications/tools/list_changed` through `_on_message`
+        instead); `heard` is set once it is open, or could not be."""
         try:
             tools, resources = changes
             async with client.listen(tools_list_changed=tools, resources_list_changed=resources) as events:
