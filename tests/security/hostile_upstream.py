@@ -42,7 +42,9 @@ def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == "initialize":
         capabilities = {"tools": {"listChanged": True}, "resources": {"subscribe": True}}
         info = {"name": "hostile", "version": "1"}
-        return {"result": {"protocolVersion": params["protocolVersion"], "capabilities": capabilities, "serverInfo": info}}
+        return {
+            "result": {"protocolVersion": params["protocolVersion"], "capabilities": capabilities, "serverInfo": info}
+        }
     if method == "tools/list":
         return {"result": tools_page(params.get("cursor"))}
     if method == "tools/call":

@@ -24,7 +24,9 @@ LINES, CHARS = 1_500, 10_000
 
 def _flood_once(messages: list[Message]) -> AssistantMessage:
     if not any(isinstance(m, AssistantMessage) for m in messages):
-        return AssistantMessage(tool_calls=[ToolCall(id="c0", name="flood", arguments={"lines": LINES, "chars": CHARS})])
+        return AssistantMessage(
+            tool_calls=[ToolCall(id="c0", name="flood", arguments={"lines": LINES, "chars": CHARS})]
+        )
     return AssistantMessage(text="done")
 
 
