@@ -78,7 +78,7 @@ def why_not(rule: LimitRule, tokens: float, day_count: int, in_flight: int, now:
         return Refusal(rule, "in_flight", None)
     if rule.per_day is not None and day_count >= rule.per_day:
         return Refusal(rule, "per_day", (math.floor(now / SECONDS_PER_DAY) + 1) * SECONDS_PER_DAY - now)
-    if rule.per_minute is not None and tokens < needed(rule):
+    if rule.per_minute is not None and tokens < 1.0 and tokens < needed(rule):  # a whole token: no sum needed
         return Refusal(rule, "per_minute", (1.0 - tokens) * 60.0 / rule.per_minute)
     return None
 
