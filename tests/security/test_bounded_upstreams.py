@@ -5,13 +5,12 @@ subscriptions to made-up URIs take none of the upstream's `MAX_WATCHED` slots (t
 real ones stop at `MAX_WATCHED_PER_AGENT`, so another agent still subscribes."""
 
 import sys
-import warnings
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.exceptions import MCPError
 
 from helpers.polling import await_until
 from helpers.servers import REPO, HttpServer, http_client, text_of
@@ -85,9 +84,8 @@ async def _subscribe_all(client: Client, uris: list[str]) -> list[str]:
     return [answers[uri] for uri in uris]
 
 
-@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # the handshake era's subscribe
 async def test_one_agent_cannot_take_every_subscription_slot_of_an_upstream(tmp_path: Path) -> None:
-    warnings.simplefilter("ignore", MCPDeprecationWarning)  # resources/subscribe is the handshake era's
     with HttpServer(f"--config={_config(tmp_path)}") as gateway:
         async with http_client(gateway.url, token="tok-mallory", mode="legacy") as mallory:
             fakes = await _subscribe_all(mallory, [f"hostile+notes://fake-{n}" for n in range(MAX_WATCHED)])
