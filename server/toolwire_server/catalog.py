@@ -86,7 +86,7 @@ def catalog_handlers(registry: Registry, grant_of: GrantOf, hub: Hub, *, max_lis
 
     async def on_subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
         target = check_uri(ctx, params.uri)
-        await resources.subscribed(target)
+        await resources.subscribed(target, grant_of(ctx).agent)
         hub.subscribe(ctx.session, grant_of(ctx), target)
         return types.EmptyResult()
 

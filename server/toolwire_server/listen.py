@@ -46,7 +46,7 @@ class GrantedBus:
         return self._bus.subscribe(granted)
 
 
-async def _nobody(uri: str) -> None:
+async def _nobody(uri: str, agent: str) -> None:
     """No one to tell of a subscription."""
 
 
@@ -59,12 +59,13 @@ class AgentListens:
         bus: SubscriptionBus,
         grant_of: Callable[[ServerRequestContext[Any, Any]], Grant],
         max_per_agent: int,
-        subscribed: Callable[[str], Awaitable[None]] = _nobody,
+        subscribed: Callable[[str, str], Awaitable[None]] = _nobody,
     ) -> None:
         self._handler = ListenHandler(GrantedBus(bus))
         self._grant_of = grant_of
         self._subscribed = subscribed
-        """Told of each URI a stream subscribes to that its grant allows (an upstream's then subscribes there)."""
+        """Told of each URI (and agent) a stream subscribes to that its grant allows (an upstream's then subscribes
+        there)."""
         self.max_per_agent = max_per_agent
         self._open: Counter[str] = Counter()
 
@@ -77,7 +78,7 @@ class AgentListens:
             raise MCPError(code=types.INTERNAL_ERROR, message=texts.too_many_listens(who.agent, self.max_per_agent))
         for uri in params.notifications.resource_subscriptions or []:
             if who.allows_uri(uri):
-                await self._subscribed(canonical(uri) or uri)
+                await self._subscribed(canonical(uri) or uri, who.agent)
         self._open[who.agent] += 1
         token = _STREAM_GRANT.set(who)
         try:

@@ -117,6 +117,17 @@ def too_many_sessions(agent: str, limit: int) -> str:
     )
 
 
+def too_many_watched(agent: str, upstream: str, limit: int) -> str:
+    return (
+        f"agent '{agent}' is subscribed to {limit} resources of upstream {upstream}, as many as one agent may be; "
+        "read the ones you need instead of subscribing to more."
+    )
+
+
+def all_watched(upstream: str, limit: int) -> str:
+    return f"upstream {upstream}: {limit} of its resources are subscribed to already, as many as it may have"
+
+
 def too_many_listens(agent: str, limit: int) -> str:
     return (
         f"agent '{agent}' has {limit} subscriptions/listen streams open; this server allows {limit} per agent "

@@ -1,7 +1,7 @@
 """How an upstream's listing lands in a registry (no upstream process: the listing is handed over as it would
 arrive): hostile names stay under the prefix and valid for providers, a name that collides is skipped rather than
 shadowing a tool, a tool the upstream marks destructive needs approval, and a tool it drops is taken out; its
-resources land under its namespace, and the subscriptions it holds are bounded."""
+resources land under its namespace, and a subscription while it is down takes no slot."""
 
 import mcp_types as types
 import pytest
@@ -10,7 +10,6 @@ from mcp.shared.exceptions import MCPError
 from toolwire_server import Registry
 from toolwire_server.upstreams.connection import Endpoint, Listing
 from toolwire_server.upstreams.mount import UpstreamMount
-from toolwire_server.upstreams.resources import MAX_WATCHED
 
 
 def _tool(name: str, **annotations: bool) -> types.Tool:
@@ -39,7 +38,7 @@ def test_names_stay_under_the_prefix_and_valid() -> None:
     assert registry.names() == ["echo", "up__echo"] and registry.version > version
 
 
-async def test_resources_land_under_the_namespace_and_subscriptions_are_bounded() -> None:
+async def test_resources_land_under_the_namespace_and_a_subscription_while_down_takes_no_slot() -> None:
     registry = Registry("gateway")
     mount = UpstreamMount(registry, Endpoint("up_1", command="unused"), prefix="up__", timeout_s=5)
     registry.resources.sources.append(mount.resources)
@@ -54,10 +53,8 @@ async def test_resources_land_under_the_namespace_and_subscriptions_are_bounded(
     assert (
         registry.resources.source_of("notes://a") is None and registry.resources.source_of("up-1%2Bnotes://a") is None
     )
-    for n in range(MAX_WATCHED):  # the upstream is down: remembered, subscribed when it is up
-        await mount.resources.subscribe(f"up-1+notes://{n}")
-    with pytest.raises(MCPError, match=f"upstream up_1: {MAX_WATCHED} resources are watched already"):
-        await mount.resources.subscribe("up-1+notes://one-more")
-    await mount.resources.subscribe("up-1+notes://0")  # one watched already: no more of them
+    with pytest.raises(MCPError, match="upstream up_1 is restarting; try again in "):
+        await mount.resources.subscribe("up-1+notes://0", "ops")  # the upstream is down: it accepted nothing
+    assert mount.upstream.watched == set()  # so no slot is taken (tests/security/test_bounded_upstreams.py: the bounds)
     with pytest.raises(MCPError, match="upstream up_1 is restarting; try again in "):
         await mount.resources.read("up-1+notes://a")

@@ -49,6 +49,7 @@ from toolwire_client.tools.elicitation import (
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.server_asks import ServerAsks
+from toolwire_client.tools.server_logs import LogBudget
 from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import (
     ServerRequestFailed,
@@ -119,6 +120,8 @@ class McpSource:
         self.env, self.cwd, self.max_restarts = env, cwd, max_restarts
         self.stderr = stderr or ServerStderr(name)
         """Where a stdio server's stderr goes (default: this process's stderr); its latest lines explain a failure."""
+        self._log_budget = LogBudget()
+        """How much of the server's log messages goes there (server_logs.py)."""
         self.start_timeout_s = start_timeout_s
         self.mode = mode
         self.trusted = trusted
@@ -185,7 +188,10 @@ class McpSource:
         self._closing = True
         self._wake.set()
         group, self._group = self._group, None
-        await group.__aexit__(None, None, None)  # no shield here: the group's scope must be the innermost one
+        try:
+            await group.__aexit__(None, None, None)  # no shield here: the group's scope must be the innermost one
+        finally:
+            self._write_log(self._log_budget.closing())
 
     async def _own(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         started = False
@@ -271,8 +277,12 @@ class McpSource:
         `-v`, under the server's name (over HTTP too, where there is no stderr)."""
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         where = f" {params.logger}" if params.logger else ""
-        with suppress(Exception):
-            self.stderr.sink(self.name, f"[{params.level}{where}] {data}")
+        self._write_log(self._log_budget.admit(f"[{params.level}{where}] {data}"))
+
+    def _write_log(self, lines: list[str]) -> None:
+        for line in lines:
+            with suppress(Exception):
+                self.stderr.sink(self.name, line)
 
     def _client_on(self, transport: Transport) -> Client:
         """The SDK's Client on `transport`, with this source's handlers for what the server sends unasked."""

@@ -307,12 +307,19 @@ class ToolBox:
 
     async def _after_limit(self, result: ToolResult, request: ToolRequest, route: Route, started: float) -> ToolResult:
         """A server's limit refused the call (it did not run, so sending it again is safe): wait exactly the time it
-        named and send it once more, if that wait is short; else the model reads the refusal."""
-        wait = result.retry_after_s or 0.0
-        if wait > self.limit_wait_s:
-            return result
-        await anyio.sleep(wait)
-        return await self._send(request, route, started)
+        named and send it again, as long as the waits add up to no more than `limit_wait_s` (a refusal after the
+        wait names what is left: a clock of the server's that runs behind ours); else the model reads the refusal."""
+        waited = 0.0
+        for _ in range(LIMIT_RETRIES):
+            wait = max(result.retry_after_s or 0.0, MIN_LIMIT_WAIT_S)
+            if waited + wait > self.limit_wait_s:
+                return result
+            await anyio.sleep(wait)
+            waited += wait
+            result = await self._send(request, route, started)
+            if result.error_kind != "limited" or result.retry_after_s is None:
+                return result
+        return result
 
     async def _send(self, request: ToolRequest, route: Route, started: float) -> ToolResult:
         if route.source.times_out_itself:
@@ -336,7 +343,11 @@ class ToolBox:
 
 
 LIMIT_WAIT_S = 30.0
-"""A `limited` result naming a wait up to this long is waited out and the call sent once more."""
+"""`limited` results naming waits up to this long in all are waited out, the call sent again after each."""
+LIMIT_RETRIES = 10
+"""The most times one call is sent again after its waits."""
+MIN_LIMIT_WAIT_S = 0.001
+"""The least a wait is (a server that names none is not asked again at once)."""
 
 NOTE_ROOM = 300
 """A result its server already cut (and noted) is cut again only when longer than the cap and this much more."""

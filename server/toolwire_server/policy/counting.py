@@ -18,6 +18,12 @@ STALE_IN_FLIGHT_S = 3600.0
 """A counter whose in-flight calls have not changed for this long forgets them: a replica killed mid-call (no
 `give_back`) cannot hold its agent's slots for ever."""
 
+ADMIT_EARLY_S = 0.005
+"""A call this much earlier than the wait it was named is admitted (the bucket lends what is missing, at most half a
+call, repaid out of the next wait): a client that slept exactly the named wait may wake a little early by its own
+loop's clock (uvloop's timers are whole milliseconds from a time cached at its iteration's start), and must be
+admitted all the same."""
+
 Reason = Literal["per_minute", "per_day", "in_flight"]
 
 
@@ -72,9 +78,19 @@ def why_not(rule: LimitRule, tokens: float, day_count: int, in_flight: int, now:
         return Refusal(rule, "in_flight", None)
     if rule.per_day is not None and day_count >= rule.per_day:
         return Refusal(rule, "per_day", (math.floor(now / SECONDS_PER_DAY) + 1) * SECONDS_PER_DAY - now)
-    if rule.per_minute is not None and tokens < 1.0:
+    if rule.per_minute is not None and tokens < 1.0 and tokens < needed(rule):  # a whole token: no sum needed
         return Refusal(rule, "per_minute", (1.0 - tokens) * 60.0 / rule.per_minute)
     return None
+
+
+def named_wait(wait_s: float | None) -> float | None:
+    """The wait a refusal names: rounded up to the millisecond, never down (a call sent after it is admitted)."""
+    return None if wait_s is None else math.ceil(wait_s * 1000) / 1000
+
+
+def needed(rule: LimitRule) -> float:
+    """The tokens a call needs: one, less what the bucket lends a call up to `ADMIT_EARLY_S` early."""
+    return 1.0 - min(0.5, (rule.per_minute or 0.0) / 60.0 * ADMIT_EARLY_S)
 
 
 class Counters(Protocol):

@@ -20,7 +20,7 @@ from toolwire_otel.metrics import record_server_call
 from toolwire_server import texts
 from toolwire_server.policy.audit import NAME_CHARS, AuditLog, AuditRecord, fingerprint
 from toolwire_server.policy.config import LimitRule
-from toolwire_server.policy.counting import Counters, Refusal
+from toolwire_server.policy.counting import Counters, Refusal, named_wait
 from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, failed_call
 
 REQUEST_RULES_FROM = 1_000_000
@@ -143,10 +143,13 @@ class CallPolicy:
 
 
 def limited(tool: str, agent: str, refusal: Refusal) -> types.CallToolResult:
-    """The refusal the model reads, with the wait as data for the client to back off exactly that long."""
+    """The refusal the model reads, with the wait as data for the client to back off exactly that long: rounded up
+    to the millisecond, never down, so a call sent after it is admitted (counting.ADMIT_EARLY_S covers a client
+    that wakes a little early)."""
     result = failed_call("limited", texts.limited(tool, agent, refusal.reason, _amount(refusal), refusal.wait_s))
-    if refusal.wait_s is not None:
-        result.meta = {**(result.meta or {}), RETRY_AFTER_META: round(refusal.wait_s, 3)}
+    wait = named_wait(refusal.wait_s)
+    if wait is not None:
+        result.meta = {**(result.meta or {}), RETRY_AFTER_META: wait}
     return result
 
 

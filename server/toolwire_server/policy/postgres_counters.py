@@ -9,7 +9,7 @@ import anyio
 import psycopg
 
 from toolwire_server.policy.config import LimitRule
-from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, why_not
+from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, needed, why_not
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS toolwire_limits (
@@ -29,7 +29,7 @@ _FLIGHT = f"(CASE WHEN EXCLUDED.at - t.flight_at > {STALE_IN_FLIGHT_S} THEN 0 EL
 _OK = (
     f"((%(flight_max)s::int IS NULL OR {_FLIGHT} < %(flight_max)s::int)"
     f" AND (%(per_day)s::bigint IS NULL OR {_DAY_USED} < %(per_day)s::bigint)"
-    f" AND (NOT %(has_rate)s::boolean OR {_REFILLED} >= 1))"
+    f" AND (NOT %(has_rate)s::boolean OR {_REFILLED} >= %(needed)s::float8))"
 )
 TAKE = f"""
 INSERT INTO toolwire_limits AS t (key, tokens, at, day, day_count, in_flight, flight_at, admitted)
@@ -66,6 +66,7 @@ def _params(index: int, rule: LimitRule, agent: str) -> dict[str, Any]:
         "key": row_key(index, rule, agent),
         "bucket": rule.bucket,
         "rate": (rule.per_minute or 0.0) / 60.0,
+        "needed": needed(rule),
         "has_rate": rule.per_minute is not None,
         "flight_max": rule.in_flight,
         "per_day": rule.per_day,

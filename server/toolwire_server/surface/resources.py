@@ -74,8 +74,9 @@ class ResourceSource(Protocol):
         """`uri` is canonical and starts with `namespace`."""
         ...
 
-    async def subscribe(self, uri: str) -> None:
-        """An agent subscribed to `uri` (canonical, under `namespace`): the source posts its updates from now on."""
+    async def subscribe(self, uri: str, agent: str) -> None:
+        """`agent` subscribed to `uri` (canonical, under `namespace`): the source posts its updates from now on (or
+        raises an MCPError saying why not)."""
         ...
 
     async def complete(self, uri_template: str, variable: str, partial: str) -> types.CompleteResult:
@@ -131,12 +132,12 @@ class Resources:
         target = canonical(uri)
         return next((s for s in self.sources if target is not None and target.startswith(s.namespace)), None)
 
-    async def subscribed(self, uri: str) -> None:
-        """An agent subscribed to `uri` (canonical, allowed): a source it is under is told (the registry's own
+    async def subscribed(self, uri: str, agent: str) -> None:
+        """`agent` subscribed to `uri` (canonical, allowed): a source it is under is told (the registry's own
         resources post their updates themselves)."""
         source = self.source_of(uri)
         if source is not None:
-            await source.subscribe(uri)
+            await source.subscribe(uri, agent)
 
     def template_source(self, uri_template: str) -> ResourceSource | None:
         """The source that listed this template (as listed here, under its namespace)."""

@@ -36,6 +36,10 @@ PING_S = 30.0
 """How long an upstream may stay silent before it is pinged (an entry's `ping_s`)."""
 PING_TIMEOUT_S = 10.0
 """A ping unanswered this long means the upstream is gone (a host that vanished answers nothing, not an error)."""
+MAX_PAGES = 100
+"""Pages of one listing at most: an upstream that answers with a next cursor for ever is refused, not followed."""
+MAX_LISTED = 10_000
+"""Tools (prompts, resources, templates) of one listing at most."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +100,17 @@ class Upstream:
         """What a request meets while the upstream is down (it did not reach the upstream)."""
         return f"upstream {self.endpoint.name} is restarting; try again in {self.retry_in():g} s"
 
-    async def watch(self, uri: str) -> None:
-        """Subscribe to `uri`'s updates at the upstream (once: a subscription here serves every agent)."""
+    async def watch(self, uri: str) -> bool:
+        """Subscribe to `uri`'s updates at the upstream (once: a subscription here serves every agent). It is
+        `watched` (subscribed again after a reconnection) only once the upstream accepted it; False: the upstream
+        offers no subscriptions, so nothing is watched. Down: an MCPError with the code of a closed connection."""
+        session = self.session
+        if session is None:
+            raise MCPError(code=CONNECTION_CLOSED, message="not connected")
+        if not await _subscribe(session, uri):
+            return False
         self.watched.add(uri)
-        if self.session is not None:
-            await _subscribe(self.session, uri)
+        return True
 
     @contextmanager
     def busy(self) -> Iterator[None]:
@@ -234,6 +244,16 @@ class Upstream:
             await self._refresh(session)
 
     async def _refresh(self, session: ClientSession) -> None:
+        """The upstream's listing; one over a bound (`MAX_PAGES`, `MAX_LISTED`) is refused whole, the previous one
+        kept (the upstream is not dropped: its tools as they were still answer)."""
+        try:
+            listing = await self._listing(session)
+        except ListingRefused as exc:
+            log.warning("upstream %s: listing refused, the previous one kept: %s", self.endpoint.name, exc)
+            return
+        self._on_listing(listing)
+
+    async def _listing(self, session: ClientSession) -> Listing:
         capabilities = session.server_capabilities or types.ServerCapabilities()
         tools = await _every(lambda page: session.list_tools(params=page), "tools")
         prompts = (
@@ -247,7 +267,7 @@ class Upstream:
             templates = await self._optional(
                 _every(lambda page: session.list_resource_templates(params=page), "resource_templates")
             )
-        self._on_listing(Listing(tools, prompts, resources, templates))
+        return Listing(tools, prompts, resources, templates)
 
     async def _optional(self, listing: Awaitable[list[Any]]) -> list[Any]:
         """A resource listing the upstream refuses (many declare resources but have no templates) is empty, not a
@@ -263,7 +283,8 @@ class Upstream:
     async def _resubscribe(self, session: ClientSession, uri: str) -> None:
         """A subscription made before a reconnection; one the upstream refuses now is forgotten, not fatal."""
         try:
-            await _subscribe(session, uri)
+            if not await _subscribe(session, uri):  # it offers subscriptions no more
+                self.watched.discard(uri)
         except MCPError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 raise
@@ -278,24 +299,34 @@ _LIST_CHANGED = (
 )
 
 
-async def _subscribe(session: ClientSession, uri: str) -> None:
-    """`resources/subscribe` where the upstream offers it (the gateway's session is a handshake-era one)."""
+async def _subscribe(session: ClientSession, uri: str) -> bool:
+    """`resources/subscribe` where the upstream offers it (the gateway's session is a handshake-era one): whether
+    it was sent (and accepted: a refusal raises)."""
     resources = session.server_capabilities.resources if session.server_capabilities else None
-    if resources is not None and resources.subscribe:
-        request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
-        await session.send_request(request, types.EmptyResult)
+    if resources is None or not resources.subscribe:
+        return False
+    request = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri))
+    await session.send_request(request, types.EmptyResult)
+    return True
+
+
+class ListingRefused(Exception):
+    """An upstream's listing over a bound: what it says is why."""
 
 
 async def _every(list_page: Callable[[types.PaginatedRequestParams | None], Awaitable[Any]], items: str) -> list[Any]:
-    """Every page of a listing."""
+    """Every page of a listing, at most `MAX_PAGES` pages of `MAX_LISTED` items in all (else `ListingRefused`)."""
     found: list[Any] = []
     cursor: str | None = None
-    while True:
+    for _ in range(MAX_PAGES):
         page = await list_page(types.PaginatedRequestParams(cursor=cursor) if cursor else None)
         found += getattr(page, items)
+        if len(found) > MAX_LISTED:
+            raise ListingRefused(f"its {items} are more than {MAX_LISTED}")
         cursor = page.next_cursor
         if not cursor:
             return found
+    raise ListingRefused(f"its {items} go on past {MAX_PAGES} pages")
 
 
 def _why(exc: BaseException) -> str:

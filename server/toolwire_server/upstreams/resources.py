@@ -18,13 +18,18 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
+from toolwire_server import texts
 from toolwire_server.upstreams.connection import Upstream
 
 log = logging.getLogger("toolwire.server")
 
 MAX_WATCHED = 1000
 """Subscriptions at one upstream at most: they are never taken back while the server runs (one serves every
-agent), so an agent subscribing to URI after URI must not grow them without end."""
+agent), so agents subscribing to URI after URI must not grow them without end. A slot is taken only once the
+upstream accepted the subscription (a made-up URI it refuses takes none)."""
+MAX_WATCHED_PER_AGENT = 100
+"""Of those, the URIs one agent may have subscribed to (as `max_listen_streams_per_agent` caps its listen streams):
+one agent cannot take every slot and leave the other agents none."""
 
 
 def namespace_of(name: str) -> str:
@@ -41,6 +46,10 @@ class UpstreamResources:
         self.namespace = namespace_of(upstream.endpoint.name)
         self._resources: list[types.Resource] = []
         self._templates: list[types.ResourceTemplate] = []
+        self._held: dict[str, set[str]] = {}
+        """Agent -> the upstream URIs it subscribed to (or is subscribing to now): its share of the slots."""
+        self._pending: set[str] = set()
+        """URIs being subscribed to now: they hold a slot until the upstream answers."""
 
     def put(self, resources: list[types.Resource], templates: list[types.ResourceTemplate]) -> bool:
         """The upstream's listing (first, or after a list_changed), under the namespace: whether it changed."""
@@ -57,18 +66,36 @@ class UpstreamResources:
     def listed_templates(self) -> list[types.ResourceTemplate]:
         return list(self._templates)
 
-    async def subscribe(self, uri: str) -> None:
-        """An agent subscribed to `uri` here: subscribe at the upstream, whose updates `updated` passes on."""
-        if len(self.upstream.watched) >= MAX_WATCHED and uri.removeprefix(self.namespace) not in self.upstream.watched:
-            message = f"upstream {self.upstream.endpoint.name}: {MAX_WATCHED} resources are watched already"
-            raise MCPError(code=types.INTERNAL_ERROR, message=message)
+    async def subscribe(self, uri: str, agent: str) -> None:
+        """`agent` subscribed to `uri` here: subscribe at the upstream, whose updates `updated` passes on. Refused
+        (and nothing held) when the agent holds `MAX_WATCHED_PER_AGENT` URIs here, when every slot is taken, when
+        the upstream refuses, or while it is down."""
+        remote = uri.removeprefix(self.namespace)
+        held = self._held.setdefault(agent, set())
+        held &= self.upstream.watched | self._pending  # what the upstream forgot since (a reconnection) is free
+        if remote in held:
+            return
+        if self.upstream.session is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting())
+        name = self.upstream.endpoint.name
+        if len(held) >= MAX_WATCHED_PER_AGENT:
+            raise MCPError(code=types.INTERNAL_ERROR, message=texts.too_many_watched(agent, name, len(held)))
+        taken = self.upstream.watched | self._pending
+        if remote not in taken and len(taken) >= MAX_WATCHED:
+            raise MCPError(code=types.INTERNAL_ERROR, message=texts.all_watched(name, MAX_WATCHED))
+        held.add(remote)
+        self._pending.add(remote)
         try:
-            await self.upstream.watch(uri.removeprefix(self.namespace))
+            if not await self.upstream.watch(remote):
+                held.discard(remote)  # it offers no subscriptions: nothing is held (nor will an update come)
         except MCPError as exc:
-            if exc.error.code == CONNECTION_CLOSED:  # watched still: subscribed again when it is back
-                self.upstream.lost()
-                return
-            raise self._passed_on(exc) from None
+            held.discard(remote)
+            if exc.error.code != CONNECTION_CLOSED:
+                raise self._passed_on(exc) from None
+            self.upstream.lost()
+            raise MCPError(code=types.INTERNAL_ERROR, message=self.upstream.restarting()) from None
+        finally:
+            self._pending.discard(remote)
 
     async def complete(self, uri_template: str, variable: str, partial: str) -> types.CompleteResult:
         session = self.upstream.session
