@@ -127,7 +127,7 @@ def _annotations(tool: types.Tool) -> str:
 
 @click.command("call")
 @click.argument("tool")
-@click.argument("pairs", nargs=-1, metavar="[KEY=VALUE]...")
+@click.argument("pairs", nargs=-1, metavar="KEY=VALUE")
 @click.option(
     "--args", "args_json", metavar="JSON", help='The arguments as one JSON object, e.g. \'{"order_id": "A123"}\'.'
 )
