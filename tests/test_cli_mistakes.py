@@ -38,7 +38,8 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         {},
         2,
         r"Error: unknown model 'scripted:nope': use one of anthropic:claude-sonnet-4-5 .*"
-        rf"Scripted names: {re.escape(', '.join(packaged_scripts()))}$",
+        r"The bundled examples' scripted models: scripted:NAME, NAME one of "
+        rf"{re.escape(', '.join(packaged_scripts()))}$",
         False,
     ),
     (
@@ -62,7 +63,8 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
         (*RUN, "--model", "anthropic:claude-sonnet-4-5", "--server", "true"),
         {},
         2,
-        r"Error: no API key: set ANTHROPIC_API_KEY, or use a model that needs none: --model scripted:NAME .*"
+        r"Error: no API key: set ANTHROPIC_API_KEY, or use a model that needs none: --model test .*"
+        r"--model script:FILE .*"
         r"--base-url http://127.0.0.1:PORT/v1\)$",
         False,
     ),

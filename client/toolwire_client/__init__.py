@@ -25,8 +25,10 @@ if TYPE_CHECKING:
     from toolwire_client.models.anthropic import AnthropicModel
     from toolwire_client.models.anthropic_cache import PromptCache
     from toolwire_client.models.base import Model, ModelReply
+    from toolwire_client.models.function_model import FunctionModel
     from toolwire_client.models.pricing import default_prices
     from toolwire_client.models.scripted import ScriptedModel
+    from toolwire_client.models.test_model import TestModel
     from toolwire_client.models.tokens import estimate_prompt, estimate_text
     from toolwire_client.run.limits import RunLimits
     from toolwire_client.run.state import RunState, StepRecord
@@ -63,6 +65,8 @@ _WHERE = {
     "Model": "models.base",
     "ModelReply": "models.base",
     "ScriptedModel": "models.scripted",
+    "TestModel": "models.test_model",
+    "FunctionModel": "models.function_model",
     "default_prices": "models.pricing",
     "open_store": "store",
     "RunStore": "store",
@@ -97,6 +101,7 @@ __all__ = [
     "AnthropicModel",
     "Delegation",
     "FleetClient",
+    "FunctionModel",
     "McpSource",
     "Model",
     "ModelReply",
@@ -115,6 +120,7 @@ __all__ = [
     "SqlRunStore",
     "Step",
     "StepRecord",
+    "TestModel",
     "ToolBox",
     "ToolSource",
     "Workflow",

@@ -13,7 +13,6 @@ import psycopg
 import pydantic
 
 from toolwire_client.models import MissingApiKey, UnknownModel
-from toolwire_client.models.providers import scripted_names
 from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState
 from toolwire_client.tools.source import ToolServerFailed
 from toolwire_client.tools.toolbox import NoSuchTool
@@ -130,10 +129,9 @@ _TYPED = (
 def _no_key(exc: MissingApiKey) -> str:
     if exc.env_var is None:  # default_spec(): no model named at all
         return str(exc)
-    scripts = ", ".join(scripted_names())
     return (
-        f"no API key: set {exc.env_var}, or use a model that needs none: --model scripted:NAME "
-        f"(a ready script, no network; NAME: {scripts}), or a local OpenAI-compatible server "
+        f"no API key: set {exc.env_var}, or use a model that needs none: --model test (each of your tools called "
+        "once, no network), --model script:FILE (the turns you write), or a local OpenAI-compatible server "
         "(--model openai:NAME --base-url http://127.0.0.1:PORT/v1)"
     )
 

@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("toolwire_client.cli.audit", "audit"),
     "replay": ("toolwire_client.cli.replay", "replay_command"),
     "run": ("toolwire_client.cli.run", "run"),
+    "tools": ("toolwire_client.cli.tools", "tools_command"),
+    "call": ("toolwire_client.cli.tools", "call_command"),
     "demo": ("toolwire_client.cli.demo", "demo"),
     "worker": ("toolwire_client.cli.fleet", "worker"),
     "submit": ("toolwire_client.cli.fleet", "submit"),

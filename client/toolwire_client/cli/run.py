@@ -23,7 +23,8 @@ from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.models.media import MEDIA_MODES, MediaMode
 from toolwire_client.models.pricing import default_prices
-from toolwire_client.models.providers import spec_help_wrapped
+from toolwire_client.models.providers import PROVIDERS, spec_help_wrapped
+from toolwire_client.models.script_file import absolute
 from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
@@ -75,7 +76,9 @@ def with_prices_and_printing(
 
 
 def _scripted(state: RunState) -> bool:
-    return bool(state.config) and str(state.config.get("model", "")).startswith("scripted:")
+    """Run on a model that needs no key (test, script:FILE, scripted:NAME): nothing to charge."""
+    prefix = str((state.config or {}).get("model", "")).partition(":")[0]
+    return prefix in PROVIDERS and PROVIDERS[prefix].key_env is None
 
 
 def print_outcome(console: Console, state: RunState) -> None:
@@ -94,7 +97,7 @@ def print_outcome(console: Console, state: RunState) -> None:
     if state.cost_usd is not None:
         cost = f"{state.cost_usd:.4f} USD"
     elif _scripted(state):
-        cost = "no charge (scripted model)"
+        cost = "no charge (a model with no key)"
     else:
         cost = "cost unknown (model not in the price table)"
     console.print(
@@ -145,7 +148,13 @@ def submitted_config_options(fn: F) -> F:
     return fn
 
 
-_MODEL_OPTION = click.option("--model", "model_spec", metavar="SPEC", help=spec_help_wrapped())
+_MODEL_OPTION = click.option(
+    "--model",
+    "model_spec",
+    metavar="SPEC",
+    callback=lambda ctx, param, spec: absolute(spec) if spec else spec,  # script:FILE, found again on resume
+    help=spec_help_wrapped(),
+)
 _SERVER_NAME_OPTION = click.option(
     "--server",
     "server_names",
@@ -156,38 +165,7 @@ _SERVER_NAME_OPTION = click.option(
 )
 _SERVER_OPTIONS: list[Callable[[Any], Any]] = [
     click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy)."),
-    click.option(
-        "--server",
-        "commands",
-        multiple=True,
-        metavar="CMD",
-        callback=servers.commands,
-        help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
-        "`toolwire` there is this toolwire, on PATH or not).",
-    ),
-    click.option(
-        "--server-url",
-        "urls",
-        multiple=True,
-        metavar="URL",
-        callback=servers.urls,
-        help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
-    ),
-    click.option(
-        "--token-env",
-        metavar="VAR",
-        callback=servers.token_variable,
-        help="Environment variable holding the bearer token for --server-url.",
-    ),
-    click.option(
-        "--server-env",
-        "server_env",
-        multiple=True,
-        metavar="NAME[=VALUE]",
-        callback=servers.server_env,
-        help="Pass NAME to every --server from this environment (never saved), or set NAME=VALUE (saved with the "
-        "run); a server gets only a minimal environment otherwise (docs/security.md).",
-    ),
+    *servers.CONNECTION_OPTIONS,
     click.option(
         "--trust",
         multiple=True,

@@ -1,5 +1,6 @@
-"""The tool servers a `toolwire run` names: --server commands and --server-url URLs, checked as the command line is
-read (a program that is not on PATH, a URL that is not http(s)), and named after what they serve."""
+"""The tool servers a `toolwire run` (or `tools`, `call`) names: --server commands and --server-url URLs, checked as
+the command line is read (a program that is not on PATH, a URL that is not http(s)), and named after what they
+serve. The one owner of the options that name them (CONNECTION_OPTIONS)."""
 
 import os
 import re
@@ -136,3 +137,41 @@ def _command_name(argv: list[str]) -> str:
         if colon and module and attr and not arg.startswith("-") and "//" not in arg:
             return Path(module).stem.rsplit(".", 1)[-1] if module.endswith(".py") else module.rsplit(".", 1)[-1]
     return Path(argv[0]).name
+
+
+CONNECTION_OPTIONS: list[Callable[[Any], Any]] = [
+    click.option(
+        "--server",
+        "commands",
+        multiple=True,
+        metavar="CMD",
+        callback=commands,
+        help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
+        "`toolwire` there is this toolwire, on PATH or not).",
+    ),
+    click.option(
+        "--server-url",
+        "urls",
+        multiple=True,
+        metavar="URL",
+        callback=urls,
+        help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
+    ),
+    click.option(
+        "--token-env",
+        metavar="VAR",
+        callback=token_variable,
+        help="Environment variable holding the bearer token for --server-url.",
+    ),
+    click.option(
+        "--server-env",
+        "server_env",
+        multiple=True,
+        metavar="NAME[=VALUE]",
+        callback=server_env,
+        help="Pass NAME to every --server from this environment (never saved), or set NAME=VALUE (saved with the "
+        "run); a server gets only a minimal environment otherwise (docs/security.md).",
+    ),
+]
+"""How to reach the tool servers (`--server`, `--server-url`, `--token-env`, `--server-env`): `run`'s, and `tools` and
+`call`'s, which talk to the servers with no model."""

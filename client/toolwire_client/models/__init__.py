@@ -13,9 +13,9 @@ from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.models.sse import OnText
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
-NO_KEY_MODEL = "scripted:recovers"
-"""What `make_model()` with no spec runs when no provider key is set: a ready script, no network (it looks up the
-order the task names, repairs its first call from the error, and answers with the total)."""
+NO_KEY_MODEL = "test"
+"""What `make_model()` with no spec runs when no provider key is set: the test model, no network, which calls each of
+your tools once with arguments made from its schema and answers with what came back (models/test_model.py)."""
 
 log = logging.getLogger("toolwire.client.models")
 
@@ -59,7 +59,7 @@ def make_model(
     media: MediaMode = "auto",
 ) -> Model:
     """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
-    whose API key is set (`default_spec()`), else the scripted NO_KEY_MODEL, with a warning saying so (the CLI
+    whose API key is set (`default_spec()`), else NO_KEY_MODEL (the test model), with a warning saying so (the CLI
     calls `default_spec()` itself, so `toolwire run` with no key and no --model is still an error)."""
     if not spec:
         try:
@@ -67,7 +67,12 @@ def make_model(
         except MissingApiKey:
             spec = NO_KEY_MODEL
             keys = " or ".join(key_envs())
-            log.warning("no model named and no %s set: running %s (a ready script, no network)", keys, spec)
+            log.warning(
+                "no model named and no %s set: running the %s model (each tool called once with arguments made from "
+                "its schema, no network)",
+                keys,
+                spec,
+            )
     prefix, _, name = spec.partition(":")
     provider = PROVIDERS.get(prefix.strip().lower())
     name = name.strip() or (provider.default_model or "" if provider else "")

@@ -1,5 +1,6 @@
-"""The provider table: one row per model spec prefix (`anthropic:`, `openai:`, `openai-responses:`, `scripted:`) with
-its factory, default model, API-key variable and help text. Adding a provider is adding a row."""
+"""The provider table: one row per model spec prefix (`anthropic:`, `openai:`, `openai-responses:`, `test`,
+`script:`, `scripted:`) with its factory, default model, API-key variable and help text. Adding a provider is adding
+a row."""
 
 import os
 import textwrap
@@ -49,10 +50,12 @@ class Provider:
     key_env: str | None
     """The environment variable holding the API key; None for providers that need none."""
     about: str
+    shown: str | None = None
+    """How --help writes the spec, when not `prefix:default_model` (`test`, `script:FILE`)."""
 
     @property
     def example(self) -> str:
-        return f"{self.prefix}:{self.default_model or 'NAME'}"
+        return self.shown or f"{self.prefix}:{self.default_model or 'NAME'}"
 
 
 def _http_options(adapter: "type[HttpModel]", options: ModelOptions) -> "HttpOptions":
@@ -93,6 +96,19 @@ def _scripted(name: str, options: ModelOptions) -> Model:
     return make_scripted(name)
 
 
+def _test(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.test_model import TestModel
+
+    named = [tool.strip() for tool in name.split(",") if tool.strip()]
+    return TestModel(call_tools="all" if name == "all" else named)
+
+
+def _script(name: str, options: ModelOptions) -> Model:
+    from toolwire_client.models.script_file import script_model
+
+    return script_model(name)
+
+
 def make_scripted(name: str, *, usage_fn: UsageFn | None = None) -> ScriptedModel:
     """`scripted:NAME` on the CLI: one of the ready scripts in seed_scripts."""
     from toolwire_client.models.seed_scripts import SCRIPTS
@@ -126,15 +142,38 @@ PROVIDERS: dict[str, Provider] = {
             "OPENAI_API_KEY",
             "the OpenAI Responses API, stateless, with --base-url / OPENAI_BASE_URL as for openai",
         ),
-        Provider("scripted", _scripted, None, None, "a ready script with no network and no key"),
+        Provider(
+            "test",
+            _test,
+            "all",
+            None,
+            "your tools, no key: calls each tool once with arguments made from its schema, then answers with what "
+            "came back; test:TOOL,TOOL calls only those",
+            shown="test",
+        ),
+        Provider(
+            "script",
+            _script,
+            None,
+            None,
+            'your turns, no key: a JSON or TOML list of turns, each {"calls": [{"name": TOOL, "args": {...}}]} or '
+            '{"text": ANSWER}; or script:FILE.py:FUNCTION, a function of the messages and tools',
+            shown="script:FILE",
+        ),
+        Provider("scripted", _scripted, None, None, "a bundled example's ready script", shown="scripted:NAME"),
     )
 }
 
 
+EXAMPLES_PREFIX = "scripted"
+"""The bundled examples' scripted models: listed apart from the models for your own tools."""
+
+
 def spec_help() -> str:
-    """Every provider and every scripted model name, for --help and for errors."""
-    rows = [f"{p.example} ({p.about})" for p in PROVIDERS.values()]
-    return f"one of {'; '.join(rows)}. Scripted names: {', '.join(scripted_names())}"
+    """Every provider, then the examples' scripted models by name, for --help and for errors."""
+    rows = [f"{p.example} ({p.about})" for p in PROVIDERS.values() if p.prefix != EXAMPLES_PREFIX]
+    examples = ", ".join(scripted_names())
+    return f"one of {'; '.join(rows)}. The bundled examples' scripted models: scripted:NAME, NAME one of {examples}"
 
 
 def spec_help_wrapped(width: int = 46) -> str:

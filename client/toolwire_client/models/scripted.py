@@ -31,7 +31,7 @@ class ScriptedModel:
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
         started = time.perf_counter()
-        message = self.script(list(messages)).model_copy(update={"provider": self.provider})
+        message = (await self.next_turn(messages, tools)).model_copy(update={"provider": self.provider})
         self.calls += 1
         usage = self.usage_fn(self.calls, messages) if self.usage_fn else self._estimate(messages, tools, message)
         return ModelReply(
@@ -41,6 +41,10 @@ class ScriptedModel:
             response_model=self.model,
             latency_s=time.perf_counter() - started,
         )
+
+    async def next_turn(self, messages: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        """The assistant's next turn: the script's (FunctionModel's turn function also sees the tools)."""
+        return self.script(list(messages))
 
     @staticmethod
     def _estimate(messages: list[Message], tools: list[ToolSpec], reply: AssistantMessage) -> Usage:

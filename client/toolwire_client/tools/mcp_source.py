@@ -68,7 +68,7 @@ from toolwire_shared.tools import IDEMPOTENCY_KEY_META, RUN_ID_META, ToolPolicy,
 log = logging.getLogger("toolwire.client.mcp")
 E = TypeVar("E", bound=BaseException)
 R = TypeVar("R")
-Page = TypeVar("Page", types.ListPromptsResult, types.ListResourcesResult)
+Page = TypeVar("Page", types.ListPromptsResult, types.ListResourcesResult, types.ListToolsResult)
 Item = TypeVar("Item")
 
 LISTEN_WAIT_S = 5.0
@@ -646,6 +646,10 @@ class McpSource:
         return TaskQuestions(sent.run, sent.call.id, task_id, self.name, sent.run.on_elicit)
 
     # ---- prompts and resources: thin, typed, a server's refusal as one readable line ------------------------
+    async def list_mcp_tools(self) -> list[types.Tool]:
+        """Every tool as the server lists it (all pages), annotations and all: what `toolwire tools` shows."""
+        return await self._all_pages("tools/list", Client.list_tools, lambda page: page.tools)
+
     async def list_prompts(self) -> list[types.Prompt]:
         """Every prompt the server lists (all pages); none when it offers no prompts."""
         return await self._all_pages("prompts/list", Client.list_prompts, lambda page: page.prompts)
