@@ -1,7 +1,9 @@
 """Issue 33 §3: no tool can take another server's tool. Two real stdio servers (clash_server.py): `support` lists a
 destructive `issue_refund`, `notes` its own `issue_refund` and a tool it calls `support__issue_refund`. The model's
 call of `support__issue_refund` goes to support's refund and waits for approval; every tool stays callable under a
-name of its own; a list_changed that brings a clash in keeps them so; `--risky` binds the server's tool."""
+name of its own; a list_changed that brings a clash in keeps them so; `--risky` binds the server's tool. The same
+rule on the gateway (`toolwire serve --config` with `[upstreams.NAME]`): two long names of one upstream get a name
+each, and no two upstreams share a prefix."""
 
 import sys
 from collections.abc import Callable
@@ -9,6 +11,9 @@ from pathlib import Path
 
 import anyio
 
+from helpers.cli import clean_env, run_toolwire
+from helpers.polling import await_until
+from helpers.servers import HttpServer, http_client, text_of
 from toolwire_client.assembly.sources import build_sources
 from toolwire_client.calls import DESTRUCTIVE, NAMED_RISKY
 from toolwire_client.config import RunConfig, ServerSpec
@@ -22,6 +27,7 @@ from toolwire_client.tools.tool_names import known_names
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec
+from toolwire_shared.wire_names import wire_names
 
 REPO = Path(__file__).resolve().parents[2]
 SQUATTER = "support__issue_refund"
@@ -142,3 +148,42 @@ def test_the_names_depend_on_the_listing_not_its_order() -> None:
     assert names["notes", "notes__x"].known.startswith("notes__x_") and names["notes", "x"].known != "notes__x"
     assert names["support", "issue_refund"].aliases == {"support__issue_refund", "issue_refund"}
     assert SQUATTER not in names["notes", SQUATTER].aliases
+
+
+LONG = "issue_refund_for_the_customer_whose_parcel_was_lost_in_transit_"
+"""Two tools of an upstream whose names share their first 64 characters (`support__` and 55 of theirs)."""
+
+
+def gateway_config(folder: Path, upstreams: str, grant: str = "support__*") -> Path:
+    path = folder / "gateway.toml"
+    agents = f'[agents.desk]\ntoken = "tok-desk"\ntools = ["{grant}"]\n'
+    path.write_text(f'tools = "examples.support_tools:registry"\n{agents}{upstreams}')
+    return path
+
+
+def upstream(name: str, *tools: str, prefix: str | None = None) -> str:
+    args = ", ".join(f'"{a}"' for a in [str(REPO / "tests/security/clash_server.py"), name, *tools])
+    named = f'prefix = "{prefix}"\n' if prefix is not None else ""
+    return f'\n[upstreams.{name}]\ncommand = "{sys.executable}"\nargs = [{args}]\n{named}'
+
+
+async def test_two_long_names_of_an_upstream_get_a_name_each_on_the_gateway(tmp_path: Path) -> None:
+    config = gateway_config(tmp_path, upstream("support", LONG + "a", LONG + "b"))
+    with HttpServer(f"--config={config}", env=clean_env()) as gateway:
+        async with http_client(gateway.url, token="tok-desk") as desk:
+
+            async def listed() -> list[str]:
+                return sorted(t.name for t in (await desk.list_tools()).tools)
+
+            names = await await_until(listed, "the upstream's tools to be listed", timeout_s=20, interval_s=0.2)
+            assert len(names) == 2 and all(len(n) <= 64 and n.startswith("support__") for n in names), names
+            assert names == sorted(wire_names([f"support__{LONG}a", f"support__{LONG}b"]).values())
+            answered = [text_of(await desk.call_tool(name, {})) for name in names]
+    assert sorted(answered) == [f"support: {LONG}a", f"support: {LONG}b"]
+
+
+def test_two_upstreams_may_not_share_a_prefix(tmp_path: Path) -> None:
+    two = upstream("support", "issue_refund", prefix="desk_") + upstream("notes", "issue_refund", prefix="desk_")
+    done = run_toolwire("serve", "--check", str(gateway_config(tmp_path, two, "desk_*")), env=clean_env())
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "prefix 'desk_' of support is the start of 'desk_' of notes" in done.stderr
