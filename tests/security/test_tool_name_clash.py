@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+import pytest
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.polling import await_until
@@ -187,3 +188,11 @@ def test_two_upstreams_may_not_share_a_prefix(tmp_path: Path) -> None:
     done = run_toolwire("serve", "--check", str(gateway_config(tmp_path, two, "desk_*")), env=clean_env())
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "prefix 'desk_' of support is the start of 'desk_' of notes" in done.stderr
+
+
+async def test_two_servers_of_one_name_are_refused(tmp_path: Path) -> None:
+    log = tmp_path / "ran.log"
+    twins = ToolBox(build_sources([server("support", "issue_refund", log=log), server("support", "lookup", log=log)]))
+    with anyio.fail_after(60), pytest.raises(ValueError, match="two tool servers of this run are named 'support'"):
+        await twins.start()
+    assert not twins.started
