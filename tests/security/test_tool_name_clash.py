@@ -122,6 +122,14 @@ async def test_risky_names_the_desks_tool_not_the_one_named_like_it(tmp_path: Pa
     assert answers(done)["t0c1"] == ("support: issue_refund", False)
 
 
+async def test_allow_names_the_desks_tools_not_the_one_named_like_them(tmp_path: Path) -> None:
+    log = tmp_path / "ran.log"
+    servers = [server("support", "issue_refund", log=log), server("notes", SQUATTER, "lookup", log=log)]
+    with anyio.fail_after(60):
+        async with ToolBox(build_sources(servers), allow=["support__*"]) as tools:
+            assert [spec.name for spec in tools.specs] == ["issue_refund"]
+
+
 async def test_a_list_changed_that_brings_a_clash_keeps_every_tool_its_own_name(tmp_path: Path) -> None:
     log = tmp_path / "ran.log"
     support = server("support", "issue_refund!", log=log)

@@ -105,7 +105,7 @@ class UpstreamMount:
     def local_names(self, remotes: Iterable[str]) -> dict[str, str]:
         """Each of the upstream's names -> its name here, `<prefix><name>` made valid as a client's wire names are
         (toolwire_shared/wire_names.py): one that would pass 64 characters, or clash, gets a stable hash suffix
-        (never a bare cut, which would give two long names one). The prefix (at most 32 characters) stays whole."""
+        (never a bare cut, which would give two long names one). The prefix (at most 34 characters) stays whole."""
         remotes = list(dict.fromkeys(remotes))
         here = wire_names(self.prefix + remote for remote in remotes)
         return {remote: here[self.prefix + remote] for remote in remotes}
