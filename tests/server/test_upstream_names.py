@@ -1,8 +1,7 @@
 """How an upstream's listing lands in a registry (no upstream process: the listing is handed over as it would
-arrive): hostile names stay under the prefix and valid for providers, two long names get one each (a hash suffix,
-never one bare cut), a name that collides is skipped rather than shadowing a tool, a tool the upstream marks
-destructive needs approval, and a tool it drops is taken out; its resources land under its namespace, and the
-subscriptions it holds are bounded."""
+arrive): hostile names stay under the prefix and valid for providers, a name that collides is skipped rather than
+shadowing a tool, a tool the upstream marks destructive needs approval, and a tool it drops is taken out; its
+resources land under its namespace, and the subscriptions it holds are bounded."""
 
 import mcp_types as types
 import pytest
@@ -12,7 +11,6 @@ from toolwire_server import Registry
 from toolwire_server.upstreams.connection import Endpoint, Listing
 from toolwire_server.upstreams.mount import UpstreamMount
 from toolwire_server.upstreams.resources import MAX_WATCHED
-from toolwire_shared.wire_names import wire_names
 
 
 def _tool(name: str, **annotations: bool) -> types.Tool:
@@ -32,9 +30,9 @@ def test_names_stay_under_the_prefix_and_valid() -> None:
     mount._listed(Listing([_tool(n) for n in hostile[:-1]] + [_tool("wipe", destructiveHint=True)], []))
     names = registry.names()
     assert names[0] == "echo" and registry.get("echo").fn is echo  # type: ignore[union-attr]
-    long = sorted(wire_names(["up__" + "x" * 100, "up__" + "x" * 100 + "y"]).values())  # a hash each, not one cut
-    assert names[1:] == ["up________echo", "up__echo", "up__a_b_c", *long, "up__wipe"]
-    assert all(n.startswith("up__" + "x" * 51 + "_") for n in long)
+    long = names[4:6]  # the two long names: a hash suffix each (never one bare cut, which gave them one name)
+    assert names[1:] == ["up________echo", "up__echo", "up__a_b_c", *long, "up__wipe"] and long[0] != long[1]
+    assert all(len(n) == 64 and n.startswith("up__" + "x" * 51 + "_") for n in long)
     assert all(len(n) <= 64 for n in names)
     wipe = registry.get("up__wipe")
     assert wipe is not None and wipe.policy.risky and not registry.get("up__echo").policy.risky  # type: ignore[union-attr]
