@@ -42,13 +42,14 @@ DESTRUCTIVE = "destructive per the server's annotations"
 
 
 def approval_reason(
-    call: ToolCall, spec: ToolSpec | None, risky_tools: set[str] | frozenset[str], known_name: str | None = None
+    call: ToolCall, spec: ToolSpec | None, risky_tools: set[str] | frozenset[str], names: frozenset[str] = frozenset()
 ) -> str | None:
     """Why `call` waits for approval, or None: named with `--risky` (whatever the server's hints say: a
     `readOnlyHint` never removes it), toolwire's own `risky=True` of its server, or a server's annotations that say
     destructive (`destructiveHint: true`, not `readOnlyHint: true`) unless the user trusts that server.
-    `known_name`: the name the user knows the tool by, when the model calls it by another (its wire name)."""
-    if call.name in risky_tools or known_name in risky_tools:
+    `names`: every name the user may know the tool by, when the model calls it by another (its wire name): bound to
+    the one server's tool the call goes to (ToolBox.aliases)."""
+    if call.name in risky_tools or not names.isdisjoint(risky_tools):
         return NAMED_RISKY
     if spec is None:
         return None

@@ -320,8 +320,8 @@ class Agent:
         )
 
     def _why_risky(self, call: ToolCall) -> str | None:
-        known = self.toolbox.known_name(call.name)  # what `--risky` names: the model calls it by its wire name
-        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, known)
+        names = self.toolbox.aliases(call.name)  # what `--risky` names: the model calls it by its wire name
+        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, names)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)

@@ -27,7 +27,7 @@ from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_client.tools.wire_names import wire_names
+from toolwire_shared.wire_names import wire_names
 
 REPO = Path(__file__).resolve().parents[2]
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -29,7 +29,9 @@ def test_names_stay_under_the_prefix_and_valid() -> None:
     mount._listed(Listing([_tool(n) for n in hostile[:-1]] + [_tool("wipe", destructiveHint=True)], []))
     names = registry.names()
     assert names[0] == "echo" and registry.get("echo").fn is echo  # type: ignore[union-attr]
-    assert names[1:] == ["up________echo", "up__echo", "up__a_b_c", "up__" + "x" * 60, "up__wipe"]  # 2nd long: taken
+    long = names[4:6]  # the two long names: a hash suffix each (never one bare cut, which gave them one name)
+    assert names[1:] == ["up________echo", "up__echo", "up__a_b_c", *long, "up__wipe"] and long[0] != long[1]
+    assert all(len(n) == 64 and n.startswith("up__" + "x" * 51 + "_") for n in long)
     assert all(len(n) <= 64 for n in names)
     wipe = registry.get("up__wipe")
     assert wipe is not None and wipe.policy.risky and not registry.get("up__echo").policy.risky  # type: ignore[union-attr]

@@ -5,7 +5,6 @@ spans."""
 import fnmatch
 import hashlib
 import time
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,13 +22,14 @@ from toolwire_client.tools.source import (
     ToolSource,
     ToolTransportError,
 )
-from toolwire_client.tools.wire_names import wire_names
+from toolwire_client.tools.tool_names import ToolName, known_names
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
+from toolwire_shared.wire_names import wire_names
 
 TIMEOUT_GRACE_S = 0.5
 """How long past a tool's timeout the client waits for the source's own timeout answer before cutting it."""
@@ -47,8 +47,10 @@ class Route:
     spec: ToolSpec
     """As the model sees it: named by its wire name."""
     known: str
-    """The name users know and write (`--risky`, `--allow`): the tool's own name, `SOURCE__NAME` for a name two
-    sources share."""
+    """The one name of the tool in the run (spans, timeouts): the tool's own name, or `SOURCE__NAME` (a name two
+    sources share, or one that reads as another source's)."""
+    aliases: frozenset[str]
+    """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
 
 
 def idempotency_key(run_id: str, call_id: str) -> str:
@@ -68,6 +70,14 @@ class NoSuchTool(ValueError):
         what = "matches" if option == "--allow" else "names"
         listed = ", ".join(tools) if tools else "none"
         super().__init__(f"{option} {value!r} {what} no tool of this run (its tools: {listed})")
+
+
+def _one_source_a_name(sources: list[ToolSource]) -> None:
+    """Tools are told apart by their server's name: two servers named alike would make one's tools the other's."""
+    names = [source.name for source in sources]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"two tool servers of this run are named {twice[0]!r}: give each server its own name")
 
 
 class ToolBox:
@@ -106,6 +116,7 @@ class ToolBox:
             await self.aclose()  # not shielded: each McpSource's task group must be the innermost scope it exits
             raise
         try:
+            _one_source_a_name(self.sources)
             self._check_names(self._route())
         except BaseException:
             await self.aclose()
@@ -124,26 +135,23 @@ class ToolBox:
         self._route()
         return self.specs != before
 
-    def _route(self) -> list[tuple[str, str]]:
-        """The routes of the tools listed: names two sources share prefixed, the allow-list applied, wire names;
-        every (name, known name) listed."""
+    def _route(self) -> list[ToolName]:
+        """The routes of the tools listed: every tool's names (tools/tool_names.py), the allow-list applied, wire
+        names; checked one-to-one, at the start and after every list_changed. Every tool's names returned."""
         listed = [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
-        counts = Counter(spec.name for _, spec in listed)
-        kept: list[tuple[ToolSource, ToolSpec, str]] = []
-        names: list[tuple[str, str]] = []
-        for source, spec in listed:
-            known = f"{source.name}__{spec.name}" if counts[spec.name] > 1 else spec.name
-            names.append((spec.name, known))
-            if self._allowed(known) or self._allowed(spec.name):
-                kept.append((source, spec, known))
-        wire = wire_names(known for _, _, known in kept)
+        names = known_names((source.name, spec.name) for source, spec in listed)
+        kept = [(source, spec, names[source.name, spec.name]) for source, spec in listed]
+        kept = [(source, spec, name) for source, spec, name in kept if any(map(self._allowed, name.aliases))]
+        wire = wire_names(name.known for _, _, name in kept)
         routes: dict[str, Route] = {}
-        for source, spec, known in kept:
-            name = wire[known]
-            offered = spec if spec.name == name else spec.model_copy(update={"name": name})  # no copy per run
-            routes[name] = Route(source, spec.name, offered, known)
+        for source, spec, name in kept:
+            called = wire[name.known]
+            offered = spec if spec.name == called else spec.model_copy(update={"name": called})  # no copy per run
+            routes[called] = Route(source, spec.name, offered, name.known, name.aliases | {called})
+        if len(routes) != len(kept):  # never: known_names and wire_names give distinct names; a tool is never hidden
+            raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
         self._routes = routes
-        return names
+        return list(names.values())
 
     @property
     def instructions(self) -> list[tuple[str, str]]:
@@ -151,13 +159,13 @@ class ToolBox:
         found = [(source.name, getattr(source, "instructions", None)) for source in self.sources]
         return [(name, text) for name, text in found if isinstance(text, str) and text]
 
-    def _check_names(self, listed: list[tuple[str, str]]) -> None:
+    def _check_names(self, listed: list[ToolName]) -> None:
         """An --allow pattern that matches no tool of any source, or a tool choice that names none, is a mistake
         of the run's configuration: said once every source has listed its tools (a pattern may match nothing on
         one server and something on another)."""
-        names = sorted({known for _, known in listed})
+        names = sorted({name.known for name in listed})
         for pattern in self.allow or []:
-            if not any(fnmatch.fnmatchcase(n, pattern) for pair in listed for n in pair):
+            if not any(fnmatch.fnmatchcase(n, pattern) for name in listed for n in name.aliases):
                 raise NoSuchTool("--allow", pattern, names)
         if self.choice is not None and self.choice not in CHOICE_WORDS:
             offered = {route.known for route in self._routes.values()} | set(self._routes)
@@ -212,11 +220,10 @@ class ToolBox:
         route = self._routes.get(name)
         return route.spec if route else None
 
-    def known_name(self, name: str) -> str:
-        """The name users know (`--risky`, `--allow`, spans) of the tool the model calls `name`; `name` itself for a
-        tool this ToolBox does not offer."""
+    def aliases(self, name: str) -> frozenset[str]:
+        """Every name `--risky` may name the tool the model calls `name` by (only `name` for a tool not offered)."""
         route = self._routes.get(name)
-        return route.known if route else name
+        return route.aliases if route else frozenset({name})
 
     async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
         """Run one call of the run `run`; every failure comes back as an error result."""

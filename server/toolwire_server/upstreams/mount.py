@@ -7,8 +7,7 @@ JSON-RPC error while it is down); its resources are a source of the registry's r
 (resources.py)."""
 
 import logging
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -30,15 +29,13 @@ from toolwire_server.upstreams.resources import UpstreamResources
 from toolwire_shared import errors
 from toolwire_shared.results import RETRY_AFTER_META, failed_call
 from toolwire_shared.tools import ToolPolicy
+from toolwire_shared.wire_names import wire_names
 
 log = logging.getLogger("toolwire.server")
 
 STARTUP_S = 10.0
 """How long a server's start waits for its upstreams' first tool lists (one that is slower joins later, with a
 list_changed)."""
-MAX_NAME = 64
-"""The longest tool name every provider accepts."""
-_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 class UpstreamArguments(BaseModel):
@@ -105,8 +102,13 @@ class UpstreamMount:
         finally:
             self._serving = False
 
-    def local_name(self, remote: str) -> str:
-        return (self.prefix + _NOT_NAME.sub("_", remote))[:MAX_NAME]
+    def local_names(self, remotes: Iterable[str]) -> dict[str, str]:
+        """Each of the upstream's names -> its name here, `<prefix><name>` made valid as a client's wire names are
+        (toolwire_shared/wire_names.py): one that would pass 64 characters, or clash, gets a stable hash suffix
+        (never a bare cut, which would give two long names one). The prefix (at most 34 characters) stays whole."""
+        remotes = list(dict.fromkeys(remotes))
+        here = wire_names(self.prefix + remote for remote in remotes)
+        return {remote: here[self.prefix + remote] for remote in remotes}
 
     def _listed(self, listing: Listing) -> None:
         self._put_tools(listing.tools)
@@ -121,7 +123,8 @@ class UpstreamMount:
     def _put_prompts(self, prompts: list[types.Prompt]) -> None:
         """The upstream's prompts under the prefix, replacing the ones it listed before."""
         prompts_here = self.registry.prompts
-        named = {self.local_name(p.name): p for p in prompts}
+        names = self.local_names(p.name for p in prompts)
+        named = {names[p.name]: p for p in prompts}
         kept = {n: p for n, p in named.items() if n in self._prompts or n not in prompts_here}
         if {n: getattr(prompts_here.get(n), "remote", None) for n in self._prompts} == kept:
             return
@@ -163,10 +166,13 @@ class UpstreamMount:
     def _put_tools(self, tools: list[types.Tool]) -> None:
         """The upstream's tool list (first, or after its list_changed): put what is new or changed, drop what went."""
         seen: set[str] = set()
+        names = self.local_names(remote.name for remote in tools)
+        if len(set(names.values())) != len(names):  # never (wire_names): no tool of it may take another's name
+            raise AssertionError(f"upstream {self.upstream.endpoint.name}: two tools would share a name: {names}")
         for remote in tools:
-            name = self.local_name(remote.name)
+            name = names[remote.name]
             existing = self.registry.get(name)
-            if name in seen or (existing is not None and name not in self._names):
+            if name in seen or (existing is not None and name not in self._names):  # listed twice, or the host's
                 log.warning("upstream %s: tool %r skipped: %s is taken", self.upstream.endpoint.name, remote.name, name)
                 continue
             seen.add(name)

@@ -13,11 +13,14 @@ from toolwire_server.upstreams.mount import UpstreamMount
 
 def mount_upstreams(registry: Registry, loaded: LoadedConfig) -> list[UpstreamMount]:
     mounts = [_mount(registry, loaded, name, entry) for name, entry in loaded.config.upstreams.items()]
-    prefixes = [m.prefix for m in mounts]
-    for mount in mounts:
-        others = [p for p in prefixes if p != mount.prefix and p.startswith(mount.prefix)]
+    for mount in mounts:  # no upstream's tool can be named as another's: no prefix begins another (or is it)
+        others = [m for m in mounts if m is not mount and m.prefix.startswith(mount.prefix)]
         if others:
-            raise ConfigError(f"{loaded.path}: upstreams: prefix {mount.prefix!r} is the start of {others[0]!r}")
+            name, other = mount.upstream.endpoint.name, others[0]
+            raise ConfigError(
+                f"{loaded.path}: upstreams: prefix {mount.prefix!r} of {name} is the start of {other.prefix!r} of "
+                f"{other.upstream.endpoint.name} (a tool of one could be named as the other's: give each its own)"
+            )
         taken = [n for n in registry.names() if n.startswith(mount.prefix)]
         if taken:
             raise ConfigError(f"{loaded.path}: upstreams: prefix {mount.prefix!r} is the start of tool {taken[0]!r}")
