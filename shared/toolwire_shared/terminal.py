@@ -12,6 +12,8 @@ from rich.text import Text
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 but tab (\\x09) and newline (\\x0a), DEL, C1."""
+_UNESCAPED_IN_JSON = re.compile(r"[\x7f-\x9f]")
+"""What a JSON encoder writing UTF-8 leaves as it is (it escapes C0 itself): DEL, C1."""
 
 
 def _visible(found: re.Match[str]) -> str:
@@ -27,3 +29,9 @@ def shown(text: object) -> str:
 def inert(text: object) -> Text:
     """`shown(text)` as a Rich Text: for a table cell or a Rich print, where a plain string would be read as markup."""
     return Text(shown(text))
+
+
+def inert_json(document: str) -> str:
+    """A JSON document (written with non-ASCII kept as it is) with DEL and C1 escaped as `\\u00XX`: the same data,
+    and nothing a terminal acts on when it is printed there."""
+    return _UNESCAPED_IN_JSON.sub(lambda found: f"\\u{ord(found[0]):04x}", document)

@@ -86,6 +86,9 @@ def test_server_and_model_text_reaches_the_terminal_exactly_and_inert(tmp_path: 
     trace = inert(toolwire(db, "trace", "show", run_id, "--wide"))
     assert f"order {ORDER_ID}: {result}" in trace and visible(GHOST) in trace
     assert visible(GHOST) in inert(toolwire(db, "trace", "show", run_id, "--waterfall"))
+    exported = toolwire(db, "trace", "export", run_id)  # JSON keeps the text (escaped where a terminal would act)
+    lookup = json.loads(inert(exported))["steps"][0]["results"][0]
+    assert lookup["content"] == f"order {ORDER_ID}: {MARKUP}{CLEAR}{CLIPBOARD}{C1_CSI}"  # the same data
 
     asked_id, asked_run = started(db, "please confirm")
     assert f"Sure? {result}" in inert(asked_run)

@@ -35,7 +35,7 @@ from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
-from toolwire_shared.terminal import shown
+from toolwire_shared.terminal import inert_json, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -450,7 +450,7 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
         hint = input_hint(state) or f"approve with `toolwire approve {state.run_id}`"
         console.print(shown(f"{hint} then `toolwire resume {state.run_id}`"), markup=False, highlight=False)
     if as_json:
-        click.echo(state.model_dump_json(indent=2))
+        click.echo(inert_json(state.model_dump_json(indent=2)))
     sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)
 
 
