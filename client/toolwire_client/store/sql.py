@@ -82,9 +82,9 @@ class SqlRunStore(ABC):
         self._idle: list[Any] = []
         self._held = threading.local()
         self._token = object()
+        """Whose note a state carries (layout.Written): this store's, or one it cannot trust."""
         self._create = True
         """False: open a store that exists, never make one (its file, folder or tables): StoreMissing instead."""
-        """Whose note a state carries (layout.Written): this store's, or one it cannot trust."""
 
     @property
     def _conn(self) -> Any:

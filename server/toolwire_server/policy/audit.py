@@ -79,6 +79,7 @@ class AuditRecord(NamedTuple):
 _SEPARATORS = re.compile(r"[\s_.-]+")
 
 
+@functools.lru_cache(maxsize=4096)  # a tool's argument names come again and again: the call path looks them up
 def field_key(name: str) -> str:
     """A key as `secret_fields` matches it, case and separators (`_`, `-`, `.`, space) aside: a client's `Password`,
     `PASSWORD`, `card-number` or `cardNumber` is the configured `password` or `card_number`."""
