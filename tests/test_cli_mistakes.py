@@ -7,10 +7,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from helpers.cli import clean_env, packaged_scripts, run_toolwire
 from helpers.servers import TEST_TOOLS, HttpServer, free_port
+from toolwire_client.store import open_store
 
 PY = sys.executable
 SUPPORT = f"{PY} -m toolwire_server examples.support_tools:registry --stdio"
@@ -223,6 +225,10 @@ CASES: list[tuple[str, tuple[str, ...], dict[str, str], int, str, bool]] = [
 ]
 
 
+async def _empty_store(db: str) -> None:
+    await (await open_store(db)).aclose()
+
+
 def _check(args: tuple[str, ...], env: dict[str, str], code: int, first: str) -> str:
     done = run_toolwire(*args, env=env)
     out = done.stdout + done.stderr
@@ -241,6 +247,8 @@ def test_a_mistake_is_one_line_and_an_exit_status(
 ) -> None:
     db = tmp_path / "runs.db"
     env = clean_env(TOOLWIRE_DB=str(db), TOOLWIRE_LOG_DIR=str(tmp_path / "logs"), **extra)
+    if not nothing_saved:  # a store to look the run up in: the commands about saved runs make none
+        anyio.run(_empty_store, str(db))
     _check(args, env, code, first)
     if nothing_saved:
         assert not db.exists()  # refused while the command line was read: the store was not even opened

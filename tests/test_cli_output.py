@@ -7,11 +7,13 @@ import re
 import sys
 from pathlib import Path
 
+import anyio
 import click
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.servers import free_port
 from toolwire_client.cli import main
+from toolwire_client.store import open_store
 
 SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
 GST = "What does order A123 cost in total with 18% GST?"
@@ -57,8 +59,13 @@ def test_otlp_with_nothing_listening_is_one_warning_line(tmp_path: Path) -> None
     assert "answer: Order A123 costs 5900.0 rupees with 18% GST." in done.stdout
 
 
+async def _empty_store(db: str) -> None:
+    await (await open_store(db)).aclose()
+
+
 def test_empty_lists_say_so_and_json_is_there_for_scripts(tmp_path: Path) -> None:
     env, db = _env(tmp_path), str(tmp_path / "runs.db")
+    anyio.run(_empty_store, db)  # `runs` and `approvals` read a store, they make none
     assert (
         run_toolwire("runs", env=env).stdout == f"no saved runs in {db}; `toolwire run` or `toolwire demo` saves one\n"
     )

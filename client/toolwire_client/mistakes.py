@@ -13,9 +13,10 @@ import psycopg
 import pydantic
 
 from toolwire_client.models import MissingApiKey, UnknownModel
-from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState
+from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
 from toolwire_client.tools.source import ToolServerFailed
 from toolwire_client.tools.toolbox import NoSuchTool
+from toolwire_shared.terminal import shown
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"
 USAGE, FAILED, CLAIMED = 2, 1, 3
@@ -26,9 +27,13 @@ def debugging() -> bool:
 
 
 class Mistake(click.ClickException):
-    """Printed as `Error: LINE`; a run or a command that failed: exit status 1."""
+    """Printed as `Error: LINE`; a run or a command that failed: exit status 1. The line may quote a server or a
+    model (what a tool server said as it failed), so it is shown inert."""
 
     exit_code = FAILED
+
+    def format_message(self) -> str:
+        return shown(self.message)
 
 
 class UsageMistake(Mistake):
@@ -99,7 +104,7 @@ def _explain(leaf: BaseException) -> tuple[str, int]:
         return f"{leaf} (`toolwire runs` shows its status)", CLAIMED
     if isinstance(leaf, StaleRunState):
         return f"{leaf}; nothing of ours was saved over it", FAILED
-    if isinstance(leaf, RunNotFound | ApprovalRefused):
+    if isinstance(leaf, RunNotFound | ApprovalRefused | StoreMissing):
         return str(leaf), FAILED
     if isinstance(leaf, pydantic.ValidationError):
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in leaf.errors())
@@ -122,6 +127,7 @@ _TYPED = (
     StaleRunState,
     RunNotFound,
     ApprovalRefused,
+    StoreMissing,
 )
 """In an exception group, one of these says more than whatever else went wrong with it."""
 
@@ -184,7 +190,7 @@ class OneLineLogs(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text = f"{record.levelname.lower()}: {_flat(record.getMessage())}"
+            text = shown(f"{record.levelname.lower()}: {_flat(record.getMessage())}")
             if debugging() and record.exc_info:
                 text += "\n" + logging.Formatter().formatException(record.exc_info)
             click.echo(text, err=True)

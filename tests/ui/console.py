@@ -59,6 +59,11 @@ def refunded_cents(support_db: Path, order_id: str) -> int:
         conn.close()
 
 
+async def made(db: str) -> None:
+    """The (empty) run store at `db`, as `toolwire run` would leave it."""
+    await (await open_store(db)).aclose()
+
+
 @contextmanager
 def console(
     db: str,
@@ -70,6 +75,7 @@ def console(
     """`toolwire ui --db DB --port P ARGS` running; its base URL. `meanwhile` runs while the console starts;
     `command` replaces the entry point (a driver script that registers a test's scripted model, for the runs the
     console resumes)."""
+    anyio.run(made, db)  # `toolwire ui` shows a store, it makes none: the runs `meanwhile` saves go into this one
     port = free_port()
     log = folder / f"ui-{port}.log"
     argv = [*command, "ui", "--db", db, "--port", str(port), *args]

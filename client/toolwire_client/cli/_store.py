@@ -29,11 +29,12 @@ def _checked_db(ctx: click.Context, param: click.Parameter, value: str | None) -
         raise click.BadParameter(str(exc)) from exc
 
 
-def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]]) -> T:
-    """Open the store, run `work`, close it."""
+def with_store(db: str | None, work: Callable[[SqlRunStore], Awaitable[T]], *, create: bool = False) -> T:
+    """Open the store, run `work`, close it. A command about saved runs opens a store that exists and makes none
+    (StoreMissing: one line); `create` for one that saves a new run (`submit`)."""
 
     async def main() -> T:
-        store = await open_store(db)
+        store = await open_store(db, create=create)
         try:
             return await work(store)
         finally:

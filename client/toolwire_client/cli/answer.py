@@ -14,6 +14,7 @@ from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.answers import AnswerRefused, answer, waiting_for_input
 from toolwire_shared.elicitation import InputAnswer
+from toolwire_shared.terminal import shown
 
 MAX_JSON_CHARS = 64_000
 """A form answer is a few fields; anything longer is a mistake (or an attempt to fill the store)."""
@@ -50,7 +51,10 @@ def answer_command(
     what = json.dumps(given.content, sort_keys=True) if given.content is not None else given.action
     go_on = f"the worker fleet goes on with it (workflow {workflow})" if workflow else f"`toolwire resume {run_id}`"
     click.echo(
-        f"answered {pending.call.id}: {pending.call.name} of run {run_id} with {what}, by {pending.decided_by}; {go_on}"
+        shown(
+            f"answered {pending.call.id}: {pending.call.name} of run {run_id} with {what}, by {pending.decided_by}; "
+            f"{go_on}"
+        )
     )
 
 

@@ -15,6 +15,7 @@ from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
+from toolwire_shared.terminal import inert, shown
 
 HASH_SHOWN = 12
 DECIDED_SHOWN = 20
@@ -50,7 +51,7 @@ def approvals(db: str | None, as_json: bool) -> None:
         return
     console = Console(width=220)
     if not waiting and not asked:
-        console.print(f"no calls wait for approval in {store_name(db)}", markup=False, highlight=False)
+        console.print(shown(f"no calls wait for approval in {store_name(db)}"), markup=False, highlight=False)
     elif waiting:
         arguments = Column("arguments", max_width=48, overflow="fold")  # the rest of a row keeps its width
         headers: list[str | Column] = ["run", "call id", "tool", arguments, "hash", "since", "why"]
@@ -60,7 +61,7 @@ def approvals(db: str | None, as_json: bool) -> None:
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
             note = p.decision_reason or (f"sub-agent of {state.parent_run_id}" if state.parent_run_id else "")
             waits_for = p.approval_reason or ""
-            table.add_row(state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
+            add_row(table, state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
         console.print(table)
     if asked:
         print_questions(console, asked)
@@ -68,23 +69,22 @@ def approvals(db: str | None, as_json: bool) -> None:
         ids = [(r, c) for r, c, *_ in tampered]
         flagged_table = ids_first(["run", "call id", "tool", "what was wrong", "when"], ids, "not run: tampered")
         for run_id, call_id, tool, why, when in tampered:
-            flagged_table.add_row(run_id, call_id, tool, why or "", str(when)[:19])
+            add_row(flagged_table, run_id, call_id, tool, why or "", str(when)[:19])
         console.print(flagged_table)
     if decided:
         ids = [(d.run_id, d.call_id) for d in decided]
         decided_table = ids_first(["run", "call id", "tool", "decision", "by", "reason", "when"], ids, "decided")
         for d in decided:
             when = d.at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-            decided_table.add_row(
-                d.run_id, d.call_id, d.tool, d.decision, d.decided_by or UNKNOWN, d.reason or "", when
-            )
+            by = d.decided_by or UNKNOWN
+            add_row(decided_table, d.run_id, d.call_id, d.tool, d.decision, by, d.reason or "", when)
         console.print(decided_table)
     if answered:
         ids = [(a["run_id"], a["call_id"]) for a in answered]
         answered_table = ids_first(["run", "call id", "tool", "answer", "by", "when"], ids, "answered")
         for a in answered:
             given = a["content"] if a["content"] is not None else a["action"]
-            answered_table.add_row(a["run_id"], a["call_id"], a["tool"], given, a["by"] or UNKNOWN, a["at"])
+            add_row(answered_table, a["run_id"], a["call_id"], a["tool"], given, a["by"] or UNKNOWN, a["at"])
         console.print(answered_table)
 
 
@@ -99,16 +99,21 @@ def print_questions(console: Console, asked: list[tuple[RunState, PendingCall]])
         assert wanted is not None
         asks = f"visit {wanted.url}" if wanted.mode == "url" else json.dumps(wanted.requested_schema, sort_keys=True)
         since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        table.add_row(state.run_id, p.call.id, p.call.name, wanted.message, asks, since)
+        add_row(table, state.run_id, p.call.id, p.call.name, wanted.message, asks, since)
     table.caption = "answer: toolwire answer RUN CALL --json '{...}' (a form) | --accept (a URL) | --decline | --cancel"
     console.print(table)
 
 
 def ids_first(headers: list[str | Column], ids: list[tuple[str, str]], title: str | None = None) -> Table:
     """A table whose first two columns, the run and call ids a person copies into `approve`, are never cut."""
-    widths = [max([len(str(h)), *(len(row[i]) for row in ids)]) for i, h in enumerate(headers[:2])]
+    widths = [max([len(str(h)), *(len(shown(row[i])) for row in ids)]) for i, h in enumerate(headers[:2])]
     columns = [Column(str(h), no_wrap=True, min_width=w) for h, w in zip(headers[:2], widths, strict=True)]
     return Table(*columns, *headers[2:], title=title)
+
+
+def add_row(table: Table, *cells: object) -> None:
+    """A row of stored text (ids, names, arguments, a server's question): each cell shown exactly and inert."""
+    table.add_row(*(inert(cell) for cell in cells))
 
 
 def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
@@ -129,7 +134,7 @@ def _decided(db: str | None, run_id: str, decide: Decide) -> None:
         return await decide_and_wake(db, store, run_id, decide)
 
     pending, workflow = with_store(db, work)
-    click.echo(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow))
+    click.echo(shown(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow)))
 
 
 @click.command("approve")

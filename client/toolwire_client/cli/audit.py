@@ -12,6 +12,7 @@ from rich.table import Table
 
 from toolwire_server.policy.audit import read_records
 from toolwire_server.policy.config import ConfigError, load_config
+from toolwire_shared.terminal import inert
 
 _SPAN = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
@@ -62,16 +63,17 @@ def audit(
     table = Table("time", "agent", "tool", "outcome", "ms", "chars", "trace", "replica", box=None)
     for r in records:
         when = datetime.fromtimestamp(r["at"]).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-        table.add_row(
+        cells = (
             when,
             r["agent"],
             r["tool"],
             r["outcome"],
             f"{r['latency_ms']:.1f}",
-            str(r["result_chars"]),
+            r["result_chars"],
             (r["trace_id"] or "-")[:16],
             r["replica"],
         )
+        table.add_row(*map(inert, cells))
     Console(width=200).print(table)
     click.echo(f"{len(records)} records", err=True)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import click
 from rich.console import Console
+from rich.text import Text
 
 from toolwire_client.assembly.resume import resume_run
 from toolwire_client.cli._store import db_option, store_name
@@ -29,6 +30,7 @@ from toolwire_client.store import SqlRunStore, open_store
 from toolwire_client.store.approvals import approve
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_shared.ids import new_run_id
+from toolwire_shared.terminal import inert, shown
 
 TASK = "Customer cus_8123 says the keyboards in order A123 arrived broken. Check the order and refund one keyboard."
 SYSTEM = (
@@ -90,7 +92,8 @@ def demo(model: str | None, trace_to: str | None, db: str | None, verbose: bool)
             system=SYSTEM,
             limits=RunLimits(max_steps=8, max_wall_s=120),
         )
-        console.print(f"[bold]toolwire demo[/] - model {config.model}, tool server over stdio, store {store_name(db)}")
+        said = f" - model {config.model}, tool server over stdio, store {store_name(db)}"
+        console.print(Text.assemble(("toolwire demo", "bold"), inert(said)))
         console.print(f"task: {TASK}\n", markup=False, highlight=False)
         run_id = new_run_id()
         output = ServerOutput(run_id, verbose=verbose)
@@ -113,8 +116,10 @@ def demo(model: str | None, trace_to: str | None, db: str | None, verbose: bool)
         console.print(where, markup=False, highlight=False)
     store = f" --db {db}" if db else ""
     console.print(
-        f"the run is saved in {store_name(db)}: `toolwire trace show {state.run_id}{store}` (add --waterfall for "
-        f"its timeline), `toolwire replay {state.run_id}{store}`",
+        shown(
+            f"the run is saved in {store_name(db)}: `toolwire trace show {state.run_id}{store}` (add --waterfall for "
+            f"its timeline), `toolwire replay {state.run_id}{store}`"
+        ),
         markup=False,
         highlight=False,
     )
@@ -145,8 +150,6 @@ async def _approve_all(store: SqlRunStore, state: RunState, console: Console) ->
         if pending.state != "pending_approval":
             continue
         call = pending.call
-        console.print(
-            f"\n[yellow]waiting for approval[/]: {call.name}({call.arguments}) - "
-            f"a person approves it (`toolwire approve {state.run_id} {call.id}`)"
-        )
+        said = f": {call.name}({call.arguments}) - a person approves it (`toolwire approve {state.run_id} {call.id}`)"
+        console.print(Text.assemble("\n", ("waiting for approval", "yellow"), inert(said)))
         await approve(store, state.run_id, call.id, shown_hash=pending.args_hash)

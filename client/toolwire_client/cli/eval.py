@@ -54,12 +54,14 @@ def eval_command(
     """
     import anyio
     from rich.console import Console
+    from rich.text import Text
 
     from toolwire_client.evals import report
     from toolwire_client.evals.progress import LiveProgress
     from toolwire_client.evals.runner import Attempt, EvalRunner
     from toolwire_client.evals.spec import EvalFileError, load_eval_file
     from toolwire_client.models.pricing import PriceFileError, load_prices
+    from toolwire_shared.terminal import inert
 
     try:
         evals = load_eval_file(file)
@@ -85,7 +87,7 @@ def eval_command(
     out = Console()
     out.print(report.table(attempts))
     for line in report.failures(attempts):
-        out.print(f"[red]✗[/red] {line}", highlight=False)
+        out.print(Text.assemble(("✗", "red"), " ", inert(line)))
     data = report.as_json(attempts, threshold=min_success)
     if json_out is not None:
         text = json.dumps(data, indent=2, default=str)

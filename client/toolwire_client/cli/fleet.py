@@ -17,6 +17,7 @@ from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.approvals import decided
+from toolwire_shared.terminal import shown
 
 if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient
@@ -66,7 +67,7 @@ def worker(
 
     trust = worker_trust(servers_file)  # a mistake in the file: one line, before anything starts
     options = WorkerOptions(db, concurrency, queue_concurrency, per_minute, trust=trust)
-    anyio.run(serve, options, lambda line: click.echo(line, err=True))
+    anyio.run(serve, options, lambda line: click.echo(shown(line), err=True))
 
 
 @click.command("submit")
@@ -87,7 +88,7 @@ def submit(task: str, db: str | None, **options: object) -> None:
         finally:
             fleet.close()
 
-    click.echo(with_store(db, work))
+    click.echo(with_store(db, work, create=True))
 
 
 class FleetWatch:
@@ -135,7 +136,7 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
 
     async def work(store: SqlRunStore) -> RunState:
         deadline = None if timeout is None else time.monotonic() + timeout
-        watch = FleetWatch(db, lambda line: click.echo(line, err=True))
+        watch = FleetWatch(db, lambda line: click.echo(shown(line), err=True))
         try:
             while True:
                 state = await store.load(run_id)
@@ -152,13 +153,13 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
             watch.close()
 
     state = with_store(db, work)
-    click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")
+    click.echo(shown(f"{state.run_id}: {state.status} ({state.stop_reason})"))
     if state.report:
-        click.echo(state.report)
+        click.echo(shown(state.report))
     if state.final_answer:
-        click.echo(f"answer: {state.final_answer}")
+        click.echo(shown(f"answer: {state.final_answer}"))
     if state.status == "waiting_for_approval":
         hint = input_hint(state) or f"see `toolwire approvals`, then `toolwire approve {run_id}`"
-        click.echo(f"{hint}: the fleet goes on with it")
+        click.echo(shown(f"{hint}: the fleet goes on with it"))
         sys.exit(WAITING)
     sys.exit(0 if state.status == "done" else 1)

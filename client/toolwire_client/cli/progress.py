@@ -5,6 +5,7 @@ ends in: `  ... tool audit_orders: 3/10 checked A125`."""
 from rich.console import Console
 
 from toolwire_shared.messages import ToolCall
+from toolwire_shared.terminal import shown
 
 
 class LiveText:
@@ -20,7 +21,7 @@ class LiveText:
         if not self.open:
             self.console.print("  ... ", end="", markup=False, highlight=False)
             self.open = True
-        self.console.print(delta, end="", markup=False, highlight=False)
+        self.console.print(shown(delta), end="", markup=False, highlight=False)
         self.console.file.flush()
 
     def end_line(self) -> None:
@@ -31,7 +32,7 @@ class LiveText:
 
 def progress_line(name: str, progress: float, total: float | None, message: str | None) -> str:
     done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-    return f"  ... tool {name}: {done}" + (f" {message}" if message else "")
+    return shown(f"  ... tool {name}: {done}" + (f" {message}" if message else ""))
 
 
 class LiveProgress:

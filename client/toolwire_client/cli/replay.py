@@ -7,6 +7,7 @@ from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.config import RunLimits, config_of
 from toolwire_client.replay import ReplayOutcome, replay
 from toolwire_client.store import SqlRunStore
+from toolwire_shared.terminal import shown
 
 
 @click.command("replay")
@@ -41,6 +42,6 @@ def replay_command(
         return await replay(recorded, limits=limits)
 
     outcome = with_store(db, work)
-    click.echo(f"{run_id}: {outcome.describe()}")
+    click.echo(shown(f"{run_id}: {outcome.describe()}"))
     if not outcome.identical:
         raise SystemExit(1)

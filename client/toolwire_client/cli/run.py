@@ -36,6 +36,7 @@ from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
+from toolwire_shared.terminal import inert_json, shown
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,7 +47,7 @@ def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunS
             live.end_line()
         cost = f" | {state.cost_usd:.4f} USD" if state.cost_usd is not None else ""
         for line in step_lines(state, step):
-            console.print(f"  {line}{cost}", markup=False, highlight=False)
+            console.print(shown(f"  {line}{cost}"), markup=False, highlight=False)
 
     return on_step
 
@@ -82,15 +83,17 @@ def _scripted(state: RunState) -> bool:
 
 
 def print_outcome(console: Console, state: RunState) -> None:
-    console.print(f"-> {state.status}: {state.report or state.stop_reason}", markup=False, highlight=False)
+    console.print(shown(f"-> {state.status}: {state.report or state.stop_reason}"), markup=False, highlight=False)
     if state.final_answer:
-        console.print(f"answer: {state.final_answer}", markup=False, highlight=False)
+        console.print(shown(f"answer: {state.final_answer}"), markup=False, highlight=False)
     skills = skill_use(state)
     if skills is not None:
         loaded = ", ".join(skills.loaded) or "none"
         console.print(
-            f"skills loaded: {loaded} ({skills.loaded_tokens} tokens, once); index: {skills.index_tokens} tokens "
-            "per request",
+            shown(
+                f"skills loaded: {loaded} ({skills.loaded_tokens} tokens, once); index: {skills.index_tokens} tokens "
+                "per request"
+            ),
             markup=False,
             highlight=False,
         )
@@ -111,7 +114,7 @@ def print_outcome(console: Console, state: RunState) -> None:
 def print_run_id(console: Console, run_id: str) -> None:
     """The run's id, to look at it again: every command about a saved run takes it."""
     text = f"run: {run_id} (`toolwire trace show {run_id}` shows it, `toolwire replay {run_id}` replays it)"
-    console.print(text, markup=False, highlight=False)
+    console.print(shown(text), markup=False, highlight=False)
 
 
 def print_server_log(console: Console, output: ServerOutput) -> None:
@@ -423,9 +426,9 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
     print_server_log(console, output)
     if state.status == "waiting_for_approval":
         hint = input_hint(state) or f"approve with `toolwire approve {state.run_id}`"
-        console.print(f"{hint} then `toolwire resume {state.run_id}`", markup=False, highlight=False)
+        console.print(shown(f"{hint} then `toolwire resume {state.run_id}`"), markup=False, highlight=False)
     if as_json:
-        click.echo(state.model_dump_json(indent=2))
+        click.echo(inert_json(state.model_dump_json(indent=2)))
     sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)
 
 

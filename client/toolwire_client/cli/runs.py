@@ -20,6 +20,7 @@ from toolwire_client.run.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.tree import as_tree
+from toolwire_shared.terminal import inert, shown
 
 
 def _when(summary: RunSummary, field: str) -> str:
@@ -41,15 +42,14 @@ def runs(db: str | None, limit: int, as_json: bool) -> None:
         click.echo(json.dumps([s.model_dump(mode="json") for s in found], indent=2))
         return
     if not found:
-        click.echo(f"no saved runs in {store_name(db)}; `toolwire run` or `toolwire demo` saves one")
+        click.echo(shown(f"no saved runs in {store_name(db)}; `toolwire run` or `toolwire demo` saves one"))
         return
     table = Table("id", "task", "status", "steps", "tokens", "started", "updated")
     for depth, s in as_tree(found):
         task = s.task if len(s.task) <= 60 else s.task[:57] + "..."
         run_id = "  " * depth + s.run_id
-        table.add_row(
-            run_id, task, s.status, str(s.steps), str(s.tokens), _when(s, "started_at"), _when(s, "updated_at")
-        )
+        cells = (run_id, task, s.status, s.steps, s.tokens, _when(s, "started_at"), _when(s, "updated_at"))
+        table.add_row(*map(inert, cells))
     Console(width=200).print(table)
 
 
@@ -76,14 +76,13 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
     except Exception as exc:
         note_server_log(exc, output)
         raise
-    click.echo(f"{state.run_id}: {state.status} ({state.stop_reason})")
+    click.echo(shown(f"{state.run_id}: {state.status} ({state.stop_reason})"))
     if state.report:
-        click.echo(state.report)
+        click.echo(shown(state.report))
     if state.final_answer:
-        click.echo(f"answer: {state.final_answer}")
+        click.echo(shown(f"answer: {state.final_answer}"))
     print_server_log(Console(soft_wrap=True), output)
     if state.status == "waiting_for_approval":
         hint = input_hint(state)
-        click.echo(
-            hint or f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`"
-        )
+        hint = hint or f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`"
+        click.echo(shown(hint))

@@ -11,6 +11,7 @@ import platformdirs
 from rich.console import Console
 
 from toolwire_client.tools.server_stderr import NOTE
+from toolwire_shared.terminal import shown
 
 LOG_DIR_ENV = "TOOLWIRE_LOG_DIR"
 
@@ -35,7 +36,7 @@ class ServerOutput:
         with self._lock:
             self._server_wrote = self._server_wrote or not text.startswith(NOTE)
             if self.verbose:
-                self._console.print(f"{server} | {text}", style="dim", markup=False, highlight=False)
+                self._console.print(shown(f"{server} | {text}"), style="dim", markup=False, highlight=False)
                 return
             if self._file is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from toolwire_client.store.base import DecisionRecord
 from toolwire_client.store.tree import load_tree
 from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
 from toolwire_shared.results import ToolResult
+from toolwire_shared.terminal import inert_json, shown
 
 Decided = dict[tuple[str, str], DecisionRecord]
 """The recorded decisions of a run (and its sub-agents), by (run id, call id)."""
@@ -234,7 +235,7 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
         return
     root, children, decided = _load_tree(db, run_id)
     for line in trace_lines(root, wide, children, decided):
-        click.echo(line)
+        click.echo(shown(line))
 
 
 @trace.command("export")
@@ -250,4 +251,4 @@ def export(run_id: str, as_json: bool, output: TextIO, db: str | None) -> None:
         **state.model_dump(mode="json"),
         "approvals": [d.model_dump(mode="json") for d in sorted(decided.values(), key=lambda d: d.at)],
     }
-    output.write(json.dumps(exported, indent=2, ensure_ascii=False) + "\n")
+    output.write(inert_json(json.dumps(exported, indent=2, ensure_ascii=False)) + "\n")

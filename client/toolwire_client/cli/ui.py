@@ -6,7 +6,7 @@ import ipaddress
 
 import click
 
-from toolwire_client.cli._store import db_option, store_name
+from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.servers import servers_file_option
 
 LOOPBACK_NAMES = ("localhost",)
@@ -19,6 +19,10 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+async def _exists(store: object) -> None:
+    """Nothing to do: opening the store (create=False) is the check."""
 
 
 @click.command("ui")
@@ -75,6 +79,7 @@ def ui(
         origins = tuple(check_allowed_origin(o) for o in allowed_origins)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    with_store(db, _exists)  # a console of a store that is not there: one line (StoreMissing), none made
     settings = UiSettings(
         db=db,
         host=host,

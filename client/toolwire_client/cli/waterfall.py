@@ -13,6 +13,7 @@ from rich.text import Text
 
 from toolwire_client.run.state import RunState
 from toolwire_client.run.timeline import Bar, bars, run_end_s
+from toolwire_shared.terminal import inert, shown
 
 __all__ = ["ERROR_BAR", "MODEL_BAR", "TOOL_BAR", "Bar", "bars", "waterfall", "waterfall_text"]
 
@@ -48,8 +49,8 @@ class Waterfall:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         rows = bars(self.state)
-        label_w = max([len("step / call"), *(len(b.label) for b in rows)])
-        mark_w = max([0, *(len(b.mark) for b in rows)])
+        label_w = max([len("step / call"), *(len(shown(b.label)) for b in rows)])
+        mark_w = max([0, *(len(shown(b.mark)) for b in rows)])
         width = self.width or max(20, options.max_width - label_w - mark_w - 14)
         yield _drawing(self.state, rows, width)
 
@@ -69,9 +70,9 @@ def _drawing(state: RunState, rows: list[Bar], width: int) -> RenderableType:
     table.add_column("", no_wrap=True)
     for bar in rows:
         duration = "" if bar.kind == "waiting" else _seconds(bar.duration_s)
-        table.add_row(bar.label, _bar_text(bar, total, width), duration, bar.mark)
+        table.add_row(inert(bar.label), _bar_text(bar, total, width), duration, inert(bar.mark))
     legend = Text(
-        f"{MODEL_BAR} model  {TOOL_BAR} tool  {ERROR_BAR} error  ↻ retry  ⏸ waiting  — run {state.run_id}: "
+        f"{MODEL_BAR} model  {TOOL_BAR} tool  {ERROR_BAR} error  ↻ retry  ⏸ waiting  — run {shown(state.run_id)}: "
         f"{state.status}, {len(state.steps)} steps, {_seconds(total)}",
         style="dim",
     )

@@ -2,7 +2,7 @@
 
 from toolwire_client.store.base import LeaseLost, RunAlreadyClaimed, RunStore, RunSummary, SaveRefused, StaleRunState
 from toolwire_client.store.claims import claim_owner
-from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore
+from toolwire_client.store.sql import ApprovalRefused, RunNotFound, SqlRunStore, StoreMissing
 
 __all__ = [
     "ApprovalRefused",
@@ -14,6 +14,7 @@ __all__ = [
     "SaveRefused",
     "SqlRunStore",
     "StaleRunState",
+    "StoreMissing",
     "check_db",
     "claim_owner",
     "open_store",
@@ -34,15 +35,16 @@ def check_db(db: str | None) -> str | None:
     return db
 
 
-async def open_store(db: str | None = None, connections: int = 1) -> SqlRunStore:
+async def open_store(db: str | None = None, connections: int = 1, *, create: bool = True) -> SqlRunStore:
     """Open (and migrate) a store: None for the default SQLite file, a path (or sqlite:///path), or a
-    `postgresql://` URL; with up to `connections` connections for operations from many tasks at once."""
+    `postgresql://` URL; with up to `connections` connections for operations from many tasks at once. With `create`
+    False, a store that does not exist yet raises StoreMissing (the commands that only read or decide make none)."""
     check_db(db)
     if db and db.startswith(("postgresql://", "postgres://")):
         from toolwire_client.store.postgres import PostgresRunStore
 
-        return await PostgresRunStore(db, connections).open()
+        return await PostgresRunStore(db, connections).open(create)
     from toolwire_client.store.sqlite import SqliteRunStore, default_sqlite_path
 
     path = db.removeprefix("sqlite:///") if db else None
-    return await SqliteRunStore(path or default_sqlite_path(), connections).open()
+    return await SqliteRunStore(path or default_sqlite_path(), connections).open(create)

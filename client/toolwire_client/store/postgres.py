@@ -36,6 +36,12 @@ class PostgresRunStore(SqlRunStore):
     def _lock_migrations(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
 
+    def _has_schema(self, cur: Any) -> bool:
+        return bool(cur.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0])
+
+    def _where(self) -> str:
+        return self.url.split("@")[-1]
+
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 

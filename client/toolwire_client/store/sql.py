@@ -51,6 +51,18 @@ class RunNotFound(KeyError):
         return f"no run '{self.args[0]}' in this store; `toolwire runs` lists the runs it holds"
 
 
+class StoreMissing(Exception):
+    """A command that reads saved runs (or decides on them) was pointed at a store that does not exist; it makes
+    none: a mistyped --db would otherwise leave a new, empty store behind and report nothing to do."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"no run store at {self.where}: check --db or $TOOLWIRE_DB (`toolwire run` makes one)"
+
+
 class ApprovalRefused(Exception):
     """A decision that would not be safe to record (fail closed): the reason says what was wrong."""
 
@@ -71,6 +83,8 @@ class SqlRunStore(ABC):
         self._held = threading.local()
         self._token = object()
         """Whose note a state carries (layout.Written): this store's, or one it cannot trust."""
+        self._create = True
+        """False: open a store that exists, never make one (its file, folder or tables): StoreMissing instead."""
 
     @property
     def _conn(self) -> Any:
@@ -87,6 +101,14 @@ class SqlRunStore(ABC):
 
     @abstractmethod
     def _lock_migrations(self, cur: Any) -> None: ...
+
+    @abstractmethod
+    def _has_schema(self, cur: Any) -> bool:
+        """Whether the database holds a run store (its schema_version table)."""
+
+    @abstractmethod
+    def _where(self) -> str:
+        """The store as a message names it (no password)."""
 
     def _sql(self, text: str) -> str:
         return text
@@ -176,7 +198,9 @@ class SqlRunStore(ABC):
         cur.execute(self._sql(sql), params)
         return cur
 
-    async def open(self) -> "SqlRunStore":
+    async def open(self, create: bool = True) -> "SqlRunStore":
+        """Migrate the store to this toolwire's schema; with `create` False, only a store that exists already."""
+        self._create = create
         await self._run(self._migrate)
         return self
 
@@ -199,6 +223,8 @@ class SqlRunStore(ABC):
     def _migrate(self) -> None:
         with self._transaction() as cur:
             self._lock_migrations(cur)
+            if not self._create and not self._has_schema(cur):
+                raise StoreMissing(self._where())
             self._execute(cur, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY)")
             current = self._execute(cur, "SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
             if current > LATEST:

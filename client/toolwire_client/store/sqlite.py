@@ -8,7 +8,7 @@ from typing import Any
 
 import platformdirs
 
-from toolwire_client.store.sql import SqlRunStore
+from toolwire_client.store.sql import SqlRunStore, StoreMissing
 
 
 def default_sqlite_path() -> Path:
@@ -24,8 +24,14 @@ class SqliteRunStore(SqlRunStore):
         return f"SqliteRunStore({str(self.path)!r})"
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        if self._create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            where: str | Path = self.path
+        elif self.path.is_file():
+            where = self.path.resolve().as_uri() + "?mode=rw"  # never makes the file
+        else:
+            raise StoreMissing(self._where())
+        conn = sqlite3.connect(where, isolation_level=None, check_same_thread=False, timeout=30.0, uri=not self._create)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -47,3 +53,10 @@ class SqliteRunStore(SqlRunStore):
 
     def _lock_migrations(self, cur: Any) -> None:
         """BEGIN IMMEDIATE already holds the write lock."""
+
+    def _has_schema(self, cur: Any) -> bool:
+        found = cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+        return found.fetchone() is not None
+
+    def _where(self) -> str:
+        return str(self.path)

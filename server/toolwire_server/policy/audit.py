@@ -7,10 +7,12 @@ records wait) to SQLite or PostgreSQL, and the rest when the process stops clean
 spawned `--workers` process runs). `read_records` is what `toolwire audit` shows."""
 
 import atexit
+import functools
 import hashlib
 import json
 import logging
 import multiprocessing.util
+import re
 import sqlite3
 import threading
 import time
@@ -74,12 +76,33 @@ class AuditRecord(NamedTuple):
     replica: str
 
 
+_SEPARATORS = re.compile(r"[\s_.-]+")
+
+
+@functools.lru_cache(maxsize=4096)  # a tool's argument names come again and again: the call path looks them up
+def field_key(name: str) -> str:
+    """A key as `secret_fields` matches it, case and separators (`_`, `-`, `.`, space) aside: a client's `Password`,
+    `PASSWORD`, `card-number` or `cardNumber` is the configured `password` or `card_number`."""
+    return _SEPARATORS.sub("", name).casefold()
+
+
+@functools.lru_cache(maxsize=32)
+def _secret_keys(secret: frozenset[str]) -> frozenset[str]:
+    return frozenset(field_key(name) for name in secret)
+
+
 def redact(value: Any, secret: frozenset[str]) -> Any:
-    """`value` with every dict key named in `secret` (at any depth) replaced by REDACTED."""
+    """`value` with every dict key named in `secret` (at any depth; case and separators aside: `field_key`)
+    replaced by REDACTED."""
+    keys = _secret_keys(secret)
+    return _redacted(value, keys) if keys else value
+
+
+def _redacted(value: Any, keys: frozenset[str]) -> Any:
     if isinstance(value, dict):
-        return {k: REDACTED if k in secret else redact(v, secret) for k, v in value.items()}
+        return {k: REDACTED if field_key(str(k)) in keys else _redacted(v, keys) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact(v, secret) for v in value]
+        return [_redacted(v, keys) for v in value]
     return value
 
 
