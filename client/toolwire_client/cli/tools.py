@@ -181,9 +181,9 @@ async def _call(
 def _tool(box: ToolBox, name: str) -> ToolSpec:
     """The tool the user names, by its own name (or SERVER__NAME where two servers share it)."""
     for spec in box.specs:
-        if name in (spec.name, box.known_name(spec.name)):
+        if name == spec.name or name in box.aliases(spec.name):
             return spec
-    known = ", ".join(sorted(box.known_name(spec.name) for spec in box.specs)) or "none"
+    known = ", ".join(sorted(spec.name for spec in box.specs)) or "none"
     raise mistake(f"no tool {name!r} on these servers (their tools: {known}); `toolwire tools` lists them", USAGE)
 
 
