@@ -18,7 +18,7 @@ import widening_driver  # noqa: F401  # registers scripted:widening in this proc
 from fleet.fleet_procs import Worker, servers_file, start_worker, started, support_server
 from helpers.cli import TOOLWIRE, clean_env, run_toolwire
 from helpers.polling import await_until, wait_until
-from store.procs import REPO, tamper
+from store.procs import REPO, load, tamper
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.calls import DESTRUCTIVE, MARKED_RISKY, NAMED_RISKY
@@ -193,7 +193,8 @@ def test_a_fleet_worker_holds_back_its_own_risky_tools_and_refuses_a_risky_typo(
 
     waits = toolwire("wait", plain.stdout.strip(), "--db", db, "--timeout", "60")
     assert waits.returncode == WAITING, waits.stdout + waits.stderr
-    assert "approval" in waits.stdout
+    state = anyio.run(load, db, plain.stdout.strip())
+    assert [(p.call.name, p.approval_reason) for p in state.pending] == [("get_order", MARKED_RISKY)]
     refused = toolwire("wait", typo.stdout.strip(), "--db", db, "--timeout", "60")
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "--risky 'get_ordr' names no tool of this run (its tools: calculator, get_order, " in refused.stdout
