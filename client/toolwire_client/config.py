@@ -67,6 +67,10 @@ class ServerSpec(BaseModel):
     roots: list[str] = Field(default_factory=list)
     """Folders the server is told it may work in (MCP roots, `--root PATH`): absolute paths, each must exist when the
     server starts. None: the roots capability is not advertised."""
+    risky: list[str] = Field(default_factory=list)
+    """Tools of this server that always wait for a person's approval, by their names on the server (a servers file's
+    `risky = [...]`): what `--risky` does for one server, never waived by `trust`. A name the server does not list
+    stops the run before it starts."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> "ServerSpec":

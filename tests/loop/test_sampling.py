@@ -240,7 +240,8 @@ def test_run_refuses_a_missing_root_and_an_unknown_server_with_a_usage_line(tmp_
 
 def test_only_the_worker_s_servers_file_lends_a_fleet_run_s_model_to_a_server(tmp_path: Path) -> None:
     """A submitter cannot turn sampling on for a worker's server (it would spend the worker's model and key); the
-    worker's own servers file can, and a resumed run keeps the user's own --allow-sampling."""
+    worker's own servers file can. A resumed run whose config is not sealed is the same: only the file lends the
+    model (an edit in the run store never does)."""
     servers = tmp_path / "servers.toml"
     servers.write_text('[servers.lender]\ncommand = ["x"]\nsampling = true\n[servers.plain]\ncommand = ["y"]\n')
     submitted = RunConfig(
@@ -249,8 +250,8 @@ def test_only_the_worker_s_servers_file_lends_a_fleet_run_s_model_to_a_server(tm
     saved = submitted.model_dump(mode="json")
     worker = worker_trust(str(servers)).specs_for("run-1", saved, submitted)
     assert [(spec.name, spec.sampling) for spec in worker] == [("plain", False), ("lender", True)]
-    resumed = resume_trust(str(servers)).specs_for("run-1", saved, submitted)  # no seal: by the file, plus its own
-    assert [(spec.name, spec.sampling) for spec in resumed] == [("plain", True), ("lender", True)]
+    resumed = resume_trust(str(servers)).specs_for("run-1", saved, submitted)  # no seal: by the file alone
+    assert [(spec.name, spec.sampling) for spec in resumed] == [("plain", False), ("lender", True)]
 
 
 async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is_refused() -> None:

@@ -51,3 +51,18 @@ async def test_choice_words_name_no_tool() -> None:
     for word in ("auto", "required", "none"):
         async with ToolBox(_sources(), choice=word) as box:
             assert len(box.specs) == 2
+
+
+async def test_a_risky_name_of_no_tool_is_refused_by_the_name_users_know() -> None:
+    """A `--risky` typo would let the tool meant to wait run unasked; a server's own risky list (a servers file's
+    `risky = [...]`) is checked against that server's tools."""
+    for risky, marked, said in (
+        (["get_ordr"], {}, "--risky 'get_ordr' names no tool of this run (its tools: add, get_order)"),
+        ([], {"maths": frozenset({"get_order"})}, "servers.maths.risky 'get_order' names no tool of server maths"),
+    ):
+        box = ToolBox(_sources(), risky=risky, marked=marked)
+        with pytest.raises(NoSuchTool) as refused:
+            await box.start()
+        assert str(refused.value).startswith(said) and not box.started
+    async with ToolBox(_sources(), risky=["add"], marked={"orders": frozenset({"get_order"})}) as box:
+        assert [(spec.name, spec.policy.risky) for spec in box.specs] == [("get_order", True), ("add", False)]

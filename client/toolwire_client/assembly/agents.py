@@ -2,7 +2,7 @@
 with the tools the client itself offers when the config turns them on (`delegate` for sub-agents, `load_skill`
 for skills). Each of those is a ToolSource like a server, so the loop knows nothing of them."""
 
-from toolwire_client.assembly.sources import build_sources
+from toolwire_client.assembly.sources import build_sources, risky_marks
 from toolwire_client.config import RunConfig, ServerSpec
 from toolwire_client.loop import Agent, OnStep
 from toolwire_client.models import make_model
@@ -47,16 +47,21 @@ def build_agent(
         stream=config.stream,
         on_text=on_text,
     )
-    sources = build_sources(config.servers if servers is None else servers, stderr_sink)
-    toolbox = toolbox_for(config, sources, on_progress)
+    specs = config.servers if servers is None else servers
+    toolbox = toolbox_for(config, build_sources(specs, stderr_sink), on_progress, risky_marks(specs))
     return Agent(
         model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
     )
 
 
-def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnProgress | None = None) -> ToolBox:
+def toolbox_for(
+    config: RunConfig,
+    sources: list[ToolSource],
+    on_progress: OnProgress | None = None,
+    marked: dict[str, frozenset[str]] | None = None,
+) -> ToolBox:
     """The run's ToolBox: `sources` and the client's own tools; `on_progress` gets the progress reports of running
-    calls (`toolwire run` shows them live)."""
+    calls (`toolwire run` shows them live); `marked`, the tools each server's spec says wait for approval."""
     own: list[ToolSource] = []
     if config.delegate is not None:
         own.append(DelegateSource())
@@ -68,8 +73,15 @@ def toolbox_for(config: RunConfig, sources: list[ToolSource], on_progress: OnPro
     if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
         own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
+    later = {source.name for source in own}  # the client's own tools may be offered only later (read_resource)
     return ToolBox(
-        [*sources, *own], allow=allow, on_progress=on_progress, max_result_chars=cap, choice=config.tool_choice
+        [*sources, *own],
+        allow=allow,
+        on_progress=on_progress,
+        max_result_chars=cap,
+        choice=config.tool_choice,
+        risky=[name for name in config.risky_tools if name not in later],
+        marked=marked,
     )
 
 

@@ -27,7 +27,7 @@ def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None
                 "FILE`, `toolwire resume RUN --servers FILE`) starts it"
             )
         token = os.environ.get(server.token_env) if server.token_env else None
-        name = server.name or f"server{i + 1}"
+        name = source_name(i, server)
         stderr = ServerStderr(name, stderr_sink) if stderr_sink else None
         env = None
         if server.command:
@@ -52,6 +52,16 @@ def build_sources(servers: list[ServerSpec], stderr_sink: LineSink | None = None
         pool = active_pool()  # runs sharing connections (tools/shared_connections.py)
         sources.append(pool.lease(source) if pool is not None and pool.shares(source) else source)
     return sources
+
+
+def source_name(i: int, server: ServerSpec) -> str:
+    """The name of the source of the `i`th server of a run: its own, or server1, server2, ..."""
+    return server.name or f"server{i + 1}"
+
+
+def risky_marks(servers: list[ServerSpec]) -> dict[str, frozenset[str]]:
+    """Source name -> the tools its spec says always wait for approval (ServerSpec.risky), for the ToolBox."""
+    return {source_name(i, server): frozenset(server.risky) for i, server in enumerate(servers) if server.risky}
 
 
 def _roots(name: str, server: ServerSpec) -> list[str]:

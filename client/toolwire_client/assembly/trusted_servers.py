@@ -6,10 +6,15 @@ variables to read. So a process rebuilding a saved run trusts only its own confi
 
 - a fleet worker starts only the servers of its own servers file (`toolwire worker --servers FILE`), looked up by
   the names the run gives; a submitted run brings no command, URL, token variable, environment or base URL;
-- `toolwire resume` rebuilds a configuration this user's toolwire saved and sealed (seal.py) as it is, and
-  otherwise starts the servers of a servers file it is given (`--servers FILE`) in place of the saved ones, by name.
+- `toolwire resume` (and the console's) rebuilds a configuration this user's toolwire saved and sealed (seal.py) as
+  it is, and otherwise starts the servers of a servers file it is given (`--servers FILE`) in place of the saved
+  ones, by name.
 
-A run that names anything else stops with a reason that says what was refused and what would be accepted."""
+The same rule covers what waives a person's decision: trusting a server's annotations, lending it the model
+(sampling), its roots, and which tools wait for approval. Whatever widens what runs without a person comes only
+from a sealed configuration or the process's own servers file; what narrows comes from anywhere (a server's risky
+tools are the saved ones and the file's, united; the saved `--risky` list and allow-list can only narrow). A run
+that names anything else stops with a reason that says what was refused and what would be accepted."""
 
 import re
 import tomllib
@@ -33,7 +38,8 @@ class Untrusted(ValueError):
 
 class ServersFile(BaseModel):
     """`[servers.NAME]` tables: each a stdio command or an HTTP URL, with its token variable or OAuth client, its
-    env and pass_env, its cwd; `{run_id}` in a command, env value or cwd is the run the server is started for."""
+    env and pass_env, its cwd, and what the user grants it (trust, sampling, roots) or holds back (`risky`, tools
+    that wait for approval); `{run_id}` in a command, env value or cwd is the run the server is started for."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -76,7 +82,8 @@ class ServerTrust:
 
     def specs_for(self, run_id: str, saved: dict[str, Any], config: RunConfig) -> list[ServerSpec]:
         """The servers to start for `run_id`, whose saved configuration is `saved` (parsed as `config`); raises
-        Untrusted for anything this process did not configure itself."""
+        Untrusted for anything this process did not configure itself. Every resume (CLI, console, fleet worker)
+        takes its servers from here: the one place the seal rule is applied."""
         if self.takes_seal and seal.holds(run_id, saved):
             return [self._resolved(run_id, spec) if spec.is_reference else spec for spec in config.servers]
         if self.takes_seal and not self.servers:
@@ -109,11 +116,13 @@ class ServerTrust:
             )
         if not RUN_ID.match(run_id) or ".." in run_id:
             raise Untrusted(f"run id {run_id!r} cannot name a tool server's files; start runs with toolwire")
-        if self.takes_seal:  # resume: the user's own `--trust NAME` and `--allow-sampling NAME`, saved, stand
-            own = own.model_copy(update={"trust": own.trust or spec.trust, "sampling": own.sampling or spec.sampling})
-        # a worker: only its servers file trusts a server or lends it the model (a submitter never waives an approval
-        # the worker asks, nor spends the worker's model on a server)
-        return own.expand({"run_id": run_id})
+        # trust, sampling and roots are the file's alone: an unsealed config (a store writer's edit, a submitter's
+        # run) never waives an approval this process asks, nor lends it the model; its risky tools only add
+        return own.model_copy(update={"risky": _united(own.risky, spec.risky)}).expand({"run_id": run_id})
+
+
+def _united(first: list[str], second: list[str]) -> list[str]:
+    return [*first, *(name for name in second if name not in first)]
 
 
 def worker_trust(path: str | None) -> ServerTrust:

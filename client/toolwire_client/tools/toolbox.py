@@ -63,13 +63,13 @@ CHOICE_WORDS = ("auto", "required", "none")
 
 
 class NoSuchTool(ValueError):
-    """An --allow pattern or a --tool-choice that names no tool of the run (a usage mistake)."""
+    """An --allow pattern, a --risky name or a --tool-choice that names no tool of the run (a usage mistake)."""
 
-    def __init__(self, option: str, value: str, tools: list[str]):
+    def __init__(self, option: str, value: str, tools: list[str], of: str = "this run"):
         self.option, self.value, self.tools = option, value, tools
         what = "matches" if option == "--allow" else "names"
         listed = ", ".join(tools) if tools else "none"
-        super().__init__(f"{option} {value!r} {what} no tool of this run (its tools: {listed})")
+        super().__init__(f"{option} {value!r} {what} no tool of {of} (its tools: {listed})")
 
 
 def _one_source_a_name(sources: list[ToolSource]) -> None:
@@ -90,11 +90,17 @@ class ToolBox:
         on_progress: OnProgress | None = None,
         max_result_chars: int | None = None,
         choice: str | None = None,
+        risky: list[str] | None = None,
+        marked: dict[str, frozenset[str]] | None = None,
     ):
         self.sources = sources
         self.allow = allow
         self.choice = choice
         """The tool the model is made to call (`tool_choice` naming a tool), checked against the tools listed."""
+        self.risky = risky or []
+        """The run's `--risky` names to check against the tools listed (the Agent asks for approval by them)."""
+        self.marked = marked or {}
+        """Source name -> its tools that wait for approval (a servers file's `risky = [...]`): offered marked risky."""
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
@@ -147,6 +153,8 @@ class ToolBox:
         for source, spec, name in kept:
             called = wire[name.known]
             offered = spec if spec.name == called else spec.model_copy(update={"name": called})  # no copy per run
+            if spec.name in self.marked.get(source.name, ()):
+                offered = offered.model_copy(update={"policy": offered.policy.model_copy(update={"risky": True})})
             routes[called] = Route(source, spec.name, offered, name.known, name.aliases | {called})
         if len(routes) != len(kept):  # never: known_names and wire_names give distinct names; a tool is never hidden
             raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
@@ -160,13 +168,22 @@ class ToolBox:
         return [(name, text) for name, text in found if isinstance(text, str) and text]
 
     def _check_names(self, listed: list[ToolName]) -> None:
-        """An --allow pattern that matches no tool of any source, or a tool choice that names none, is a mistake
-        of the run's configuration: said once every source has listed its tools (a pattern may match nothing on
-        one server and something on another)."""
+        """An --allow pattern that matches no tool of any source, a --risky name or a tool choice that names none,
+        is a mistake of the run's configuration: said once every source has listed its tools (a pattern may match
+        nothing on one server and something on another). A risky name that names no tool would let the tool meant
+        to wait run unasked, so it is refused too: by the names approval goes by (a tool's aliases)."""
         names = sorted({name.known for name in listed})
         for pattern in self.allow or []:
             if not any(fnmatch.fnmatchcase(n, pattern) for name in listed for n in name.aliases):
                 raise NoSuchTool("--allow", pattern, names)
+        for risky in self.risky:
+            if not any(risky in name.aliases for name in listed):
+                raise NoSuchTool("--risky", risky, names)
+        for source in self.sources:
+            own = sorted(spec.name for spec in self._listed.get(id(source), []))
+            unknown = sorted(self.marked.get(source.name, frozenset()) - set(own))
+            if unknown:
+                raise NoSuchTool(f"servers.{source.name}.risky", unknown[0], own, f"server {source.name}")
         if self.choice is not None and self.choice not in CHOICE_WORDS:
             offered = {route.known for route in self._routes.values()} | set(self._routes)
             if self.choice not in offered:
