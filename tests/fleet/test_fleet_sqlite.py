@@ -2,6 +2,7 @@
 submit` (run's own options), `toolwire wait` (its exit status says done or waiting), `toolwire approve` putting the
 run back on the queue; a user's mistakes as one line; the per-provider request budget on a real database."""
 
+import asyncio
 import json
 import sqlite3
 import subprocess
@@ -92,6 +93,10 @@ def test_submit_wait_approve_on_one_machine(db: str, worker: Worker, tmp_path: P
 
 
 def test_mistakes_are_one_line(db: str, tmp_path: Path) -> None:
+    missing = toolwire("wait", "run_nope", "--db", db)
+    assert missing.returncode == 1 and missing.stderr.strip().startswith("Error: no run store at"), missing.stderr
+    assert not Path(db).exists()  # `wait` reads a store; it never makes one
+    asyncio.run(_empty_store(db))
     unknown = toolwire("wait", "run_nope", "--db", db)
     assert unknown.returncode == 1 and unknown.stderr.strip() == (
         "Error: no run 'run_nope' in this store; `toolwire runs` lists the runs it holds"
@@ -103,6 +108,10 @@ def test_mistakes_are_one_line(db: str, tmp_path: Path) -> None:
     assert bad_limit.returncode == 2 and "give PROVIDER=N" in bad_limit.stderr and "Traceback" not in bad_limit.stderr
     no_server = toolwire("submit", "a task", "--model", "scripted:recovers", "--db", db)
     assert no_server.returncode == 2 and "name at least one tool server" in no_server.stderr
+
+
+async def _empty_store(db: str) -> None:
+    await (await open_store(db)).aclose()
 
 
 async def test_request_budget_is_shared(tmp_path: Path) -> None:
