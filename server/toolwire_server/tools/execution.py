@@ -6,6 +6,7 @@ InputRequiredResult is the call's answer in the 2026-07-28 era)."""
 
 import dataclasses
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -34,7 +35,7 @@ async def invoke(request: CallRequest) -> Answer:
     tool, limit = request.tool, request.max_result_chars
     assert tool is not None and request.validated is not None  # the grant and argument stages ran
     try:
-        value = await _invoke(tool, request.arguments or {}, request.validated, _context(request, tool), limit)
+        value = await _started(tool, request.arguments or {}, request.validated, _context(request, tool), limit)
     except InputNeeded:  # the call ends here with the question; the client calls again with the answer
         raise
     except ClientLacks as exc:  # a protocol refusal (-32021): nothing ran that relied on what the client lacks
@@ -97,17 +98,17 @@ def where(tool: RegisteredTool) -> str:
     return "process" if tool.isolation == "process" else "loop" if tool.is_async else "thread"
 
 
-async def _invoke(
+def _started(
     tool: RegisteredTool,
     arguments: dict[str, Any],
     validated: BaseModel,
     context: ToolContext | None,
     max_result_chars: int,
-) -> Any:
-    """`context`: None when the tool reads none (no injected parameter, runs here); a bare one is made if it does."""
+) -> Awaitable[Any]:
+    """The tool's run, to await (no coroutine of its own: one frame less a call). `context`: None when the tool
+    reads none (no injected parameter, runs here); a bare one is made if it does."""
     if tool.isolation == "process" and tool.workers is not None:
-        context = context or ToolContext(tool=tool.name)
-        return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))
+        return _in_worker(tool, arguments, context or ToolContext(tool=tool.name), max_result_chars)
     # the model's fields read directly: dict(validated) first looks for a `keys` attribute through pydantic's
     # __getattr__, which costs ~6 µs a call
     kwargs = {**validated.__dict__, **(validated.__pydantic_extra__ or {})}
@@ -115,7 +116,14 @@ async def _invoke(
         context = context or ToolContext(tool=tool.name)
         kwargs[param] = context if kind == "context" else context.idempotency_key
     if tool.is_async:
-        return await on_loop(tool.name, tool.fn(**kwargs))  # its steps timed: the watchdog names a tool that stalls
+        return on_loop(tool.name, tool.fn(**kwargs))  # its steps timed: the watchdog names a tool that stalls
     # A sync function may block; a worker thread keeps the loop serving other calls. It cannot be interrupted,
     # so on timeout the result is dropped and the thread is abandoned.
-    return await anyio.to_thread.run_sync(partial(tool.fn, **kwargs), abandon_on_cancel=True)
+    return anyio.to_thread.run_sync(partial(tool.fn, **kwargs), abandon_on_cancel=True)
+
+
+async def _in_worker(
+    tool: RegisteredTool, arguments: dict[str, Any], context: ToolContext, max_result_chars: int
+) -> "_Finished":
+    assert tool.workers is not None
+    return _Finished(await tool.workers.run(tool, arguments, context, max_result_chars=max_result_chars))

@@ -11,7 +11,6 @@ isolation changes), so a call allocates no closures: the in-process call without
 and the tool."""
 
 from collections.abc import Awaitable
-from functools import partial
 
 import mcp_types as types
 
@@ -45,7 +44,7 @@ def result_of(answer: Answer) -> types.CallToolResult:
 def _built(registry: Registry) -> Chain:
     """The head: the audit (under a policy), then the grant, which goes on into the called tool's own chain."""
     policy = registry.policy
-    head = _chained([stages.Audited(policy)] if policy is not None else [], partial(stages.Granted(), call_next=_tool))
+    head = _chained([stages.Audited(policy)] if policy is not None else [], _linked(stages.Granted(), _tool))
     registry.chains[HEAD] = head
     return head
 
@@ -78,5 +77,17 @@ def _tool_chain(registry: Registry, tool: RegisteredTool) -> Chain:
 def _chained(steps: list[Stage], last: Chain) -> Chain:
     chain = last
     for step in reversed(steps):
-        chain = partial(step, call_next=chain)
+        chain = _linked(step, chain)
     return chain
+
+
+def _linked(step: Stage, call_next: Chain) -> Chain:
+    """`step` with the rest of the chain after it (made once per chain, not per call: a closure is the cheapest
+    call there is, about a third of a keyword `partial`'s)."""
+
+    run_step = step.__call__  # bound once: calling it skips the instance's call slot
+
+    def linked(request: CallRequest) -> Awaitable[Answer]:
+        return run_step(request, call_next)
+
+    return linked
