@@ -49,6 +49,8 @@ class _Launch:
     decided: anyio.Event = field(default_factory=anyio.Event)
     record: TaskRecord | None = None
     refused: types.CallToolResult | None = None
+    failure: Exception | None = None
+    """What the pipeline raised before the task was stored (the store refused it): raised to the call."""
 
 
 @dataclass(frozen=True)
@@ -125,9 +127,11 @@ class TaskEngine:
         if launch.record is None:  # refused before it became a task: the call's answer is why
             self._finished.pop(task_id, None)
             self._first.pop(task_id, None)
-            if launch.refused is None:
-                raise MCPError(code=types.INTERNAL_ERROR, message="the server stopped before the task started")
-            return launch.refused
+            if launch.refused is not None:
+                return launch.refused
+            if launch.failure is not None:  # e.g. the task store is away: this call's error, not the server's
+                raise launch.failure
+            raise MCPError(code=types.INTERNAL_ERROR, message="the server stopped before the task started")
         with anyio.move_on_after(ASK_FIRST_S if tool.ask_before_task else QUICK_S):
             await finished.wait()
         self._finished.pop(task_id, None)
@@ -225,10 +229,15 @@ class TaskEngine:
             if (finished := self._finished.get(task_id)) is not None:
                 self._quick[task_id] = result
                 finished.set()
-        except MCPError as exc:  # a protocol error the tool raised: the task failed, with that JSON-RPC error
-            error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
-            with anyio.CancelScope(shield=True):
-                await self.store.finish(task_id, "failed", message=exc.error.message, error=error)
+        except Exception as exc:
+            if launch.record is None:  # before the task was stored (the store refused it): the call's error
+                launch.failure = exc
+            elif isinstance(exc, MCPError):  # a protocol error the tool raised: the task failed, with that error
+                error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
+                with anyio.CancelScope(shield=True):
+                    await self.store.finish(task_id, "failed", message=exc.error.message, error=error)
+            else:
+                raise
         except anyio.get_cancelled_exc_class():
             if launch.record is not None:
                 with anyio.CancelScope(shield=True):
