@@ -39,7 +39,8 @@ from toolwire_server.auth.access import Grant  # noqa: E402
 from toolwire_server.policy.config import LimitRule  # noqa: E402
 from toolwire_server.policy.counting import Counters, MemoryCounters  # noqa: E402
 from toolwire_server.policy.postgres_counters import PostgresCounters  # noqa: E402
-from toolwire_server.tools.execution import call_tool  # noqa: E402
+from toolwire_server.tools.pipeline import call  # noqa: E402
+from toolwire_server.tools.request import CallRequest  # noqa: E402
 from toolwire_server.transports.processes import ServeSpec  # noqa: E402
 from toolwire_shared.results import RETRY_AFTER_META  # noqa: E402
 
@@ -96,10 +97,10 @@ async def in_process_cpu(folder: Path, calls: int) -> dict[str, float]:
         best = float("inf")
         for _ in range(3):
             for i in range(200):
-                await call_tool(registry, calm, "echo", {"text": f"w{i}"}, max_result_chars=10_000)
+                await call(CallRequest(registry, calm, "echo", {"text": f"w{i}"}, max_result_chars=10_000))
             start = time.process_time()
             for i in range(calls):
-                await call_tool(registry, calm, "echo", {"text": f"c{i}"}, max_result_chars=10_000)
+                await call(CallRequest(registry, calm, "echo", {"text": f"c{i}"}, max_result_chars=10_000))
             if registry.policy is not None and registry.policy.audit is not None:
                 registry.policy.audit.close()
             best = min(best, (time.process_time() - start) / calls * 1e6)

@@ -24,8 +24,9 @@ from toolwire_server.surface.changes import Hub
 from toolwire_server.tasks.engine import TaskEngine
 from toolwire_server.tasks.protocol import add_handlers, as_task, task_call
 from toolwire_server.tasks.store import TaskStore, default_location
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import call
 from toolwire_server.tools.registry import Registry
+from toolwire_server.tools.request import CallRequest
 from toolwire_shared.elicitation import CALL_TAG_META
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
@@ -51,7 +52,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     listings: dict[Grant, types.ListToolsResult] = {}
     listed = {"version": registry.version}
     hub = Hub()
-    tasks = TaskEngine(TaskStore(default_location(registry.name)), max_result_chars=limits.max_result_chars)
+    tasks = TaskEngine(TaskStore(default_location(registry.name)), registry, max_result_chars=limits.max_result_chars)
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -82,7 +83,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
             await session.send_log_message(level, data, logger=logger, related_request_id=ctx.request_id)  # type: ignore[arg-type]
 
         try:
-            return await call_tool(
+            request = CallRequest(
                 registry,
                 who,
                 params.name,
@@ -95,6 +96,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
                 send_log=send_log,
                 asker=asker_of(ctx, tag if isinstance(tag, str) else None),
             )
+            return await call(request)
         except InputNeeded as asked:  # 2026-07-28: the tool asked a question; the client calls again with the answer
             return asked.result
         except anyio.get_cancelled_exc_class():

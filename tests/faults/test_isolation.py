@@ -14,7 +14,8 @@ from faults.harness import FAULT_TOOLS, logged_stdio_client, raw_stdio, read_log
 from helpers.polling import await_until
 from helpers.servers import HttpServer, http_client, text_of, wait_for_file
 from toolwire_server import ALL_TOOLS, load_registry
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import call
+from toolwire_server.tools.request import CallRequest
 from toolwire_shared.results import ERROR_KIND_META
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
@@ -107,9 +108,11 @@ async def test_isolated_tools_in_process_without_a_server() -> None:
     """The one call path isolates in-process callers (RegistrySource) too: no server, no warm-up, same kill."""
     registry = load_registry(FAULT_TOOLS)
     try:
-        pid = await call_tool(registry, ALL_TOOLS, "worker_pid", {}, max_result_chars=1000)
+        pid = await call(CallRequest(registry, ALL_TOOLS, "worker_pid", {}, max_result_chars=1000))
         assert int(text_of(pid)) != os.getpid()
-        hung = await call_tool(registry, ALL_TOOLS, "hang", {"marker": os.devnull + "-x"}, max_result_chars=1000)
+        hung = await call(
+            CallRequest(registry, ALL_TOOLS, "hang", {"marker": os.devnull + "-x"}, max_result_chars=1000)
+        )
         assert kind(hung) == "timeout"
     finally:
         registry.workers.close()

@@ -17,7 +17,8 @@ from toolwire_otel import audit_logs
 from toolwire_otel.setup import _log_exporter
 from toolwire_server.auth.access import Grant
 from toolwire_server.policy.audit import read_records
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import call
+from toolwire_server.tools.request import CallRequest
 from toolwire_server.transports.processes import ServeSpec
 
 CONFIG = f"""
@@ -48,10 +49,12 @@ async def test_each_audit_record_is_a_log_record_in_its_calls_trace(telemetry: T
     _exporter.clear()
     try:
         with trace.get_tracer("test").start_as_current_span("tools/call echo") as first:
-            await call_tool(registry, bot, "echo", {"text": "card 4111"}, max_result_chars=1000)
+            await call(CallRequest(registry, bot, "echo", {"text": "card 4111"}, max_result_chars=1000))
         with trace.get_tracer("test").start_as_current_span("tools/call echo") as second:
-            await call_tool(registry, bot, "echo", {"text": "again"}, max_result_chars=1000)  # over its quota
-        await call_tool(registry, bot, "get_order", {"order_id": "1"}, max_result_chars=1000)  # no trace; refused
+            await call(CallRequest(registry, bot, "echo", {"text": "again"}, max_result_chars=1000))  # over its quota
+        await call(
+            CallRequest(registry, bot, "get_order", {"order_id": "1"}, max_result_chars=1000)
+        )  # no trace; refused
     finally:
         audit_logs.enable(False)
     logs = [got.log_record for got in _exporter.get_finished_logs()]

@@ -10,7 +10,8 @@ from helpers.servers import REPO
 from helpers.telemetry import Telemetry
 from toolwire_server.auth.access import Grant
 from toolwire_server.policy.audit import read_records
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import call
+from toolwire_server.tools.request import CallRequest
 from toolwire_server.transports.processes import ServeSpec
 
 CONFIG = f"""
@@ -48,8 +49,8 @@ async def test_per_agent_metrics_and_the_audit_joins_the_trace(telemetry: Teleme
     bot, other = Grant("support-bot", ("*",)), Grant("other", ("echo",))
     with trace.get_tracer("test").start_as_current_span("the caller's call") as span:
         for grant in (bot, bot, bot, other):
-            await call_tool(registry, grant, "echo", {"text": "x"}, max_result_chars=1000)
-        await call_tool(registry, other, "get_order", {"order_id": "1"}, max_result_chars=1000)
+            await call(CallRequest(registry, grant, "echo", {"text": "x"}, max_result_chars=1000))
+        await call(CallRequest(registry, other, "get_order", {"order_id": "1"}, max_result_chars=1000))
     assert _points(telemetry) == {
         ("support-bot", "ok"): 2,
         ("support-bot", "limited"): 1,

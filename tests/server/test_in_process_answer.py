@@ -1,6 +1,6 @@
 """The in-process call's short cuts give what the one call path gives: a tool that awaits nothing runs without a
 timeout scope (functions/awaits.py), and an answer that is one text block reaches RegistrySource as a TextAnswer
-instead of a CallToolResult read back; both give the same results as `call_tool` and `from_call_result`."""
+instead of a CallToolResult read back; both give the same results as the pipeline's `call` and `from_call_result`."""
 
 import functools
 import time
@@ -20,7 +20,8 @@ from toolwire_server.functions.awaits import never_awaits
 from toolwire_server.functions.context import ToolContext
 from toolwire_server.functions.results import TextAnswer
 from toolwire_server.limits import ServerLimits
-from toolwire_server.tools.execution import call_in_process, call_tool
+from toolwire_server.tools.pipeline import call, run
+from toolwire_server.tools.request import CallRequest
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import from_call_result, kind_of
 
@@ -145,8 +146,8 @@ async def test_the_in_process_answer_is_the_call_path_result(
     tool: str, arguments: dict[str, Any], text_answer: bool
 ) -> None:
     registry = _registry()
-    wire = await call_tool(registry, ALL_TOOLS, tool, arguments, max_result_chars=CAP)
-    answer = await call_in_process(registry, ALL_TOOLS, tool, arguments, max_result_chars=CAP)
+    wire = await call(CallRequest(registry, ALL_TOOLS, tool, arguments, max_result_chars=CAP))
+    answer = await run(CallRequest(registry, ALL_TOOLS, tool, arguments, max_result_chars=CAP))
     assert isinstance(answer, TextAnswer) is text_answer
     made = answer.call_result() if isinstance(answer, TextAnswer) else answer
     assert made.model_dump_json(by_alias=True, exclude_unset=True) == wire.model_dump_json(
@@ -156,8 +157,8 @@ async def test_the_in_process_answer_is_the_call_path_result(
         assert kind_of(wire) == "timeout"
 
     source = RegistrySource(registry, limits=ServerLimits(max_result_chars=CAP))
-    call = ToolCall(id="c1", name=tool, arguments=arguments)
-    result = await source.call(ToolRequest(call, RunContext("r1"), timeout_s=5))
+    made_call = ToolCall(id="c1", name=tool, arguments=arguments)
+    result = await source.call(ToolRequest(made_call, RunContext("r1"), timeout_s=5))
     expected = from_call_result("c1", tool, wire, since=time.perf_counter())
     skip = {"duration_s", "started_at"}
     assert result.model_dump(mode="json", exclude=skip) == expected.model_dump(mode="json", exclude=skip)

@@ -1,5 +1,6 @@
-"""Limits, quotas and the audit trail around the one call path (policy/), in-process: the server's own dispatch
-(`call_tool`) with a policy built from a real configuration file, and the audit written to a real SQLite file."""
+"""Limits, quotas and the audit trail around the one call path (policy/), in-process: the server's own call
+pipeline (`tools.pipeline.call`) with a policy built from a real configuration file, and the audit written to a real
+SQLite file."""
 
 import re
 import sqlite3
@@ -17,8 +18,9 @@ from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server.auth.access import Grant
 from toolwire_server.policy.audit import read_records
 from toolwire_server.policy.config import ConfigError
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import call
 from toolwire_server.tools.registry import Registry
+from toolwire_server.tools.request import CallRequest
 from toolwire_server.transports.processes import ServeSpec
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, read_content
@@ -47,7 +49,7 @@ def _load(tmp_path: Path, body: str) -> Registry:
 
 
 async def _call(registry: Registry, grant: Grant, name: str, arguments: dict[str, Any]) -> Any:
-    return await call_tool(registry, grant, name, arguments, max_result_chars=10_000)
+    return await call(CallRequest(registry, grant, name, arguments, max_result_chars=10_000))
 
 
 @pytest.mark.parametrize(

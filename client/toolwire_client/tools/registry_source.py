@@ -1,6 +1,6 @@
-"""In-process tools: a toolwire_server Registry in this process, called through the server's own dispatch
-(`toolwire_server.tools.execution.call_tool`), so validation, timeouts and error results are the ones stdio and HTTP
-callers get, with no transport in between."""
+"""In-process tools: a toolwire_server Registry in this process, called through the server's own call pipeline
+(`toolwire_server.tools.pipeline.run`), so grants, limits, the audit, validation, timeouts and error results are the
+ones stdio and HTTP callers get, with no transport in between."""
 
 import time
 from typing import Any
@@ -13,8 +13,9 @@ from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, Trans
 from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.functions.results import TextAnswer
 from toolwire_server.limits import ServerLimits
-from toolwire_server.tools.execution import call_in_process
+from toolwire_server.tools.pipeline import run
 from toolwire_server.tools.registry import Registry
+from toolwire_server.tools.request import CallRequest
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, from_call_result
 from toolwire_shared.tools import ToolSpec
@@ -54,15 +55,17 @@ class RegistrySource:
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()
         call = request.call
-        answer = await call_in_process(
-            self.registry,
-            self.grant,
-            call.name,
-            call.arguments,
-            max_result_chars=self.limits.max_result_chars,
-            idempotency_key=request.idempotency_key,
-            timeout_s=request.timeout_s,
-            progress=request.on_progress,
+        answer = await run(
+            CallRequest(
+                self.registry,
+                self.grant,
+                call.name,
+                call.arguments,
+                max_result_chars=self.limits.max_result_chars,
+                idempotency_key=request.idempotency_key,
+                timeout_s=request.timeout_s,
+                progress=request.on_progress,
+            )
         )
         if isinstance(answer, TextAnswer):  # made at once, with when the ToolBox sent it: no MCP result, no copy
             took = time.perf_counter() - started

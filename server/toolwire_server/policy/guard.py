@@ -1,12 +1,13 @@
-"""The policy around the dispatch table: every call that reaches the server passes `CallPolicy.guard`, which
-checks the limits that match it (a refusal is a readable `limited` result with the wait in `_meta`, and the tool
-never runs), runs it, and appends its audit record. tools/execution.call_tool is the one place that calls it."""
+"""The policy around every call: the limit rules that match it (`spend` before it runs: a refusal is a readable
+`limited` result with the wait in `_meta`, and the tool never runs; `counters.give_back` when a call that holds an
+`in_flight` slot ends) and its audit record and metric (`record`, once it ended). The call pipeline's stages apply
+them (tools/stages.py: `Limited`, `Audited`), on every path into it, tasks included."""
 
 import logging
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,6 +19,7 @@ from opentelemetry import trace
 from toolwire_otel import audit_logs
 from toolwire_otel.metrics import record_server_call
 from toolwire_server import texts
+from toolwire_server.functions.results import TextAnswer
 from toolwire_server.policy.audit import NAME_CHARS, AuditLog, AuditRecord, fingerprint
 from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import Counters, Refusal, named_wait
@@ -26,7 +28,6 @@ from toolwire_shared.results import ERROR_KIND_META, RETRY_AFTER_META, failed_ca
 REQUEST_RULES_FROM = 1_000_000
 """Counter numbers of the request limits start here, after any call limit's."""
 log = logging.getLogger("toolwire.server")
-Dispatch = Callable[[], Awaitable[types.CallToolResult]]
 
 
 class CallPolicy:
@@ -77,44 +78,22 @@ class CallPolicy:
         rules = [(first + i, rule) for i, rule in enumerate(self.request_rules) if rule.matches(agent, "*")]
         return await self.counters.take(agent, rules) if rules else None
 
-    async def guard(
-        self, agent: str, tool: str, arguments: dict[str, Any] | None, dispatch: Dispatch, *, countable: bool
-    ) -> types.CallToolResult:
-        """`countable`: the tool exists and the agent's grant allows it (only such calls spend a limit)."""
-        started = time.perf_counter()
-        rules = self.rules_for(agent, tool) if countable else []
-        if rules:
-            try:
-                refusal = await self.counters.take(agent, rules)
-            except Exception as exc:  # the shared store is away: fail closed, readably, the tool not run
-                log.warning("limits: cannot count %s for agent %r (%s); refused", tool, agent, exc)
-                result = failed_call("limited", texts.limits_unavailable(tool))
-                self._record(agent, tool, arguments, result, started, "limited")
-                return result
-            if refusal is not None:
-                result = limited(tool, agent, refusal)
-                self._record(agent, tool, arguments, result, started, "limited")
-                return result
-        holds = any(rule.in_flight is not None for _, rule in rules)
+    async def spend(self, agent: str, tool: str, rules: list[tuple[int, LimitRule]]) -> types.CallToolResult | None:
+        """Take one call from each matching rule's counter: None, admitted; else the result the call ends with (a
+        readable `limited` with the wait in `_meta`; the same, without a wait, while the shared store is away)."""
         try:
-            result = await dispatch()
-        except BaseException:  # cancelled (call_tool raises nothing else): the slot is given back all the same
-            if holds:
-                with anyio.CancelScope(shield=True):
-                    await self.counters.give_back(agent, rules)
-            self._record(agent, tool, arguments, None, started, "cancelled")
-            raise
-        if holds:
-            await self.counters.give_back(agent, rules)
-        self._record(agent, tool, arguments, result, started, _outcome(result))
-        return result
+            refusal = await self.counters.take(agent, rules)
+        except Exception as exc:  # the shared store is away: fail closed, readably, the tool not run
+            log.warning("limits: cannot count %s for agent %r (%s); refused", tool, agent, exc)
+            return failed_call("limited", texts.limits_unavailable(tool))
+        return None if refusal is None else limited(tool, agent, refusal)
 
-    def _record(
+    def record(
         self,
         agent: str,
         tool: str,
         arguments: dict[str, Any] | None,
-        result: types.CallToolResult | None,
+        result: types.CallToolResult | TextAnswer | None,
         started: float,
         outcome: str,
     ) -> None:
@@ -159,14 +138,17 @@ def _amount(refusal: Refusal) -> float:
     return float(value or 0)
 
 
-def _outcome(result: types.CallToolResult) -> str:
-    if not result.is_error:
+def outcome_of(result: types.CallToolResult | TextAnswer) -> str:
+    """`ok`, or the error kind the result carries."""
+    if isinstance(result, TextAnswer) or not result.is_error:
         return "ok"
     kind = (result.meta or {}).get(ERROR_KIND_META)
     return kind if isinstance(kind, str) else "tool_failed"
 
 
-def _size(result: types.CallToolResult | None) -> int:
+def _size(result: types.CallToolResult | TextAnswer | None) -> int:
     if result is None:
         return 0
+    if isinstance(result, TextAnswer):
+        return len(result.text)
     return sum(len(block.text) for block in result.content if isinstance(block, types.TextContent))

@@ -1,13 +1,16 @@
-"""Running tools as tasks: a task-augmented call is stored, answered with its handle at once, and run in the
-background by the replica that took it; the replica stamps its running tasks (the heartbeat), and stops the ones a
-`tasks/cancel` marked, wherever that cancel arrived (the worker process too, under isolation="process")."""
+"""Running tools as tasks: a task-augmented call runs through the call pipeline (tools/pipeline.py) in the
+background of the replica that took it; once admitted (its limits spent, its arguments valid) it is stored and
+answered with its handle, and its `in_flight` slot and its audit record last until it ends. The replica stamps its
+running tasks (the heartbeat), and stops the ones a `tasks/cancel` marked, wherever that cancel arrived (the worker
+process too, under isolation="process")."""
 
 import logging
 import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -19,8 +22,9 @@ from toolwire_server.auth.access import Grant
 from toolwire_server.functions.context import ToolContext
 from toolwire_server.functions.elicit import AskFn, TaskAsker
 from toolwire_server.tasks.store import HEARTBEAT_S, TaskRecord, TaskStore, process_owner
-from toolwire_server.tools.execution import execute
-from toolwire_server.tools.registry import RegisteredTool
+from toolwire_server.tools.pipeline import result_of, run
+from toolwire_server.tools.registry import RegisteredTool, Registry
+from toolwire_server.tools.request import CallRequest
 
 log = logging.getLogger("toolwire.server.tasks")
 
@@ -36,6 +40,19 @@ ASK_FIRST_S = 2.0
 """How long the call of an `ask_before_task` tool waits for its first questions before it answers with the handle."""
 
 
+@dataclass
+class _Launch:
+    """A task-augmented call on its way: `record` once it is stored (admitted), `refused` if it ended before."""
+
+    task_id: str
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    decided: anyio.Event = field(default_factory=anyio.Event)
+    record: TaskRecord | None = None
+    refused: types.CallToolResult | None = None
+    failure: Exception | None = None
+    """What the pipeline raised before the task was stored (the store refused it): raised to the call."""
+
+
 @dataclass(frozen=True)
 class FirstQuestions:
     """An `ask_before_task` tool asked as it started: the call answers with these questions (an InputRequiredResult)
@@ -48,8 +65,8 @@ class FirstQuestions:
 class TaskEngine:
     """One per server: creates tasks, runs them in its task group, and keeps their store rows current."""
 
-    def __init__(self, store: TaskStore, *, max_result_chars: int) -> None:
-        self.store = store
+    def __init__(self, store: TaskStore, registry: Registry, *, max_result_chars: int) -> None:
+        self.store, self.registry = store, registry
         self.owner = process_owner()
         self.max_result_chars = max_result_chars
         self._group: TaskGroup | None = None
@@ -82,15 +99,52 @@ class TaskEngine:
         arguments: dict[str, Any] | None,
         capabilities: types.ClientCapabilities | None = None,
     ) -> TaskRecord | types.CallToolResult | FirstQuestions:
-        """Store the task (durably, before its handle is sent) and start running it. A tool that completes within
-        QUICK_S is answered with its result (the SEP's immediate-result shortcut), else the task is. `capabilities`
-        (the calling client's) say which questions the tool may ask it (`ctx.elicit`). An `ask_before_task` tool's
-        first questions, asked within ASK_FIRST_S, are answered instead (FirstQuestions)."""
+        """Run the call through the call pipeline in the background; once it passed its limits and arguments the
+        task is stored (durably, before its handle is sent), and it runs on. A call refused before that (a limit,
+        bad arguments) is answered with its result and makes no task. A tool that completes within QUICK_S is
+        answered with its result (the SEP's immediate-result shortcut), else the task is. `capabilities` (the
+        calling client's) say which questions the tool may ask it (`ctx.elicit`). An `ask_before_task` tool's first
+        questions, asked within ASK_FIRST_S, are answered instead (FirstQuestions)."""
         if self._group is None:
             raise MCPError(code=types.INTERNAL_ERROR, message="the task engine is not running")
+        launch = _Launch(secrets.token_urlsafe(24))  # an unguessable handle: the spec lets it act as a bearer token
+        task_id = launch.task_id
+        finished = self._finished[task_id] = anyio.Event()
+        if tool.ask_before_task:
+            self._first[task_id] = {}
+        request = CallRequest(
+            self.registry,
+            grant,
+            tool.name,
+            arguments,
+            max_result_chars=self.max_result_chars,
+            context=self._context(task_id, tool, grant, capabilities),
+            admitted=partial(self._store, launch, tool, grant),
+            raise_protocol_errors=True,
+        )
+        self._group.start_soon(self._run, request, launch)
+        await launch.decided.wait()
+        if launch.record is None:  # refused before it became a task: the call's answer is why
+            self._finished.pop(task_id, None)
+            self._first.pop(task_id, None)
+            if launch.refused is not None:
+                return launch.refused
+            if launch.failure is not None:  # e.g. the task store is away: this call's error, not the server's
+                raise launch.failure
+            raise MCPError(code=types.INTERNAL_ERROR, message="the server stopped before the task started")
+        with anyio.move_on_after(ASK_FIRST_S if tool.ask_before_task else QUICK_S):
+            await finished.wait()
+        self._finished.pop(task_id, None)
+        asked = self._first.pop(task_id, None)
+        if asked:
+            return FirstQuestions(launch.record, asked)
+        return self._quick.pop(task_id, launch.record)
+
+    async def _store(self, launch: "_Launch", tool: RegisteredTool, grant: Grant) -> None:
+        """The call was admitted (tools/stages.py `Admitted`): the task is stored and its caller answered."""
         now = time.time()
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(24),  # an unguessable handle: the spec lets it act as a bearer token
+            task_id=launch.task_id,
             agent=grant.agent or "",
             tool=tool.name,
             status="working",
@@ -108,19 +162,9 @@ class TaskEngine:
             cancel_requested=False,
         )
         await self.store.create(record)
-        scope = anyio.CancelScope()
-        self._running[record.task_id] = scope
-        finished = self._finished[record.task_id] = anyio.Event()
-        self._group.start_soon(self._run, record.task_id, tool, grant, arguments, capabilities, scope)
-        if tool.ask_before_task:
-            self._first[record.task_id] = {}
-        with anyio.move_on_after(ASK_FIRST_S if tool.ask_before_task else QUICK_S):
-            await finished.wait()
-        self._finished.pop(record.task_id, None)
-        asked = self._first.pop(record.task_id, None)
-        if asked:
-            return FirstQuestions(record, asked)
-        return self._quick.pop(record.task_id, record)
+        self._running[launch.task_id] = launch.scope
+        launch.record = record
+        launch.decided.set()
 
     async def answer_first(self, task_id: str, agent: str, responses: dict[str, Any]) -> TaskRecord | None:
         """The answers to a task's first questions came with the call again: record them (as `tasks/update` would)
@@ -146,15 +190,10 @@ class TaskEngine:
         if event is not None:
             event.set()
 
-    async def _run(
-        self,
-        task_id: str,
-        tool: RegisteredTool,
-        grant: Grant,
-        arguments: dict[str, Any] | None,
-        capabilities: types.ClientCapabilities | None,
-        scope: Any,
-    ) -> None:
+    def _context(
+        self, task_id: str, tool: RegisteredTool, grant: Grant, capabilities: types.ClientCapabilities | None
+    ) -> ToolContext:
+        """The task's context: its progress and its questions go to the task store (read by tasks/get)."""
         noted = [-NOTE_EVERY_S]
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -165,18 +204,24 @@ class TaskEngine:
             await self.store.note(task_id, f"{where}: {message}" if message else where)
 
         ask = self._asker(task_id)  # a task's questions, raw (ask_fn) or as elicitations (asker), are its rounds
-        context = ToolContext(
+        return ToolContext(
             tool=tool.name, agent=grant.agent, progress_fn=progress, ask_fn=ask, asker=TaskAsker(ask, capabilities)
         )
+
+    async def _run(self, request: CallRequest, launch: "_Launch") -> None:
+        """The whole call, in the background: its limits, its audit record (when the task ends), the tool."""
+        task_id, scope = launch.task_id, launch.scope
         try:
             with scope:
-                result = await execute(
-                    tool, arguments, context, max_result_chars=self.max_result_chars, raise_protocol_errors=True
-                )
+                answer = await run(request)
+            if launch.record is None:  # refused (a limit, bad arguments): no task was made
+                launch.refused = result_of(answer)
+                return
             if scope.cancel_called:
                 with anyio.CancelScope(shield=True):
                     await self.store.finish(task_id, "cancelled", message="cancelled on request")
                 return
+            result = result_of(answer)
             body = result.model_dump(by_alias=True, exclude_none=True, mode="json")
             body.pop("resultType", None)
             with anyio.CancelScope(shield=True):
@@ -184,21 +229,28 @@ class TaskEngine:
             if (finished := self._finished.get(task_id)) is not None:
                 self._quick[task_id] = result
                 finished.set()
-        except MCPError as exc:  # a protocol error the tool raised: the task failed, with that JSON-RPC error
-            error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
-            with anyio.CancelScope(shield=True):
-                await self.store.finish(task_id, "failed", message=exc.error.message, error=error)
+        except Exception as exc:
+            if launch.record is None:  # before the task was stored (the store refused it): the call's error
+                launch.failure = exc
+            elif isinstance(exc, MCPError):  # a protocol error the tool raised: the task failed, with that error
+                error = exc.error.model_dump(by_alias=True, exclude_none=True, mode="json")
+                with anyio.CancelScope(shield=True):
+                    await self.store.finish(task_id, "failed", message=exc.error.message, error=error)
+            else:
+                raise
         except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self.store.finish(
-                    task_id,
-                    "failed",
-                    message="the server stopped before the task finished",
-                    error={"code": types.INTERNAL_ERROR, "message": "the server stopped before the task finished"},
-                )
+            if launch.record is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.store.finish(
+                        task_id,
+                        "failed",
+                        message="the server stopped before the task finished",
+                        error={"code": types.INTERNAL_ERROR, "message": "the server stopped before the task finished"},
+                    )
             raise
         finally:
             self._running.pop(task_id, None)
+            launch.decided.set()
 
     def _asker(self, task_id: str) -> AskFn:
         """The input seam: park the task in `input_required` with `requests` (key -> an MRTR input request such as

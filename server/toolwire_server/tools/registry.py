@@ -139,10 +139,22 @@ class Registry:
         """Reaches the sessions of every server built from this registry while it runs."""
         self.version = 0
         """Counts registrations of tools, so a server's cached tools/list is rebuilt after one."""
-        self.policy: CallPolicy | None = None
-        """Limits and the audit trail around every call (set from `serve --config`); None: calls go straight in."""
+        self._policy: CallPolicy | None = None
+        self.chains: dict[str, Any] = {}
+        """The call pipeline's chains (tools/pipeline.py): its head, and each tool's, built at its first call and
+        forgotten when a tool, the policy or isolation changes."""
         self.mounts: list[Mount] = []
         """Tools from elsewhere, kept here while a server runs (`serve --config` with [upstreams])."""
+
+    @property
+    def policy(self) -> CallPolicy | None:
+        """Limits and the audit trail around every call (set from `serve --config`); None: calls go straight in."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, policy: CallPolicy | None) -> None:
+        self._policy = policy
+        self.chains.clear()
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Decorator. The description should tell the model *when* to use the tool (defaults to the docstring)."""
@@ -200,6 +212,7 @@ class Registry:
             awaits_nothing=never_awaits(fn),
         )
         self._tools[tool_name] = registered
+        self.chains.clear()
         self.version += 1
         self.changes.post(ToolsListChanged())
         return registered
@@ -207,12 +220,14 @@ class Registry:
     def put(self, tool: RegisteredTool) -> None:
         """Add or replace a tool a mount made (its own RegisteredTool); the servers' clients are told."""
         self._tools[tool.name] = tool
+        self.chains.clear()
         self.version += 1
         self.changes.post(ToolsListChanged())
 
     def remove(self, name: str) -> None:
         """Take a tool out (a mount's upstream dropped it); the servers' clients are told."""
         if self._tools.pop(name, None) is not None:
+            self.chains.clear()
             self.version += 1
             self.changes.post(ToolsListChanged())
 
@@ -282,6 +297,7 @@ class Registry:
     def isolate_all(self) -> None:
         """Run every tool, registered or yet to be, in a worker process (`toolwire serve --isolate`)."""
         self.isolation = "process"
+        self.chains.clear()
         for tool in self._tools.values():
             tool.isolation = "process"
 

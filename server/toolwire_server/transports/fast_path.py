@@ -1,6 +1,6 @@
 """The lean path for the commonest request on stdio: a 2026-07-28 (modern era) `tools/call` of a tool that needs no
 session (it takes no ToolContext) is answered from the read loop itself: parsed once, run through the one tool-call
-path (`execution.call_tool`), checked and shaped by the same per-version surface functions the SDK uses, and written
+path (tools/pipeline.py), checked and shaped by the same per-version surface functions the SDK uses, and written
 as one line. The SDK's dispatcher, runner, middleware chain and memory streams around it cost about four fifths of a
 call (bench/server_bench.py). Anything else, and anything this path is not sure of, goes to the SDK untouched; its
 answers are the SDK path's answers (tests/server/test_fast_path.py compares them)."""
@@ -25,8 +25,9 @@ from pydantic import ValidationError
 
 from toolwire_server.auth.access import Grant
 from toolwire_server.limits import ServerLimits
-from toolwire_server.tools.execution import call_tool
+from toolwire_server.tools.pipeline import result_of, run
 from toolwire_server.tools.registry import Registry
+from toolwire_server.tools.request import CallRequest
 from toolwire_shared.tools import IDEMPOTENCY_KEY_META
 
 log = logging.getLogger("toolwire.server")
@@ -78,7 +79,7 @@ def fast_call(message: Any, registry: Registry) -> FastCall | None:
     version = meta.get(types.PROTOCOL_VERSION_META_KEY)
     if version not in MODERN_PROTOCOL_VERSIONS:
         return None
-    tool = registry.get(name)  # an unknown name gets call_tool's answer, as on the SDK path
+    tool = registry.get(name)  # an unknown name gets the pipeline's answer, as on the SDK path
     if tool is not None and ("context" in tool.injected.values() or tool.task is not None):
         return None  # a task-supporting tool goes to the SDK path too: it may become a task (tasks/protocol.py)
     try:
@@ -90,7 +91,7 @@ def fast_call(message: Any, registry: Registry) -> FastCall | None:
 
 @dataclass(frozen=True)
 class Answerer:
-    """Runs a FastCall through `call_tool` and writes the JSON-RPC response the SDK would write."""
+    """Runs a FastCall through the call pipeline and writes the JSON-RPC response the SDK would write."""
 
     registry: Registry
     limits: ServerLimits
@@ -99,7 +100,7 @@ class Answerer:
     async def answer(self, call: FastCall, grant: Grant) -> bytes:
         with _server_span(call.name, call.request_id, call.meta) as span:
             key = call.meta.get(IDEMPOTENCY_KEY_META)
-            result = await call_tool(
+            request = CallRequest(
                 self.registry,
                 grant,
                 call.name,
@@ -107,6 +108,7 @@ class Answerer:
                 max_result_chars=self.limits.max_result_chars,
                 idempotency_key=key if isinstance(key, str) else None,
             )
+            result = result_of(await run(request))
             if result.is_error and span.is_recording():
                 span.set_attribute("error.type", "tool_error")
                 span.set_status(StatusCode.ERROR)
