@@ -1,6 +1,6 @@
 """Limits, quotas and the audit trail (issue 25): what they cost and whether they are fair.
 
-1. CPU per call with limits and audit on vs off: in-process through the server's one call path (`call_tool`: the
+1. CPU per call with limits and audit on vs off: in-process through the server's call pipeline (`pipeline.call`: the
    worst case, nothing else to hide the cost), and on a real `toolwire serve --http --config` (server process CPU).
 2. Fairness: an agent making sequential calls, alone and beside a hog in its own process (8 loops as fast as the
    server answers) that is at its limit (60 per minute) and ignores the wait, that is at its limit and waits what
@@ -88,8 +88,8 @@ def _config(folder: Path, name: str, body: str) -> Path:
 
 
 async def in_process_cpu(folder: Path, calls: int) -> dict[str, float]:
-    """CPU µs per call through call_tool, policy off vs limits (one matching rule of each kind) and audit on; the
-    audit's writer thread counts (process time covers every thread; the last batch is written inside the window)."""
+    """CPU µs per call through the call pipeline, policy off vs limits (one matching rule of each kind) and audit on;
+    the audit's writer thread counts (process time covers every thread; the last batch is written inside the window)."""
     out: dict[str, float] = {}
     calm = Grant(agent="calm", patterns=("*",))
     for label, body in (("off", ""), ("on", GENEROUS + AUDIT)):
