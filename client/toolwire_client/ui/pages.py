@@ -61,9 +61,11 @@ def login_page(message: str = "") -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>log in · toolwire</title>'
         '<link rel="stylesheet" href="/static/ui.css"></head><body><main class="login"><h1>toolwire</h1>'
-        f"{said}<p>This console asks for a token of its tokens file (the same file as <code>toolwire serve "
-        '--tokens</code>); decisions are recorded under that agent\'s name.</p><form method="post" action="/login">'
-        '<label>token <input type="password" name="token" autocomplete="current-password" required autofocus></label>'
+        f"{said}<p>Log in with your name and token, as the console's tokens file names you (<code>[people.NAME]"
+        "</code>; an agent's tool token does not log in here); decisions are recorded under your name.</p>"
+        '<form method="post" action="/login">'
+        '<label>name <input name="name" autocomplete="username" required autofocus></label> '
+        '<label>token <input type="password" name="token" autocomplete="current-password" required></label>'
         " <button>log in</button></form></main></body></html>"
     )
 

@@ -1,0 +1,70 @@
+"""The console with many tabs open in one browser (issue 33 §7): a browser keeps at most 6 connections to one host,
+and a live stream per tab held one each, so a seventh tab never loaded and a decision made in any tab was never
+sent. The tabs now share one stream (static/live-worker.js): with 8 tabs open, each loads, a decision made in one is
+recorded, and another tab shows it live. Debian's chromium driven by playwright, against `toolwire ui` in its own
+process: without a login, and with a person logged in (the shared stream carries the session's cookie)."""
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from console import CHROMIUM, NO_CHROMIUM, console, decided, people_file, waiting_run
+
+from toolwire_client.store.approvals import default_approver
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+TABS = 8
+WAIT_MS = 30_000
+"""The bound on any one wait for a page (a seventh tab on one stream per tab never loads: the test fails there)."""
+TOKEN = "tok-alice-0123456789"
+T = TypeVar("T")
+
+
+def in_thread(work: Callable[..., T], *args: str) -> T:
+    """`work(*args)` in a thread: it runs an event loop of its own, and playwright's sync API runs one in this one."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(work, *args).result()
+
+
+@pytest.fixture(params=["no login", "alice logs in"])
+def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+    """A console with one refund run waiting (the store, the url, who decides)."""
+    db = str(tmp_path / "runs.db")
+    args: list[str] = []
+    if request.param == "alice logs in":
+        args = ["--tokens", str(people_file(tmp_path, {"alice": (TOKEN, ["*"], ["*"])}))]
+    with console(db, tmp_path, *args, meanwhile=lambda: in_thread(waiting_run, db, "run_tabs")) as url:
+        yield db, url, "alice" if args else default_approver()
+
+
+def test_eight_tabs_load_and_a_decision_in_one_is_recorded(setup: tuple[str, str, str], browser: Any) -> None:
+    db, url, who = setup
+    tabs = browser.new_context()  # one browser profile: its tabs share the 6 connections to the console
+    try:
+        first = tabs.new_page()
+        first.goto(url + "/")
+        if who == "alice":
+            first.fill("input[name=name]", "alice")
+            first.fill("input[name=token]", TOKEN)
+            first.click("button")
+            first.wait_for_url(url + "/")
+        opened = [first]
+        for n in range(1, TABS):
+            page = tabs.new_page()
+            page.goto(url + ["/", "/decisions", "/runs/run_tabs"][n % 3], timeout=WAIT_MS)
+            opened.append(page)
+        watcher = opened[2]  # on /runs/run_tabs: the decision shows up there live
+        assert watcher.locator("form.decision").count() == 1
+
+        deciding = opened[-1]
+        deciding.goto(url + "/decisions", timeout=WAIT_MS)
+        card = deciding.locator('form.decision[data-run="run_tabs"][data-call="call_1"]')
+        card.locator("button.approve").click(timeout=WAIT_MS)
+        deciding.wait_for_url(url + "/decisions", timeout=WAIT_MS)
+        assert "approved issue_refund" in deciding.locator(".flash").inner_text()
+        assert in_thread(decided, db, "run_tabs") == [("approve", who)]
+        watcher.locator("form.decision").wait_for(state="detached", timeout=WAIT_MS)  # sent by the shared stream
+    finally:
+        tabs.close()
