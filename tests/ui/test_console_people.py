@@ -5,7 +5,9 @@ logins are throttled per client and per account, so one client's flood never kee
 out; a tokens file with no people does not start the console, saying why in one line."""
 
 import json
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import pytest
 from console import answered, console, decided, form_of, people_file, question_run, waiting_run
 
 from helpers.cli import run_toolwire
+from helpers.polling import wait_until
 from helpers.servers import free_port, tokens_file
 
 AGENT_TOKEN = "tok-support-agent-get-order-only"
@@ -80,6 +83,24 @@ def test_a_person_reads_only_their_agents_runs(people_console: tuple[str, str]) 
         parts = json.loads(first.removeprefix("data: "))
         assert list(parts) == ["/decisions"] and "run_billing" in parts["/decisions"]["decide"]
         assert "run_support" not in first
+
+
+def test_a_live_stream_ends_with_its_session(people_console: tuple[str, str]) -> None:
+    """The tabs of a browser share one stream (static/live-worker.js): it must not go on sending one person's runs
+    after they logged out (the browser then connects again, as whoever holds its cookie now)."""
+    _, url = people_console
+    ended = threading.Event()
+    with logged_in(url, "bob") as bob:
+        csrf = form_of(bob.get("/decisions").text)["csrf"]
+        with (
+            bob.stream("GET", "/events", params={"watch": "/decisions"}) as stream,
+            ThreadPoolExecutor(1) as reader,
+        ):
+            lines = stream.iter_lines()
+            assert "run_billing" in next(line for line in lines if line.startswith("data: "))  # it streams
+            assert bob.post("/logout", data={"csrf": csrf}, headers={"origin": url}).status_code == 303
+            reader.submit(lambda: (list(lines), ended.set()))
+            wait_until(ended.is_set, "the live stream to end after its session logged out", timeout_s=30)
 
 
 def test_a_person_decides_only_their_agents_runs_and_tools(people_console: tuple[str, str]) -> None:

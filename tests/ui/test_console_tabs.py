@@ -68,3 +68,33 @@ def test_eight_tabs_load_and_a_decision_in_one_is_recorded(setup: tuple[str, str
         watcher.locator("form.decision").wait_for(state="detached", timeout=WAIT_MS)  # sent by the shared stream
     finally:
         tabs.close()
+
+
+def test_a_tab_of_another_person_gets_only_their_runs(tmp_path: Path, browser: Any) -> None:
+    """Alice has a tab open; bob logs in in another tab of the same browser (the cookie is now his, alice's session
+    still open). The tabs share one stream: it must start again as bob, so bob's tab is never sent alice's runs."""
+    db = str(tmp_path / "runs.db")
+    people = {"alice": (TOKEN, ["*"], ["*"]), "bob": ("tok-bob-0123456789", ["billing"], ["*"])}
+    tokens = people_file(tmp_path, people)
+
+    def first() -> None:
+        in_thread(waiting_run, db, "run_first")
+
+    with console(db, tmp_path, "--tokens", str(tokens), meanwhile=first) as url:
+        tabs = browser.new_context()
+        try:
+            alices, bobs = tabs.new_page(), tabs.new_page()
+            for page, name in ((alices, "alice"), (bobs, "bob")):
+                page.goto(url + "/login")
+                page.fill("input[name=name]", name)
+                page.fill("input[name=token]", people[name][0])
+                page.click("button")
+                page.wait_for_url(url + "/")
+                assert page.locator('#runs tr[data-run="run_first"]').count() == (name == "alice")
+            in_thread(waiting_run, db, "run_support_later", "support-bot")
+            in_thread(waiting_run, db, "run_billing_later", "billing")
+            bobs.locator('#runs tr[data-run="run_billing_later"]').wait_for(timeout=WAIT_MS)  # sent live
+            assert bobs.locator('#runs tr[data-run="run_support_later"]').count() == 0
+            assert bobs.locator('#runs tr[data-run="run_first"]').count() == 0
+        finally:
+            tabs.close()

@@ -136,7 +136,9 @@ def _routes(console: Console) -> list[Route]:
         count = len(await waiting_calls(store(), session.person))
         flash, session.flash = session.flash, []
         csrf = session.csrf if sessions.login_required else None
-        html = pages.layout(title, body, live=live, who=who(session), csrf=csrf, waiting=count, flash=flash)
+        html = pages.layout(
+            title, body, live=live, viewer=session.viewer, who=who(session), csrf=csrf, waiting=count, flash=flash
+        )
         response = HTMLResponse(html)
         if sid:
             set_cookie(response, request, sid)
@@ -236,7 +238,7 @@ def _routes(console: Console) -> list[Route]:
         if session is None:
             return Response("log in first", 401)
         watched = sorted(set(request.query_params.getlist("watch")))[:WATCHED_MAX]
-        return fragment_stream(request, watched, lambda page: watched_parts(session, page))
+        return fragment_stream(request, watched, lambda page: watched_parts(session, page), lambda: session.still_open)
 
     async def checked(request: Request) -> tuple[Session, FormData, str] | Response:
         """A decision's session, form and page to go back to, or the refusal when the form carries no valid CSRF

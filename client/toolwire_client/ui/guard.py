@@ -49,6 +49,15 @@ class Session:
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     expires: float = field(default_factory=lambda: time.monotonic() + SESSION_S)
     flash: list[str] = field(default_factory=list)
+    viewer: str = field(default_factory=lambda: secrets.token_urlsafe(9))
+    """The session's public name, on its pages (not a secret: the live worker tells sessions apart by it)."""
+
+    ended: bool = False
+    """Logged out: a live stream of the session ends with it."""
+
+    @property
+    def still_open(self) -> bool:
+        return not self.ended and self.expires >= time.monotonic()
 
     @property
     def who(self) -> str | None:
@@ -102,7 +111,9 @@ class Sessions:
         return self.start(person)
 
     def end(self, request: Request) -> None:
-        self.open.pop(request.cookies.get(COOKIE, ""), None)
+        ended = self.open.pop(request.cookies.get(COOKIE, ""), None)
+        if ended is not None:
+            ended.ended = True
 
     def _forget_expired(self) -> None:
         now = time.monotonic()

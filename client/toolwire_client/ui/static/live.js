@@ -5,6 +5,7 @@
 (function () {
   "use strict";
   var src = document.body.getAttribute("data-live");
+  var viewer = document.body.getAttribute("data-viewer");
   if (!src) return;
   var pending = {};
   // Something typed or chosen in a form of the element (an answer half filled in, a reason): a swap would lose it.
@@ -48,10 +49,10 @@
     var worker = new SharedWorker("/static/live-worker.js");
     worker.port.onmessage = function (message) { apply(message.data); };
     worker.port.start();
-    worker.port.postMessage({ page: src });
+    worker.port.postMessage({ page: src, viewer: viewer });
     window.addEventListener("pagehide", function () { worker.port.postMessage({ page: null }); });
     window.addEventListener("pageshow", function (event) {
-      if (event.persisted) worker.port.postMessage({ page: src });
+      if (event.persisted) worker.port.postMessage({ page: src, viewer: viewer });
     });
   } else if (window.EventSource) {
     var events = new EventSource("/events?watch=" + encodeURIComponent(src));
