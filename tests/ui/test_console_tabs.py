@@ -6,7 +6,8 @@ process: without a login, and with a person logged in (the shared stream carries
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+from contextlib import ExitStack
+from functools import partial
 from typing import Any, TypeVar
 
 import pytest
@@ -28,24 +29,36 @@ def in_thread(work: Callable[..., T], *args: str) -> T:
         return thread.submit(work, *args).result()
 
 
-@pytest.fixture(params=["no login", "alice logs in"])
-def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str, str]]:
-    """A console with one refund run waiting (the store, the url, who decides)."""
-    db = str(tmp_path / "runs.db")
-    args: list[str] = []
-    if request.param == "alice logs in":
-        args = ["--tokens", str(people_file(tmp_path, {"alice": (TOKEN, ["*"], ["*"])}))]
-    with console(db, tmp_path, *args, meanwhile=lambda: in_thread(waiting_run, db, "run_tabs")) as url:
-        yield db, url, "alice" if args else default_approver()
+BOB = "tok-bob-0123456789"
+PEOPLE = {"alice": (TOKEN, ["*"], ["*"]), "bob": (BOB, ["billing"], ["*"])}
 
 
-def test_eight_tabs_load_and_a_decision_in_one_is_recorded(setup: tuple[str, str, str], browser: Any) -> None:
-    db, url, who = setup
+@pytest.fixture(scope="module")
+def consoles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[str, str]]]:
+    """Three consoles, each on its own store with one refund run waiting, started before the browser (the store, the
+    url): without a login; with alice's login; with alice's and bob's (bob sees only agent billing's runs)."""
+    with ExitStack() as stack:
+        started = {}
+        for name in ("no login", "alice logs in", "two people"):
+            folder = tmp_path_factory.mktemp("tabs")
+            db = str(folder / "runs.db")
+            args = ["--tokens", str(people_file(folder, PEOPLE))] if name != "no login" else []
+            waiting = "run_first" if name == "two people" else "run_tabs"
+            url = stack.enter_context(console(db, folder, *args, meanwhile=partial(waiting_run, db, waiting)))
+            started[name] = (db, url)
+        yield started
+
+
+@pytest.mark.parametrize("who", ["no login", "alice logs in"])
+def test_eight_tabs_load_and_a_decision_in_one_is_recorded(
+    consoles: dict[str, tuple[str, str]], browser: Any, who: str
+) -> None:
+    db, url = consoles[who]
     tabs = browser.new_context()  # one browser profile: its tabs share the 6 connections to the console
     try:
         first = tabs.new_page()
         first.goto(url + "/")
-        if who == "alice":
+        if who == "alice logs in":
             first.fill("input[name=name]", "alice")
             first.fill("input[name=token]", TOKEN)
             first.click("button")
@@ -64,37 +77,31 @@ def test_eight_tabs_load_and_a_decision_in_one_is_recorded(setup: tuple[str, str
         card.locator("button.approve").click(timeout=WAIT_MS)
         deciding.wait_for_url(url + "/decisions", timeout=WAIT_MS)
         assert "approved issue_refund" in deciding.locator(".flash").inner_text()
-        assert in_thread(decided, db, "run_tabs") == [("approve", who)]
+        by = "alice" if who == "alice logs in" else default_approver()
+        assert in_thread(decided, db, "run_tabs") == [("approve", by)]
         watcher.locator("form.decision").wait_for(state="detached", timeout=WAIT_MS)  # sent by the shared stream
     finally:
         tabs.close()
 
 
-def test_a_tab_of_another_person_gets_only_their_runs(tmp_path: Path, browser: Any) -> None:
+def test_a_tab_of_another_person_gets_only_their_runs(consoles: dict[str, tuple[str, str]], browser: Any) -> None:
     """Alice has a tab open; bob logs in in another tab of the same browser (the cookie is now his, alice's session
     still open). The tabs share one stream: it must start again as bob, so bob's tab is never sent alice's runs."""
-    db = str(tmp_path / "runs.db")
-    people = {"alice": (TOKEN, ["*"], ["*"]), "bob": ("tok-bob-0123456789", ["billing"], ["*"])}
-    tokens = people_file(tmp_path, people)
-
-    def first() -> None:
-        in_thread(waiting_run, db, "run_first")
-
-    with console(db, tmp_path, "--tokens", str(tokens), meanwhile=first) as url:
-        tabs = browser.new_context()
-        try:
-            alices, bobs = tabs.new_page(), tabs.new_page()
-            for page, name in ((alices, "alice"), (bobs, "bob")):
-                page.goto(url + "/login")
-                page.fill("input[name=name]", name)
-                page.fill("input[name=token]", people[name][0])
-                page.click("button")
-                page.wait_for_url(url + "/")
-                assert page.locator('#runs tr[data-run="run_first"]').count() == (name == "alice")
-            in_thread(waiting_run, db, "run_support_later", "support-bot")
-            in_thread(waiting_run, db, "run_billing_later", "billing")
-            bobs.locator('#runs tr[data-run="run_billing_later"]').wait_for(timeout=WAIT_MS)  # sent live
-            assert bobs.locator('#runs tr[data-run="run_support_later"]').count() == 0
-            assert bobs.locator('#runs tr[data-run="run_first"]').count() == 0
-        finally:
-            tabs.close()
+    db, url = consoles["two people"]
+    tabs = browser.new_context()
+    try:
+        alices, bobs = tabs.new_page(), tabs.new_page()
+        for page, name in ((alices, "alice"), (bobs, "bob")):
+            page.goto(url + "/login")
+            page.fill("input[name=name]", name)
+            page.fill("input[name=token]", PEOPLE[name][0])
+            page.click("button")
+            page.wait_for_url(url + "/")
+            assert page.locator('#runs tr[data-run="run_first"]').count() == (name == "alice")
+        in_thread(waiting_run, db, "run_support_later", "support-bot")
+        in_thread(waiting_run, db, "run_billing_later", "billing")
+        bobs.locator('#runs tr[data-run="run_billing_later"]').wait_for(timeout=WAIT_MS)  # sent live
+        assert bobs.locator('#runs tr[data-run="run_support_later"]').count() == 0
+        assert bobs.locator('#runs tr[data-run="run_first"]').count() == 0
+    finally:
+        tabs.close()
