@@ -1,7 +1,8 @@
 """The tokens file both the tool server (`toolwire serve --tokens`) and the run console (`toolwire ui --tokens`) read:
 a TOML or JSON file, or the same JSON in $TOOLWIRE_TOKENS, whose `[agents.NAME]` tables hold a bearer `token` (or
 `token_env`, the variable holding it). The server adds grants and OAuth on top (toolwire_server.auth.access); the
-console only needs who a token is. Tokens are compared in constant time, against every known token."""
+console reads the file's people (toolwire_client.ui.people), and the agents' tokens only to refuse them to a person.
+Tokens are compared in constant time, against every known token."""
 
 import hmac
 import json
@@ -66,21 +67,6 @@ def agent_token(agent: str, entry: Mapping[str, Any], origin: str) -> Any:
         if not token:
             raise AccessConfigError(f"{origin}: agents.{agent}: env var {entry['token_env']} is unset or empty")
     return token
-
-
-def agent_tokens(data: Mapping[str, Any], origin: str) -> dict[str, str]:
-    """token -> agent name, for every agent with a token."""
-    found: dict[str, str] = {}
-    for agent, entry in agent_entries(data, origin).items():
-        token = agent_token(agent, entry, origin)
-        if token is None:
-            continue
-        if not isinstance(token, str) or not token:
-            raise AccessConfigError(f"{origin}: agents.{agent}.token must be a non-empty string")
-        if token in found:
-            raise AccessConfigError(f"{origin}: agents.{agent} reuses the token of agent '{found[token]}'")
-        found[token] = agent
-    return found
 
 
 def find_token(known: Mapping[str, T], token: str) -> T | None:

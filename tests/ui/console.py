@@ -1,6 +1,8 @@
 """What the run console's tests share: waiting refund runs made on the real support tools, the console started as
 `toolwire ui` in its own process, and Debian's chromium found on PATH (the tests skip, saying so, without it)."""
 
+import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -14,8 +16,11 @@ from helpers.cli import REPO, TOOLWIRE, clean_env
 from helpers.servers import free_port, stop_process, wait_until_ok
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.run.state import RunState
+from toolwire_client.run.state import PendingCall, RunState, args_hash
 from toolwire_client.store import open_store
+from toolwire_client.store.answers import recent_answers
+from toolwire_shared.elicitation import InputWanted
+from toolwire_shared.messages import ToolCall
 
 CHROMIUM = shutil.which("chromium")
 NO_CHROMIUM = "Debian's chromium is not installed (apt-get install chromium; .ci/run installs it)"
@@ -48,6 +53,93 @@ def waiting_runs(db: str, support_db: Path, tasks: list[str]) -> list[RunState]:
 
     anyio.run(main)
     return [found[task] for task in tasks]
+
+
+ARGS = {"order_id": "A123", "amount_cents": 2500}
+
+
+def waiting_run(db: str, run_id: str, agent: str = "agent") -> None:
+    """A run of `agent` saved as waiting on one refund (no model needed: only the decision is under test)."""
+    call = ToolCall(id="call_1", name="issue_refund", arguments=ARGS)
+    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(ARGS))
+    state = RunState(run_id=run_id, agent_name=agent, task="Refund A123", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+
+    async def save() -> None:
+        store = await open_store(db)
+        try:
+            await store.save(state)
+        finally:
+            await store.aclose()
+
+    anyio.run(save)
+
+
+def question_run(db: str, run_id: str, url: str | None = None, agent: str = "agent") -> None:
+    """A run saved as waiting on a tool's form question (who the table is for, and for how many), or with `url`, on
+    a URL-mode question sending the person there."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "party": {"type": "integer"}}}
+    wanted = (
+        InputWanted(key="q1", mode="url", message="Log in to the bank", url=url, era="2026-07-28")
+        if url
+        else InputWanted(key="q1", mode="form", message="Who is it for?", requested_schema=schema, era="2026-07-28")
+    )
+    call = ToolCall(id="call_book", name="book_table", arguments={})
+    pending = PendingCall(call=call, state="pending_input", args_hash=args_hash({}), input=wanted)
+    state = RunState(run_id=run_id, agent_name=agent, task="Book a table", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+
+    async def save() -> None:
+        store = await open_store(db)
+        try:
+            await store.save(state)
+        finally:
+            await store.aclose()
+
+    anyio.run(save)
+
+
+def answered(db: str, run_id: str) -> list[tuple[str, str | None, str | None]]:
+    async def read() -> list[tuple[str, str | None, str | None]]:
+        store = await open_store(db)
+        try:
+            return [(a["action"], a["content"], a["by"]) for a in await recent_answers(store) if a["run_id"] == run_id]
+        finally:
+            await store.aclose()
+
+    return anyio.run(read)
+
+
+def decided(db: str, run_id: str) -> list[tuple[str, str | None]]:
+    async def read() -> list[tuple[str, str | None]]:
+        store = await open_store(db)
+        try:
+            return [(d.decision, d.decided_by) for d in await store.decisions(run_id)]
+        finally:
+            await store.aclose()
+
+    return anyio.run(read)
+
+
+def form_of(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="(csrf|hash|next)" value="([^"]*)"', page))
+
+
+def people_file(
+    folder: Path, people: dict[str, tuple[str, list[str], list[str]]], agents: dict[str, str] | None = None
+) -> Path:
+    """A console's tokens file in `folder`: person -> (their token, the agents whose runs they see and decide, the
+    tools they may decide), and `agents` (agent -> its tool token) as the tool server's file holds them."""
+    path = folder / "people.toml"
+    tables = [
+        f'[agents.{name}]\ntoken = {json.dumps(token)}\ntools = ["*"]\n' for name, token in (agents or {}).items()
+    ]
+    tables += [
+        f"[people.{name}]\ntoken = {json.dumps(token)}\nagents = {json.dumps(seen)}\ntools = {json.dumps(tools)}\n"
+        for name, (token, seen, tools) in people.items()
+    ]
+    path.write_text("".join(tables))
+    return path
 
 
 def refunded_cents(support_db: Path, order_id: str) -> int:

@@ -1,97 +1,19 @@
 """The run console's guards over plain HTTP, against `toolwire ui --tokens` in its own process: a page needs a
 login; a forged cross-site POST, a POST without the session's CSRF token or without an Origin, a foreign Host are
 refused and record nothing (for an answer to a tool's question too, and an answer that does not fit its schema);
-a decision is recorded under the token's agent; bound beyond loopback without a tokens
+a decision is recorded under the person's name; bound beyond loopback without a tokens
 file, the console does not start."""
 
-import re
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
-import anyio
 import httpx2
 import pytest
 from click.testing import CliRunner
-from console import console
+from console import answered, console, decided, form_of, people_file, question_run, waiting_run
 
-from helpers.servers import tokens_file
 from toolwire_client.cli import main
-from toolwire_client.run.state import PendingCall, RunState, args_hash
-from toolwire_client.store import open_store
-from toolwire_client.store.answers import recent_answers
-from toolwire_shared.elicitation import InputWanted
-from toolwire_shared.messages import ToolCall
-
-ARGS = {"order_id": "A123", "amount_cents": 2500}
-
-
-def waiting_run(db: str, run_id: str) -> None:
-    """A run saved as waiting on one refund (no model needed: only the decision is under test)."""
-    call = ToolCall(id="call_1", name="issue_refund", arguments=ARGS)
-    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(ARGS))
-    state = RunState(run_id=run_id, agent_name="agent", task="Refund A123", model="m", pending=[pending])
-    state.status = "waiting_for_approval"
-
-    async def save() -> None:
-        store = await open_store(db)
-        try:
-            await store.save(state)
-        finally:
-            await store.aclose()
-
-    anyio.run(save)
-
-
-def question_run(db: str, run_id: str, url: str | None = None) -> None:
-    """A run saved as waiting on a tool's form question (who the table is for, and for how many), or with `url`, on
-    a URL-mode question sending the person there."""
-    schema = {"type": "object", "properties": {"name": {"type": "string"}, "party": {"type": "integer"}}}
-    wanted = (
-        InputWanted(key="q1", mode="url", message="Log in to the bank", url=url, era="2026-07-28")
-        if url
-        else InputWanted(key="q1", mode="form", message="Who is it for?", requested_schema=schema, era="2026-07-28")
-    )
-    call = ToolCall(id="call_book", name="book_table", arguments={})
-    pending = PendingCall(call=call, state="pending_input", args_hash=args_hash({}), input=wanted)
-    state = RunState(run_id=run_id, agent_name="agent", task="Book a table", model="m", pending=[pending])
-    state.status = "waiting_for_approval"
-
-    async def save() -> None:
-        store = await open_store(db)
-        try:
-            await store.save(state)
-        finally:
-            await store.aclose()
-
-    anyio.run(save)
-
-
-def answered(db: str, run_id: str) -> list[tuple[str, str | None, str | None]]:
-    async def read() -> list[tuple[str, str | None, str | None]]:
-        store = await open_store(db)
-        try:
-            return [(a["action"], a["content"], a["by"]) for a in await recent_answers(store) if a["run_id"] == run_id]
-        finally:
-            await store.aclose()
-
-    return anyio.run(read)
-
-
-def decided(db: str, run_id: str) -> list[tuple[str, str | None]]:
-    async def read() -> list[tuple[str, str | None]]:
-        store = await open_store(db)
-        try:
-            return [(d.decision, d.decided_by) for d in await store.decisions(run_id)]
-        finally:
-            await store.aclose()
-
-    return anyio.run(read)
-
-
-def form_of(page: str) -> dict[str, str]:
-    return dict(re.findall(r'<input type="hidden" name="(csrf|hash|next)" value="([^"]*)"', page))
-
 
 TOKEN = "tok-alice-0123456789"
 
@@ -101,7 +23,7 @@ def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
     """One console with a tokens file, two runs waiting; a client that logged in as alice (the store, the url)."""
     folder = tmp_path_factory.mktemp("ui-http")
     db = str(folder / "runs.db")
-    tokens = tokens_file(folder, {"alice": (TOKEN, ["*"])})
+    tokens = people_file(folder, {"alice": (TOKEN, ["*"], ["*"])})
 
     def two_runs() -> None:
         waiting_run(db, "run_forged")
@@ -115,10 +37,11 @@ def logged_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, s
     ):
         assert browser.get("/").headers["location"] == "/login"
         assert browser.get("/runs/no_such_run").headers["location"] == "/login"  # not even a 404 before a login
-        assert browser.get("/events/runs").status_code == 401
-        wrong = browser.post("/login", data={"token": "tok-mallory"}, headers={"origin": url})
-        assert wrong.status_code == 401 and "that token is not in the" in wrong.text
-        assert browser.post("/login", data={"token": TOKEN}, headers={"origin": url}).status_code == 303
+        assert browser.get("/events?watch=/").status_code == 401
+        wrong = browser.post("/login", data={"name": "alice", "token": "tok-mallory"}, headers={"origin": url})
+        assert wrong.status_code == 401 and "that name and token are not a person" in wrong.text
+        login = {"name": "alice", "token": TOKEN}
+        assert browser.post("/login", data=login, headers={"origin": url}).status_code == 303
         yield db, url, browser
 
 
@@ -190,7 +113,7 @@ def test_a_url_question_is_accepted_after_going_there(logged_in: tuple[str, str,
     assert answered(db, "run_url") == [("accept", None, "alice")]
 
 
-def test_a_logged_in_agent_decides_under_its_name(logged_in: tuple[str, str, httpx2.Client]) -> None:
+def test_a_logged_in_person_decides_under_their_name(logged_in: tuple[str, str, httpx2.Client]) -> None:
     db, url, browser = logged_in
     page = browser.get("/runs/run_login")
     assert "deciding as alice" in page.text and TOKEN not in page.text

@@ -1,6 +1,6 @@
 """`toolwire ui`: the run console in a browser (toolwire_client.ui). Bound to 127.0.0.1 by default; bound to any
-other address it requires a login with a token of a tokens file (the tool server's format), and refuses to start
-without one."""
+other address it requires a login by a person of a tokens file (its `[people.NAME]` tables, ui/people.py: never an
+agent's tool token), and refuses to start without one."""
 
 import ipaddress
 
@@ -33,8 +33,9 @@ async def _exists(store: object) -> None:
     "--tokens",
     "tokens_file",
     metavar="FILE",
-    help="Require a login with a token of this file (TOML/JSON, as `toolwire serve --tokens`; $TOOLWIRE_TOKENS too); "
-    "decisions are recorded under the token's agent name.",
+    help="Require a login by a person of this file's [people.NAME] tables (TOML/JSON, may be the file of `toolwire "
+    "serve --tokens`; $TOOLWIRE_TOKENS too): each sees and decides only the runs of their agents; decisions are "
+    "recorded under their name.",
 )
 @servers_file_option("Tool servers a run resumed here may start, by the names it saved (as `toolwire resume`).")
 @click.option(
@@ -60,14 +61,16 @@ def ui(
 
     from toolwire_client.assembly.trusted_servers import resume_trust
     from toolwire_client.ui import UiSettings, build_app
+    from toolwire_client.ui.people import people_tokens
     from toolwire_shared.host_origin import check_allowed_host, check_allowed_origin
-    from toolwire_shared.tokens import agent_tokens, config_from_env, read_config
+    from toolwire_shared.tokens import AccessConfigError, config_from_env, read_config
 
-    found = read_config(tokens_file) if tokens_file else config_from_env()
-    tokens = agent_tokens(*found) if found is not None else None
-    if tokens is not None and not tokens:
-        raise click.UsageError("the tokens file names no agent with a token; the console logs in with a token")
-    if tokens is None and not is_loopback(host):
+    try:
+        found = read_config(tokens_file) if tokens_file else config_from_env()
+        people = people_tokens(*found) if found is not None else None
+    except (AccessConfigError, OSError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    if people is None and not is_loopback(host):
         raise click.UsageError(
             f"--host {host} lets other machines reach the console, so it needs a login: give --tokens FILE "
             "(the tool server's tokens file), or bind 127.0.0.1"
@@ -84,14 +87,14 @@ def ui(
         db=db,
         host=host,
         port=port,
-        tokens=tokens,
+        people=people,
         trust=resume_trust(servers_file),
         trace_url=trace_url,
         allowed_hosts=hosts,
         allowed_origins=origins,
     )
     shown = f"[{host}]" if ":" in host else host
-    login = "a token of the tokens file" if tokens is not None else "no login (this machine only)"
+    login = f"a login by {len(people)} person(s) of the tokens file" if people else "no login (this machine only)"
     click.echo(f"toolwire ui: http://{shown}:{port}/ ; runs of {store_name(db)}; {login}; Ctrl-C stops it", err=True)
     config = uvicorn.Config(
         build_app(settings), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.resources import files
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import anyio
 from starlette.applications import Starlette
@@ -26,20 +26,32 @@ from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, ans
 from toolwire_client.store import approvals as decisions
 from toolwire_client.ui import pages
 from toolwire_client.ui.forms import FormRefused, form_values
-from toolwire_client.ui.guard import Guard, Session, Sessions, csrf_ok, set_cookie
+from toolwire_client.ui.guard import Guard, LoginRefused, Session, Sessions, csrf_ok, set_cookie
 from toolwire_client.ui.live import fragment_stream
-from toolwire_client.ui.reads import run_rows, run_view, waiting_calls, waiting_question
+from toolwire_client.ui.people import EVERYONE, Person
+from toolwire_client.ui.reads import (
+    may_decide,
+    run_rows,
+    run_view,
+    seen_answers,
+    seen_decisions,
+    waiting_calls,
+    waiting_question,
+)
 from toolwire_client.ui.resumes import LocalResumes
 from toolwire_shared.elicitation import InputAnswer
 from toolwire_shared.host_origin import HostOriginRule
 
-STATIC = {"live.js": "text/javascript", "ui.css": "text/css"}
+STATIC = {"live.js": "text/javascript", "live-worker.js": "text/javascript", "ui.css": "text/css"}
 REASON_CHARS = 2000
 ANSWER_CHARS = 64_000
 """A form's answer is a few fields (as `toolwire answer --json`): anything longer is a mistake or an attempt to fill
 the store."""
 _BACK = re.compile(r"/(runs/[A-Za-z0-9_.:@-]{1,200}|decisions)?")
 """Where a decision may send the browser back to: a page of this console, never another site."""
+_RUN_PAGE = re.compile(r"/runs/([^/]{1,200})")
+WATCHED_MAX = 32
+"""Pages one live stream keeps current (a browser's open tabs of this console): a bound on the work one asks for."""
 DECIDED_SHOWN = 20
 
 
@@ -48,8 +60,8 @@ class UiSettings:
     db: str | None
     host: str = "127.0.0.1"
     port: int = 8400
-    tokens: dict[str, str] | None = None
-    """token -> agent name, from the tokens file; None: no login (loopback only)."""
+    people: dict[str, Person] | None = None
+    """token -> Person, the tokens file's people (people.py); None: no login (loopback only)."""
     trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
     """Which tool servers a run resumed here may start (as `toolwire resume --servers`)."""
     trace_url: str | None = None
@@ -66,7 +78,7 @@ class Console:
 
     def __init__(self, settings: UiSettings) -> None:
         self.settings = settings
-        self.sessions = Sessions(settings.tokens)
+        self.sessions = Sessions(settings.people)
         self.fleet = FleetView(settings.db)
 
     async def fleet_info(self) -> FleetInfo | None:
@@ -110,7 +122,7 @@ def _routes(console: Console) -> list[Route]:
         if not hasattr(request.state, "session"):
             session, sid = sessions.of(request), None
             if session is None and not sessions.login_required:
-                sid, session = sessions.start(None)
+                sid, session = sessions.start(EVERYONE)
             request.state.session, request.state.sid = session, sid
         return request.state.session, request.state.sid
 
@@ -121,29 +133,33 @@ def _routes(console: Console) -> list[Route]:
         session, sid = session_of(request)
         if session is None:
             return RedirectResponse("/login", 303)
-        count = len(await waiting_calls(store()))
+        count = len(await waiting_calls(store(), session.person))
         flash, session.flash = session.flash, []
         csrf = session.csrf if sessions.login_required else None
-        html = pages.layout(title, body, live=live, who=who(session), csrf=csrf, waiting=count, flash=flash)
+        html = pages.layout(
+            title, body, live=live, viewer=session.viewer, who=who(session), csrf=csrf, waiting=count, flash=flash
+        )
         response = HTMLResponse(html)
         if sid:
             set_cookie(response, request, sid)
         return response
 
-    def csrf_of(request: Request) -> str:
+    def session_here(request: Request) -> Session:
+        """The session of a page behind login_first (there is one)."""
         session, _ = session_of(request)
-        return session.csrf if session else ""
+        assert session is not None
+        return session
 
-    async def runs_parts(status: str, text: str) -> dict[str, str]:
+    async def runs_parts(person: Person, status: str, text: str) -> dict[str, str]:
         return {
             "fleet": pages.fleet_fragment(await console.fleet_info()),
-            "runs": pages.runs_fragment(await run_rows(store(), status, text)),
-            "waiting-count": pages.waiting_badge(len(await waiting_calls(store()))),
+            "runs": pages.runs_fragment(await run_rows(store(), status, text, person)),
+            "waiting-count": pages.waiting_badge(len(await waiting_calls(store(), person))),
         }
 
-    async def run_parts(run_id: str, csrf: str) -> dict[str, str]:
-        view = await run_view(store(), run_id)
-        waiting = await waiting_calls(store(), run_id)
+    async def run_parts(person: Person, run_id: str, csrf: str) -> dict[str, str]:
+        view = await run_view(store(), run_id, person)
+        waiting = await waiting_calls(store(), person, run_id)
         return {
             "run-head": pages.run_head(view.root, console.settings.trace_url),
             "decide": pages.decide_fragment(waiting, csrf, f"/runs/{run_id}"),
@@ -151,15 +167,15 @@ def _routes(console: Console) -> list[Route]:
             "steps": pages.steps_fragment(view),
             "waterfall": pages.waterfall_fragment(view.root),
             "tree": pages.tree_fragment(view),
-            "waiting-count": pages.waiting_badge(len(await waiting_calls(store()))),
+            "waiting-count": pages.waiting_badge(len(await waiting_calls(store(), person))),
         }
 
-    async def decisions_parts(csrf: str) -> dict[str, str]:
-        waiting = await waiting_calls(store())
+    async def decisions_parts(person: Person, csrf: str) -> dict[str, str]:
+        waiting = await waiting_calls(store(), person)
         return {
             "decide": pages.decide_fragment(waiting, csrf, "/decisions"),
-            "decided": pages.decided_fragment(await store().decisions(limit=DECIDED_SHOWN)),
-            "answered": pages.answered_fragment(await answers.recent_answers(store(), DECIDED_SHOWN)),
+            "decided": pages.decided_fragment(await seen_decisions(store(), person, DECIDED_SHOWN)),
+            "answered": pages.answered_fragment(await seen_answers(store(), person, DECIDED_SHOWN)),
             "waiting-count": pages.waiting_badge(len(waiting)),
         }
 
@@ -174,51 +190,55 @@ def _routes(console: Console) -> list[Route]:
 
     async def runs_page(request: Request) -> Response:
         status, text = request.query_params.get("status", ""), request.query_params.get("q", "")
-        parts = await runs_parts(status, text)
+        parts = await runs_parts(session_here(request).person, status, text)
         body = pages.runs_body(parts["fleet"], parts["runs"], status, text)
-        return await page(request, "runs", body, "/events/runs?" + urlencode({"status": status, "q": text}))
+        return await page(request, "runs", body, "/?" + urlencode({"status": status, "q": text}))
 
     async def run_page(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        run_id, session = request.path_params["run_id"], session_here(request)
         try:
-            view = await run_view(store(), run_id)
+            view = await run_view(store(), run_id, session.person)
         except RunNotFound as exc:
             return HTMLResponse(pages.refused_page("No such run", str(exc), "/"), 404)
-        csrf = csrf_of(request)
-        decide = pages.decide_fragment(await waiting_calls(store(), run_id), csrf, f"/runs/{run_id}")
+        waiting = await waiting_calls(store(), session.person, run_id)
+        decide = pages.decide_fragment(waiting, session.csrf, f"/runs/{run_id}")
         note = console.resumes.notes.get(run_id, "")
         body = pages.run_body(view, decide, note, console.settings.trace_url)
-        return await page(request, f"run {run_id}", body, f"/events/run/{run_id}")
+        return await page(request, f"run {run_id}", body, f"/runs/{run_id}")
 
     async def decisions_page(request: Request) -> Response:
-        parts = await decisions_parts(csrf_of(request))
+        session = session_here(request)
+        parts = await decisions_parts(session.person, session.csrf)
         return await page(
             request,
             "decisions",
             pages.decisions_body(parts["decide"], parts["decided"], parts["answered"]),
-            "/events/decisions",
+            "/decisions",
         )
 
-    def streamed(parts: Callable[[Request, Session], Awaitable[dict[str, str]]]) -> Handler:
-        async def handler(request: Request) -> Response:
-            session = sessions.of(request)
-            if session is None:
-                return Response("log in first", 401)
-            return fragment_stream(request, lambda: parts(request, session))
-
-        return handler
-
-    async def runs_events(request: Request, session: Session) -> dict[str, str]:
-        return await runs_parts(request.query_params.get("status", ""), request.query_params.get("q", ""))
-
-    async def run_events(request: Request, session: Session) -> dict[str, str]:
+    async def watched_parts(session: Session, watched: str) -> dict[str, str]:
+        """The fragments of the page at `watched` (a page's own path and query, as its data-live says)."""
+        url = urlsplit(watched)
+        query = dict(parse_qsl(url.query))
+        if url.path == "/":
+            return await runs_parts(session.person, query.get("status", ""), query.get("q", ""))
+        if url.path == "/decisions":
+            return await decisions_parts(session.person, session.csrf)
+        run = _RUN_PAGE.fullmatch(url.path)
+        if run is None:
+            return {}
         try:
-            return await run_parts(request.path_params["run_id"], session.csrf)
+            return await run_parts(session.person, unquote(run.group(1)), session.csrf)
         except RunNotFound:
             return {}
 
-    async def decisions_events(request: Request, session: Session) -> dict[str, str]:
-        return await decisions_parts(session.csrf)
+    async def events(request: Request) -> Response:
+        """One stream for every page a browser has open (static/live-worker.js shares it between its tabs)."""
+        session = sessions.of(request)
+        if session is None:
+            return Response("log in first", 401)
+        watched = sorted(set(request.query_params.getlist("watch")))[:WATCHED_MAX]
+        return fragment_stream(request, watched, lambda page: watched_parts(session, page), lambda: session.still_open)
 
     async def checked(request: Request) -> tuple[Session, FormData, str] | Response:
         """A decision's session, form and page to go back to, or the refusal when the form carries no valid CSRF
@@ -231,6 +251,17 @@ def _routes(console: Console) -> list[Route]:
             said = "this form is not from a page this console gave you (no session, or a stale or forged token); "
             return HTMLResponse(pages.refused_page("Not recorded", said + "open the page again", back), 403)
         return session, form, back
+
+    async def not_theirs(session: Session, run_id: str, call_id: str, back: str) -> Response | None:
+        """The refusal, recording nothing, when the person may not decide this call (another agent's run, a tool
+        not theirs): a run they may not see reads as no such run."""
+        try:
+            if await may_decide(store(), run_id, call_id, session.person):
+                return None
+        except RunNotFound as exc:
+            return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 404)
+        said = f"{session.who} may not decide {call_id} of run {run_id} (the console's tokens file says what they may)"
+        return HTMLResponse(pages.refused_page("Not recorded", said, back), 403)
 
     async def goes_on(run_id: str, workflow: str | None) -> str:
         """After a decision or an answer: the fleet run was woken, or the local run is resumed here once nothing
@@ -245,6 +276,8 @@ def _routes(console: Console) -> list[Route]:
         if isinstance(got, Response):
             return got
         session, form, back = got
+        if refusal := await not_theirs(session, run_id, call_id, back):
+            return refusal
         decision, reason = form.get("decision"), str(form.get("reason", "")).strip()
         shown = str(form.get("hash", "")) or None
         if decision not in ("approve", "reject") or len(reason) > REASON_CHARS:
@@ -274,13 +307,15 @@ def _routes(console: Console) -> list[Route]:
         if isinstance(got, Response):
             return got
         session, form, back = got
+        if refusal := await not_theirs(session, run_id, call_id, back):
+            return refusal
         action = form.get("action")
         posted = {k: v for k, v in form.items() if k.startswith("f.") and isinstance(v, str)}
         if action not in ("accept", "decline", "cancel") or sum(map(len, posted.values())) > ANSWER_CHARS:
             said = f"an answer is accept, decline or cancel, with at most {ANSWER_CHARS} characters of values"
             return HTMLResponse(pages.refused_page("Not recorded", said, back), 400)
         try:
-            asked = await waiting_question(store(), run_id, call_id)
+            asked = await waiting_question(store(), run_id, call_id, session.person)
         except RunNotFound as exc:
             return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
         content = None
@@ -313,9 +348,10 @@ def _routes(console: Console) -> list[Route]:
         if request.method == "GET":
             return HTMLResponse(pages.login_page())
         form = await request.form()
-        started = sessions.login(str(form.get("token", "")))
-        if started is None:
-            return HTMLResponse(pages.login_page("that token is not in the console's tokens file"), 401)
+        client = request.client.host if request.client else ""
+        started = sessions.login(client, str(form.get("name", "")), str(form.get("token", "")))
+        if isinstance(started, LoginRefused):
+            return HTMLResponse(pages.login_page(started.said), started.status)
         response = RedirectResponse("/", 303)
         set_cookie(response, request, started[0])
         return response
@@ -338,9 +374,7 @@ def _routes(console: Console) -> list[Route]:
         Route("/", login_first(runs_page)),
         Route("/runs/{run_id}", login_first(run_page)),
         Route("/decisions", login_first(decisions_page)),
-        Route("/events/runs", streamed(runs_events)),
-        Route("/events/run/{run_id}", streamed(run_events)),
-        Route("/events/decisions", streamed(decisions_events)),
+        Route("/events", events),
         Route("/runs/{run_id}/calls/{call_id}/decide", decide, methods=["POST"]),
         Route("/runs/{run_id}/requests/{call_id}/answer", answer, methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),

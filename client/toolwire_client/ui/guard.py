@@ -6,14 +6,14 @@
   a forged cross-site form is refused twice over.
 - Sessions: a random id in an HttpOnly, SameSite=Strict cookie, kept in this process only (a restart logs everyone
   out). Without a tokens file (bound to loopback only) every visitor gets one, and decides as the OS user, like the
-  CLI; with one, a session starts only from a token of that file, and decides as its agent's name.
+  CLI; with one, a session starts only from a person's name and token (people.py: never an agent's token), decides
+  under that name, and sees and decides only what the person may; failed logins are throttled (throttle.py).
 - Every page is sent with a CSP allowing only this server's own script and styles, and may not be framed (an
   approve button in someone else's frame is a click away from being pressed for them).
 """
 
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass, field
 from html import escape
 
@@ -21,13 +21,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolwire_client.ui.people import Person
+from toolwire_client.ui.throttle import LoginThrottle
 from toolwire_shared.host_origin import HostOriginRule, request_headers
 from toolwire_shared.tokens import find_token
 
 COOKIE = "toolwire_ui_session"
 SESSION_S = 12 * 3600.0
-LOGIN_FAILURES = 20
-"""Failed logins allowed per minute, all visitors together; then every login is refused until the minute is over."""
 
 SECURITY_HEADERS = [
     (
@@ -44,24 +44,44 @@ SECURITY_HEADERS = [
 
 @dataclass
 class Session:
-    who: str | None
-    """The approver recorded with a decision: the token's agent, or None for the OS user (approvals.py)."""
+    person: Person
+    """Who decides here, and what they may see and decide (people.py): EVERYONE for the OS user without a login."""
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     expires: float = field(default_factory=lambda: time.monotonic() + SESSION_S)
     flash: list[str] = field(default_factory=list)
+    viewer: str = field(default_factory=lambda: secrets.token_urlsafe(9))
+    """The session's public name, on its pages (not a secret: the live worker tells sessions apart by it)."""
+
+    ended: bool = False
+    """Logged out: a live stream of the session ends with it."""
+
+    @property
+    def still_open(self) -> bool:
+        return not self.ended and self.expires >= time.monotonic()
+
+    @property
+    def who(self) -> str | None:
+        """The approver recorded with a decision: the person's name, or None for the OS user (approvals.py)."""
+        return self.person.name
+
+
+@dataclass(frozen=True)
+class LoginRefused:
+    status: int
+    said: str
 
 
 class Sessions:
-    """The console's sessions; `tokens` (token -> agent) None: no login, every visitor decides as the OS user."""
+    """The console's sessions; `people` (token -> Person) None: no login, every visitor decides as the OS user."""
 
-    def __init__(self, tokens: dict[str, str] | None) -> None:
-        self.tokens = tokens
+    def __init__(self, people: dict[str, Person] | None) -> None:
+        self.people = people
         self.open: dict[str, Session] = {}
-        self.failures: deque[float] = deque()
+        self.throttle = LoginThrottle()
 
     @property
     def login_required(self) -> bool:
-        return self.tokens is not None
+        return self.people is not None
 
     def of(self, request: Request) -> Session | None:
         sid = request.cookies.get(COOKIE)
@@ -71,25 +91,29 @@ class Sessions:
             return None
         return session
 
-    def start(self, who: str | None) -> tuple[str, Session]:
+    def start(self, person: Person) -> tuple[str, Session]:
         self._forget_expired()
         sid = secrets.token_urlsafe(32)
-        self.open[sid] = session = Session(who)
+        self.open[sid] = session = Session(person)
         return sid, session
 
-    def login(self, token: str) -> tuple[str, Session] | None:
-        """A session for the agent whose token this is; None for an unknown token (or too many failures)."""
-        now = time.monotonic()
-        while self.failures and self.failures[0] < now - 60:
-            self.failures.popleft()
-        agent = find_token(self.tokens or {}, token) if len(self.failures) < LOGIN_FAILURES else None
-        if agent is None:
-            self.failures.append(now)
-            return None
-        return self.start(agent)
+    def login(self, client: str, name: str, token: str) -> tuple[str, Session] | LoginRefused:
+        """A session for the person named, if the token is theirs; else why not (throttle.py counts the failure)."""
+        people = self.people or {}
+        account = name if any(p.name == name for p in people.values()) else None
+        if self.throttle.refused(client, account):
+            return LoginRefused(429, "too many failed logins from this address; try again in a minute")
+        person = find_token(people, token)
+        if person is None or person.name != name:
+            self.throttle.failed(client, account)
+            return LoginRefused(401, "that name and token are not a person of the console's tokens file")
+        self.throttle.succeeded(client)
+        return self.start(person)
 
     def end(self, request: Request) -> None:
-        self.open.pop(request.cookies.get(COOKIE, ""), None)
+        ended = self.open.pop(request.cookies.get(COOKIE, ""), None)
+        if ended is not None:
+            ended.ended = True
 
     def _forget_expired(self) -> None:
         now = time.monotonic()

@@ -29,10 +29,19 @@ def when(value: datetime | None) -> str:
 
 
 def layout(
-    title: str, body: str, *, live: str | None, who: str, csrf: str | None, waiting: int, flash: Iterable[str]
+    title: str,
+    body: str,
+    *,
+    live: str | None,
+    viewer: str,
+    who: str,
+    csrf: str | None,
+    waiting: int,
+    flash: Iterable[str],
 ) -> str:
-    """The page around `body`; `live`: the event stream that keeps its fragments current; `csrf`: the session's
-    token for the log-out form (None: no login, nothing to log out of)."""
+    """The page around `body`; `live`: the page the live stream keeps current (its own path); `viewer`: the session's
+    public name (live-worker.js starts its shared stream again when a tab of another session joins); `csrf`: the
+    session's token for the log-out form (None: no login, nothing to log out of)."""
     notes = "".join(f'<p class="flash">{e(note)}</p>' for note in flash)
     logout = (
         f'<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="{e(csrf)}">'
@@ -40,7 +49,7 @@ def layout(
         if csrf
         else ""
     )
-    live_attr = f' data-live="{e(live)}"' if live else ""
+    live_attr = f' data-live="{e(live)}" data-viewer="{e(viewer)}"' if live else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width"><title>{e(title)} · toolwire</title>'
@@ -61,9 +70,11 @@ def login_page(message: str = "") -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>log in · toolwire</title>'
         '<link rel="stylesheet" href="/static/ui.css"></head><body><main class="login"><h1>toolwire</h1>'
-        f"{said}<p>This console asks for a token of its tokens file (the same file as <code>toolwire serve "
-        '--tokens</code>); decisions are recorded under that agent\'s name.</p><form method="post" action="/login">'
-        '<label>token <input type="password" name="token" autocomplete="current-password" required autofocus></label>'
+        f"{said}<p>Log in with your name and token, as the console's tokens file names you (<code>[people.NAME]"
+        "</code>; an agent's tool token does not log in here); decisions are recorded under your name.</p>"
+        '<form method="post" action="/login">'
+        '<label>name <input name="name" autocomplete="username" required autofocus></label> '
+        '<label>token <input type="password" name="token" autocomplete="current-password" required></label>'
         " <button>log in</button></form></main></body></html>"
     )
 
