@@ -111,3 +111,23 @@ async def test_every_run_store_connection_has_a_statement_timeout(postgres_url: 
     finally:
         await store.aclose()
     assert shown == "20s"
+
+
+async def test_a_late_outcome_is_shown_once_and_never_joins_the_run(store: SqlRunStore) -> None:
+    """On record for people (the console's step table lists it), once however often a worker says it, and the run's
+    state (what the model is sent) does not hold it."""
+    from toolwire_client.store.events import late_recorded, record_late
+    from toolwire_client.ui.pages import steps_fragment
+    from toolwire_client.ui.reads import run_view
+    from toolwire_shared.results import ToolResult
+
+    await store.save(a_run("run_late"))
+    charged = ToolResult(call_id="call_1", name="charge", content="charged 40 EUR to card 4242")
+    for _ in range(2):
+        await record_late(store, "run_late", [charged], "worker-1")
+    assert [(o.call_id, o.tool, o.detail, o.recorded_by) for o in await late_recorded(store, "run_late")] == [
+        ("call_1", "charge", "charged 40 EUR to card 4242", "worker-1")
+    ]
+    table = steps_fragment(await run_view(store, "run_late"))
+    assert "late outcome" in table and "charged 40 EUR to card 4242" in table and "worker-1" in table
+    assert (await store.load("run_late")).messages == []

@@ -6,8 +6,9 @@ recovered on another worker starts again from the saved state: a call left `sent
 (same key), else answered "outcome unknown"; an MCP task whose id was saved is followed, never sent again. A run
 that waits for a person holds no worker slot and no workflow, only its row."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import anyio
 from dbos import DBOS
@@ -22,6 +23,9 @@ from toolwire_client.models.pricing import default_prices
 from toolwire_client.run.state import RunState, RunStatus
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, StaleRunState, claim_owner
 from toolwire_client.store.approvals import decided
+from toolwire_client.store.events import late_outcomes, record_late
+
+T = TypeVar("T")
 
 DRIVABLE: tuple[RunStatus, ...] = ("running", "waiting_for_approval")
 CLAIM_RETRY_S = 1.0
@@ -39,6 +43,8 @@ class WorkerSettings:
     """The worker's log line: a run taken over from its saved state, a run that could not be driven."""
     trust: ServerTrust = field(default_factory=lambda: worker_trust(None))
     """The tool servers this worker starts (its servers file); a run's saved config never adds one."""
+    worker: str = "a worker"
+    """This worker's executor id: who a late outcome was recorded by."""
 
 
 SETTINGS = WorkerSettings()
@@ -103,7 +109,8 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
             await agent.model.aclose()
         if state.stop_reason in UNRECORDED:  # this worker's end of the run was not written: the store's stands
             SETTINGS.say(f"{_lost_line(run_id, state)}: {state.report}")
-            state = await _again(run_id, store)
+            ours, state = state, await _answered(store, lambda: _again(run_id, store), said)
+            await _put_late_on_record(store, ours, state, said)
             if state.status not in DRIVABLE:
                 return state.status
             continue
@@ -122,6 +129,28 @@ def _lost_line(run_id: str, state: RunState) -> str:
     if state.stop_reason == "lease_lost":
         return f"lost run {run_id} to another worker; nothing more of it is written here"
     return f"run {run_id}: its last steps could not be saved; it goes on from its saved state"
+
+
+async def _put_late_on_record(store: SqlRunStore, ours: RunState, stored: RunState, said: set[str]) -> None:
+    """Calls that completed here after the run was lost: on record for people (never in the model's history)."""
+    late = late_outcomes(ours, stored)
+    if not late:
+        return
+    await _answered(store, lambda: record_late(store, ours.run_id, late, SETTINGS.worker), said)
+    calls = ", ".join(f"{r.name} ({r.call_id})" for r in late)
+    SETTINGS.say(f"run {ours.run_id}: late outcome of {calls}: completed here after the run was lost; on record")
+
+
+async def _answered(store: SqlRunStore, work: Callable[[], Awaitable[T]], said: set[str]) -> T:
+    """`work` once the run store answers (tried every CLAIM_RETRY_S while it is cut off)."""
+    while True:
+        try:
+            return await work()
+        except Exception as exc:
+            if not store.is_unreachable(exc):
+                raise
+            _say_once(said, f"the run store does not answer ({exc}); trying every {CLAIM_RETRY_S:g} s")
+            await anyio.sleep(CLAIM_RETRY_S)
 
 
 async def _again(run_id: str, store: SqlRunStore) -> RunState:

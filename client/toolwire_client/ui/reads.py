@@ -8,6 +8,7 @@ from toolwire_client.run.state import PendingCall, RunState, RunStatus
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.answers import waiting_for_input
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.tree import as_tree, load_tree
 
 STATUSES: tuple[str, ...] = get_args(RunStatus)
@@ -57,12 +58,14 @@ class RunView:
     root: RunState
     children: dict[str, RunState]
     decided: dict[tuple[str, str], DecisionRecord]
+    late: list[LateOutcome]
+    """Calls that completed on a worker after it had lost the run (store/events.py)."""
 
 
 async def run_view(store: SqlRunStore, run_id: str) -> RunView:
     root, children = await load_tree(store, run_id)
     decided = {(d.run_id, d.call_id): d for rid in [run_id, *children] for d in await store.decisions(rid)}
-    return RunView(root, children, decided)
+    return RunView(root, children, decided, await late_recorded(store, run_id))
 
 
 PERSON_WAITS = ("pending_approval", "pending_input")
