@@ -7,6 +7,10 @@ from typing import Any
 
 CONNECT_TIMEOUT_S = int(os.environ.get("TOOLWIRE_DB_CONNECT_TIMEOUT_S", "5"))
 STATEMENT_TIMEOUT_S = int(os.environ.get("TOOLWIRE_DB_STATEMENT_TIMEOUT_S", "20"))
+IDLE_IN_TRANSACTION_S = int(os.environ.get("TOOLWIRE_DB_IDLE_IN_TRANSACTION_S", "10"))
+"""A session left inside a transaction this long is ended by the server: a client cut off between two statements of
+a transaction (a row locked by its save or lease renewal) would otherwise hold the row until the server's TCP gives
+up on it, hours later, and every other worker's write of the run would wait behind it."""
 UNACKED_TIMEOUT_S = int(os.environ.get("TOOLWIRE_DB_UNACKED_TIMEOUT_S", "10"))
 """A connection whose sent data the server has not acknowledged for this long is dropped (TCP_USER_TIMEOUT); an
 idle one is probed by keepalives after as long, and dropped after 3 unanswered probes."""
@@ -21,7 +25,8 @@ def timeouts() -> dict[str, Any]:
         "keepalives_idle": UNACKED_TIMEOUT_S,
         "keepalives_interval": 2,
         "keepalives_count": 3,
-        "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000}",
+        "options": f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000}"
+        f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_S * 1000}",
     }
 
 

@@ -108,8 +108,8 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
         finally:
             await agent.model.aclose()
         if state.stop_reason in UNRECORDED:  # this worker's end of the run was not written: the store's stands
-            SETTINGS.say(f"{_lost_line(run_id, state)}: {state.report}")
             ours, state = state, await _answered(store, lambda: _again(run_id, store), said)
+            SETTINGS.say(_lost_line(ours, state))
             await _put_late_on_record(store, ours, state, said)
             if state.status not in DRIVABLE:
                 return state.status
@@ -125,10 +125,11 @@ UNRECORDED = frozenset({"lease_lost", "save_failed"})
 """Ends of a try whose state may not be the store's: its lease was lost, or its saves did not reach the store."""
 
 
-def _lost_line(run_id: str, state: RunState) -> str:
-    if state.stop_reason == "lease_lost":
-        return f"lost run {run_id} to another worker; nothing more of it is written here"
-    return f"run {run_id}: its last steps could not be saved; it goes on from its saved state"
+def _lost_line(ours: RunState, stored: RunState) -> str:
+    """Lost when its lease was, or when another worker has saved the run since this one last did."""
+    if ours.stop_reason == "lease_lost" or stored.version != ours.version:
+        return f"lost run {ours.run_id} to another worker; nothing more of it is written here ({ours.report})"
+    return f"run {ours.run_id}: its last steps could not be saved ({ours.report}); it goes on from its saved state"
 
 
 async def _put_late_on_record(store: SqlRunStore, ours: RunState, stored: RunState, said: set[str]) -> None:
