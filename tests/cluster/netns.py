@@ -102,8 +102,8 @@ class Cluster:
         _ip("-n", self.ns(name), "link", "set", "lo", "up")
 
     def _start_postgres(self) -> None:
-        initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-        assert initdb and pg_ctl
+        initdb = _pg_bin("initdb")
+        assert initdb
         data, sock = self.root / "data", self.root / "sock"
         sock.mkdir()
         for path in (self.root, sock):
@@ -111,20 +111,25 @@ class Cluster:
         _run(_as_server_user([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]))
         with (data / "pg_hba.conf").open("a") as hba:
             hba.write("host all all 10.213.0.0/16 trust\n")
-        listen = ",".join(self.pg_address(n) for n in self.links)
-        options = f"-c listen_addresses={listen} -p {PORT} -k {sock} -c fsync=off -c max_connections=200"
-        argv = [pg_ctl, "-D", str(data), "-o", options, "-l", str(self.root / "server.log"), "-w", "-t", "60", "start"]
-        _run(["ip", "netns", "exec", self.ns("pg"), *_as_server_user(argv)])
+        self._pg_ctl_start()
         self.postgres_started = True
+
+    def _pg_ctl_start(self) -> None:
+        pg_ctl = _pg_bin("pg_ctl")
+        assert pg_ctl
+        listen = ",".join(self.pg_address(n) for n in self.links)
+        sock = self.root / "sock"
+        options = f"-c listen_addresses={listen} -p {PORT} -k {sock} -c fsync=off -c max_connections=200"
+        data, log = str(self.root / "data"), str(self.root / "server.log")
+        argv = [pg_ctl, "-D", data, "-o", options, "-l", log, "-w", "-t", "60", "start"]
+        _run(["ip", "netns", "exec", self.ns("pg"), *_as_server_user(argv)])
 
     def restart_postgres(self) -> None:
         """Stopped at once (-m immediate: its clients' connections are cut) and started again."""
         pg_ctl = _pg_bin("pg_ctl")
         assert pg_ctl
-        data = str(self.root / "data")
-        _run(_as_server_user([pg_ctl, "-D", data, "-m", "immediate", "-w", "stop"]))
-        argv = [pg_ctl, "-D", data, "-l", str(self.root / "server.log"), "-w", "-t", "60", "start"]
-        _run(["ip", "netns", "exec", self.ns("pg"), *_as_server_user(argv)])
+        _run(_as_server_user([pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"]))
+        self._pg_ctl_start()
 
     # -- partitions ----------------------------------------------------------------------------------------------
     def cut(self, n: int, silent: bool = True) -> None:

@@ -475,8 +475,8 @@ class SqlRunStore(ABC):
                     return
         raise RunAlreadyClaimed(
             f"run {run_id} is being driven by another process ({holder}, lease renewed at {str(row[1])[:19]}); wait "
-            "for it to finish, or stop it: a stopped driver's run can be resumed at once on its host, elsewhere "
-            f"{LEASE_S:g} s after its last heartbeat"
+            "for it to finish, or stop it: a stopped driver's run can be resumed at once from the same machine and "
+            f"container, elsewhere {LEASE_S:g} s after its last lease renewal"
         )
 
     async def renew(self, run_id: str, owner: str) -> bool:
