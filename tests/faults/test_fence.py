@@ -131,3 +131,27 @@ async def test_a_late_outcome_is_shown_once_and_never_joins_the_run(store: SqlRu
     table = steps_fragment(await run_view(store, "run_late"))
     assert "late outcome" in table and "charged 40 EUR to card 4242" in table and "worker-1" in table
     assert (await store.load("run_late")).messages == []
+
+
+@pytest.mark.postgres
+async def test_a_renewal_that_fails_never_reaches_the_run(postgres_url: str) -> None:
+    """The issue's first break: a renewal error (the store refusing connections) surfaced in the driving task, which
+    then failed the run. Now the renewals are tried again until the deadline, and the lease is only given up."""
+    from helpers.postgres import _free_port, fresh_database
+    from toolwire_client.store import open_store
+    from toolwire_client.store.postgres import PostgresRunStore
+
+    store = await open_store(fresh_database(postgres_url, "t_fence_refused"))
+    assert isinstance(store, PostgresRunStore)
+    try:
+        await store.save(a_run("run_refused"))
+        async with Lease(store, await store.load("run_refused"), ttl_s=2.0) as lease:
+            url = store.url
+            store.url = f"postgresql://postgres@127.0.0.1:{_free_port()}/postgres"  # nothing listens: refused
+            while store._idle:
+                store._idle.pop().close()
+            lost = await await_until(lambda: lease.lost, "the lease to give up on its renewals", timeout_s=15)
+            assert lost.startswith("its lease could not be renewed within 1 s")
+            store.url = url
+    finally:
+        await store.aclose()
