@@ -95,6 +95,7 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
         return state.status  # ended already: a duplicate leg
     if state.status == "running" and (state.steps or state.pending):
         SETTINGS.say(f"run {run_id}: resumed from its saved state after {len(state.steps)} step(s)")
+    refused = 0  # tries in a row whose saves the store refused, the run's record unchanged
     while True:
         agent = _agent(state, store)  # one per try: a try opens and closes its tool sources once
         try:
@@ -111,8 +112,9 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
             ours, state = state, await _answered(store, lambda: _again(run_id, store), said)
             SETTINGS.say(_lost_line(ours, state))
             await _put_late_on_record(store, ours, state, said)
-            if state.status not in DRIVABLE:
-                return state.status
+            refused = refused + 1 if ours.stop_reason == "save_failed" and state.version == ours.version else 0
+            if state.status not in DRIVABLE or refused >= SAVES_REFUSED:
+                return state.status  # ended by its holder; or a run whose saves this store refuses each time
             continue
         if state.status != "waiting_for_approval":
             return state.status
@@ -121,6 +123,9 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
             return state.status
 
 
+SAVES_REFUSED = 3
+"""A leg gives up a run after this many tries in a row whose saves were refused while the store answered (a record the
+store will not take: trying again would only run its calls again)."""
 UNRECORDED = frozenset({"lease_lost", "save_failed"})
 """Ends of a try whose state may not be the store's: its lease was lost, or its saves did not reach the store."""
 
