@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 EXTRAS ?= dev
 TEST_WORKERS ?= 2  # pytest processes: the suite mostly waits on the processes it starts
 
-.PHONY: install demo test lint bench readme clean
+.PHONY: install demo test lint bench chaos readme clean
 
 install: $(VENV)/.installed-$(EXTRAS)
 
@@ -20,6 +20,11 @@ demo: install
 test: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m 'not alone'
 	$(PY) -m pytest -q -m alone
+
+CHAOS_TRIALS ?= 5
+CHAOS_RUNS ?= 200
+chaos: install  # the partition scenarios of tests/cluster (root: network namespaces), more trials and runs than CI
+	for i in $$(seq $(CHAOS_TRIALS)); do TOOLWIRE_CHAOS_RUNS=$(CHAOS_RUNS) $(PY) -m pytest -q -s -p no:cacheprovider tests/cluster || exit 1; done
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -98,12 +98,14 @@ async def test_claim_is_exclusive_under_concurrency(store: SqlRunStore, db: str)
 
 
 async def test_claim_of_a_dead_process_is_taken_over(store: SqlRunStore) -> None:
-    import socket
+    """At once when the holder is an exited process of this pid space (its owner names the pid space)."""
     import sys
+
+    from toolwire_client.store.claims import claim_owner
 
     await store.save(a_run())
     dead = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
-    await store.claim("run_1", f"{socket.gethostname()}:{dead.stdout.decode().strip()}:deadbeef")
+    await store.claim("run_1", claim_owner(int(dead.stdout.decode().strip())))
     await store.claim("run_1", "me")  # the holder's process is gone: the claim is orphaned
     with pytest.raises(RunAlreadyClaimed):
         await store.claim("run_1", "third")

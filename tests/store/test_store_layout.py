@@ -10,6 +10,7 @@ import pytest
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore, open_store
 from toolwire_client.store.layout import HOLD_MESSAGES, BrokenRecord
+from toolwire_client.store.schema import LATEST
 from toolwire_client.store.sql import Tx
 from toolwire_shared.messages import AssistantMessage, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.results import ToolResult
@@ -93,6 +94,7 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
     def as_schema_7(tx: Tx) -> None:
         """What toolwire wrote before this layout: no run_log, the whole state in `runs.state`."""
         tx.execute("DROP TABLE run_log")
+        tx.execute("DROP TABLE run_events")  # and what came after
         tx.execute("DELETE FROM schema_version WHERE version >= 8")
         tx.execute(
             "INSERT INTO runs (run_id, agent_name, task, status, steps, tokens, started_at, updated_at, version, state)"
@@ -114,7 +116,7 @@ async def test_a_store_of_the_layout_before_is_migrated_and_read(db: str) -> Non
 
     migrated = await open_store(db)
     try:
-        assert await migrated.schema_version() == 8
+        assert await migrated.schema_version() == LATEST
         loaded = await migrated.load(state.run_id)
         assert _same(loaded, state)
         assert (await _rows(migrated, state.run_id))[0] == 0  # read as it is

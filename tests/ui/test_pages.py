@@ -39,7 +39,7 @@ def family() -> RunView:
         ],
         children={"c1": SubRun(run_id="run_child", status="waiting_for_approval")},
     )
-    return RunView(parent, {"run_child": child}, {})
+    return RunView(parent, {"run_child": child}, {}, [])
 
 
 def test_a_sub_agent_is_nested_under_its_delegate_call_and_drawn_in_the_tree() -> None:

@@ -11,6 +11,7 @@ from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.tree import load_tree
 from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
 from toolwire_shared.results import ToolResult
@@ -224,7 +225,9 @@ def trace() -> None:
 def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None) -> None:
     """The step table of RUN_ID: step | call | observation | tokens so far, then how the run ended."""
     if as_json:
-        click.echo(json.dumps(_summary(*_load(db, run_id)), indent=2))
+        summary = _summary(*_load(db, run_id))
+        summary["late_outcomes"] = [late_json(o) for o in with_store(db, lambda store: late_recorded(store, run_id))]
+        click.echo(json.dumps(summary, indent=2))
         return
     if waterfall:
         from rich.console import Console
@@ -236,6 +239,26 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
     root, children, decided = _load_tree(db, run_id)
     for line in trace_lines(root, wide, children, decided):
         click.echo(shown(line))
+    for outcome in with_store(db, lambda store: late_recorded(store, run_id)):
+        click.echo(shown(late_line(outcome, wide)))
+
+
+def late_line(outcome: LateOutcome, wide: bool = False) -> str:
+    """A call that completed on a worker after it had lost the run: what it returned, where; not in the run."""
+    return (
+        f"late outcome | {outcome.tool} ({outcome.call_id}) | {_cut(outcome.detail, wide)} | completed on "
+        f"{outcome.recorded_by} after it lost the run; not in the model's history"
+    )
+
+
+def late_json(outcome: LateOutcome) -> dict[str, str]:
+    return {
+        "call_id": outcome.call_id,
+        "tool": outcome.tool,
+        "detail": outcome.detail,
+        "recorded_by": outcome.recorded_by,
+        "at": str(outcome.at),
+    }
 
 
 @trace.command("export")

@@ -50,5 +50,16 @@ def dbos_config(db: str | None, executor_id: str) -> dict[str, Any]:
         "executor_id": executor_id,
         "log_level": "WARNING",
         "notification_listener_polling_interval_sec": 0.2,
-        "db_engine_kwargs": {"pool_pre_ping": False},
+        "db_engine_kwargs": {"pool_pre_ping": False, **_bounded_connections(db)},
     }
+
+
+def _bounded_connections(db: str | None) -> dict[str, Any]:
+    """DBOS's own PostgreSQL connections bounded as the run store's are (a worker cut off learns so in seconds), but
+    for the statement timeout: DBOS sets its own session limits and retries its statements."""
+    from toolwire_shared.db_timeouts import timeouts
+
+    if not is_postgres(db):
+        return {}
+    bounds = {key: value for key, value in timeouts().items() if key != "options"}
+    return {"connect_args": {"application_name": "dbos_transact", **bounds}}

@@ -3,10 +3,10 @@ each beat, hands the PENDING workflows of executors whose beat is older than DEA
 recovery for given executor ids), where a live worker takes them. Without DBOS's hosted control plane nothing else
 notices that a worker is gone."""
 
+import logging
 import os
 import socket
 import threading
-import time
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -14,11 +14,14 @@ import anyio
 from toolwire_client.store import SqlRunStore, open_store
 from toolwire_client.store.sql import Tx
 
+log = logging.getLogger("toolwire.client.fleet")
+
 BEAT_S = float(os.environ.get("TOOLWIRE_FLEET_BEAT_S", "1"))
 DEAD_S = float(os.environ.get("TOOLWIRE_FLEET_DEAD_S", "5"))
 """A worker whose heartbeat is this old is dead: its runs are taken over. Its DBOS workflows go back on the queue
-at once; a run's lease then fences the takeover (at once for a dead process on this host, after the lease TTL for
-one on another host), so a worker only thought dead never drives a run beside its taker."""
+at once; a run's lease then fences the takeover (at once for an exited process of this pid space, else once the lease
+has run out by the database's clock, half a TTL after its holder stopped driving), so a worker only thought dead
+never drives a run beside its taker."""
 
 Recover = Callable[[list[str]], int]
 """DBOS's recovery of the given executors' pending workflows (blocking): how many it put back."""
@@ -30,11 +33,13 @@ def new_executor_id() -> str:
 
 
 async def beat(store: SqlRunStore, executor_id: str) -> None:
+    """A beat stamped by the database's clock, as it is judged: the workers' clocks never need to agree."""
+
     def write(tx: Tx) -> None:
         tx.execute(
-            "INSERT INTO fleet_executors (executor_id, host, pid, beat_at) VALUES (?, ?, ?, ?)"
+            f"INSERT INTO fleet_executors (executor_id, host, pid, beat_at) VALUES (?, ?, ?, {store.epoch_clock})"
             " ON CONFLICT (executor_id) DO UPDATE SET beat_at = excluded.beat_at",
-            (executor_id, socket.gethostname(), os.getpid(), time.time()),
+            (executor_id, socket.gethostname(), os.getpid()),
         )
 
     await store.transaction(write)
@@ -45,7 +50,7 @@ async def dead_executors(store: SqlRunStore, dead_s: float = DEAD_S) -> list[tup
 
     def read(tx: Tx) -> list[tuple[str, float]]:
         rows = tx.execute(
-            "SELECT executor_id, beat_at FROM fleet_executors WHERE beat_at < ?", (time.time() - dead_s,)
+            f"SELECT executor_id, beat_at FROM fleet_executors WHERE beat_at < {store.epoch_clock} - ?", (dead_s,)
         ).fetchall()
         return [(str(r[0]), float(r[1])) for r in rows]
 
@@ -93,8 +98,15 @@ async def _beat_until(
     """The beat and the takeover apart: a takeover of hundreds of runs takes seconds, and the beat goes on."""
 
     async def every_beat(job: Callable[[], Awaitable[None]]) -> None:
+        """A beat or takeover the store did not answer is tried on the next beat (a worker cut off from the store
+        for a while comes back, and its leases said it stopped driving long before)."""
         while not stop.is_set():
-            await job()
+            try:
+                await job()
+            except Exception as exc:
+                if not store.is_unreachable(exc):
+                    raise
+                log.warning("worker %s: the run store does not answer its heartbeat: %s", executor_id, exc)
             await anyio.to_thread.run_sync(stop.wait, BEAT_S)
         group.cancel_scope.cancel()
 

@@ -52,8 +52,9 @@ class FleetView:
 
         def alive(tx: Tx) -> list[str]:
             rows = tx.execute(
-                "SELECT executor_id FROM fleet_executors WHERE beat_at >= ? ORDER BY executor_id",
-                (time.time() - DEAD_S,),
+                f"SELECT executor_id FROM fleet_executors WHERE beat_at >= {store.epoch_clock} - ?"
+                " ORDER BY executor_id",
+                (DEAD_S,),
             ).fetchall()
             return [str(r[0]) for r in rows]
 

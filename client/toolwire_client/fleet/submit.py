@@ -42,7 +42,9 @@ def has_fleet(db: str | None) -> bool:
         return Path(url.removeprefix("sqlite:///")).exists()
     import psycopg
 
-    with psycopg.connect(str(db), autocommit=True) as conn:
+    from toolwire_shared.db_timeouts import bounded
+
+    with psycopg.connect(bounded(str(db)), autocommit=True) as conn:
         row = conn.execute("SELECT to_regclass('dbos.workflow_status')").fetchone()
     return row is not None and row[0] is not None
 

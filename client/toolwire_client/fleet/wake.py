@@ -52,7 +52,15 @@ async def sweep(store: SqlRunStore, is_fleet_run: IsFleetRun, enqueue: Enqueue) 
 async def keep_sweeping(
     store: SqlRunStore, is_fleet_run: IsFleetRun, enqueue: Enqueue, say: Callable[[str], None]
 ) -> None:
+    """A sweep the run store does not answer is skipped (the worker is cut off: the next sweep looks again)."""
     while True:
         await anyio.sleep(SWEEP_S)
-        for workflow_id in await sweep(store, is_fleet_run, enqueue):
+        try:
+            woken = await sweep(store, is_fleet_run, enqueue)
+        except Exception as exc:
+            if not store.is_unreachable(exc):
+                raise
+            say(f"warning: the sweep of waiting runs found the run store unreachable: {exc}")
+            continue
+        for workflow_id in woken:
             say(f"run {workflow_id.partition('@')[0]}: decided with no leg to go on; enqueued {workflow_id}")

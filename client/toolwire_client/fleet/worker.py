@@ -51,7 +51,7 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
     executor_id = heartbeat.new_executor_id()
     store = await open_store(options.db, connections=min(DB_CONNECTIONS, options.concurrency))
     SETTINGS.store, SETTINGS.per_minute, SETTINGS.say = store, dict(options.per_minute or {}), say
-    SETTINGS.trust = options.trust
+    SETTINGS.trust, SETTINGS.worker = options.trust, executor_id
     try:
         await ensure_tables(store)
         DBOS(config=dbos_config(options.db, executor_id))  # type: ignore[arg-type]

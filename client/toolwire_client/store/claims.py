@@ -1,30 +1,46 @@
-"""Who holds a run: claim owners name their host and process, so a claim left by a killed process can be taken over."""
+"""Who holds a run. A claim owner is unique to one lease taken (host and pid for people, a random part, and the pid
+space it was taken in), and a claim is abandoned when the database's clock says its lease ran out (store/sql.py):
+never judged by a hostname, which network namespaces and containers share with processes that are alive elsewhere.
+Only a holder of this very pid space (same boot, same pid namespace) whose process has exited loses it at once."""
 
+import hashlib
 import os
 import socket
 import uuid
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 LEASE_S = float(os.environ.get("TOOLWIRE_LEASE_S", "30"))
-"""A claim whose heartbeat has not renewed it for this long is abandoned (its holder is gone, or on another machine
-and cut off); a holder on this host whose process is gone loses it at once."""
-CLAIM_LEASE = timedelta(seconds=LEASE_S)
+"""A claim whose heartbeat has not renewed it for this long (by the database's clock) is abandoned: its holder is
+gone, or cut off, and stopped driving the run half this long after its last renewal (store/lease.py)."""
 
 
-def claim_owner() -> str:
-    """A claim owner for this process: host, pid and a random part (one process may resume several runs)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+def _pid_space() -> str:
+    """Where a pid names one process: this boot of this kernel and this pid namespace; '' where that is unknown."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as boot:
+            boot_id = boot.read().strip()
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return ""
+    return hashlib.sha256(f"{boot_id}/{namespace}".encode()).hexdigest()[:12]
 
 
-def claim_is_orphaned(holder: str, claimed_at: Any) -> bool:
-    """True when the holder's process is gone (same host) or its lease ran out (any host)."""
-    host, _, rest = holder.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host == socket.gethostname() and pid_text.isdigit():
-        return not _alive(int(pid_text))
-    stamp = _as_datetime(claimed_at)
-    return stamp is not None and datetime.now(UTC) - stamp > CLAIM_LEASE
+PID_SPACE = _pid_space()
+
+
+def claim_owner(pid: int | None = None) -> str:
+    """A claim owner (the lease's fencing token): host, pid, a random part (one process may drive several runs, and
+    takes a new lease each time) and its pid space."""
+    return f"{socket.gethostname()}:{pid or os.getpid()}:{uuid.uuid4().hex[:8]}:{PID_SPACE}"
+
+
+def holder_has_exited(holder: str) -> bool:
+    """True only when the holder is a process of this pid space that has exited (a killed `toolwire run`): its run is
+    taken over at once rather than after the lease runs out. An owner of another pid space, or of an older toolwire
+    that did not name one, is judged by its lease alone."""
+    parts = holder.split(":")
+    if len(parts) != 4 or not PID_SPACE or parts[3] != PID_SPACE or not parts[1].isdigit():
+        return False
+    return not _alive(int(parts[1]))
 
 
 def _alive(pid: int) -> bool:
@@ -45,10 +61,3 @@ def _is_zombie(pid: int) -> bool:
             return stat.read().rpartition(")")[2].split()[0] == "Z"
     except OSError:
         return False
-
-
-def _as_datetime(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    stamp = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

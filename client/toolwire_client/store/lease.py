@@ -4,7 +4,8 @@ Taken before the run's first model call, renewed by a heartbeat that does not wa
 the run's last save (in the same write: `release` then writes nothing). Before each model call the driver checks
 that its last renewal is recent (no one can have taken an unexpired lease); before each tool call the step save that
 marks the calls `sent` is refused unless this owner still holds the lease. So no model call or tool call of one run
-runs in two processes."""
+runs in two processes. A process cut off from the store stops renewing at half the TTL (its deadline), and only
+after the whole TTL, by the database's clock, may another process take the run."""
 
 import logging
 import time
@@ -63,12 +64,29 @@ class Lease:
         return None
 
     async def _beat(self) -> None:
-        while True:
-            await anyio.sleep(self.ttl_s / 3)
-            if not await self.store.renew(self.state.run_id, self.owner):
-                self.lost = "another process took the run over"
+        """Renew every quarter of the TTL until the lease is lost: taken over, or not renewed within half the TTL of
+        the last renewal sent (the database then still has it ours for half a TTL more, so this process has stopped
+        before anyone may take the run). Errors of a store cut off are tried again, never raised into the run."""
+        while self.lost is None:
+            await anyio.sleep(self.ttl_s / 4)
+            await self._renew_in_time()
+
+    async def _renew_in_time(self) -> None:
+        while (left := self.renewed + self.ttl_s / 2 - time.monotonic()) > 0:
+            sent = time.monotonic()
+            with anyio.move_on_after(left):
+                try:
+                    if not await self.store.renew(self.state.run_id, self.owner):
+                        self.lost = "another process took the run over"
+                        return
+                except Exception as exc:
+                    log.warning("run %s: its lease was not renewed (%s); trying again", self.state.run_id, exc)
+                    await anyio.sleep(min(1.0, self.ttl_s / 20))
+                    continue
+                self.renewed = sent
                 return
-            self.renewed = time.monotonic()
+        self.lost = f"its lease could not be renewed within {self.ttl_s / 2:g} s: the run store did not answer"
+        log.warning("run %s: stopped driving it: %s", self.state.run_id, self.lost)
 
     def check(self) -> None:
         """Before a model call: stop unless this process surely still holds the lease."""

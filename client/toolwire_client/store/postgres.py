@@ -9,6 +9,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from toolwire_client.store.sql import SqlRunStore
+from toolwire_shared.db_timeouts import bounded
 
 _MIGRATION_LOCK = 0x746F6F6C  # "tool": pg_advisory_xact_lock key so two processes opening at once migrate once
 
@@ -17,6 +18,12 @@ class PostgresRunStore(SqlRunStore):
     json_type = "JSONB"
     ts_type = "TIMESTAMPTZ"
     for_update = " FOR UPDATE"
+    unreachable_errors = (psycopg.OperationalError,)  # connection lost or refused, a timeout, a server shutting down
+    clock = "now()"
+    epoch_clock = "EXTRACT(EPOCH FROM clock_timestamp())::double precision"
+
+    def _older_than(self, column: str) -> str:
+        return f"{column} < now() - make_interval(secs => ?)"
 
     def __init__(self, url: str, connections: int = 1) -> None:
         super().__init__(connections)
@@ -26,7 +33,7 @@ class PostgresRunStore(SqlRunStore):
         return f"PostgresRunStore({self.url.split('@')[-1]!r})"
 
     def _connect(self) -> psycopg.Connection[Any]:
-        return psycopg.connect(self.url, autocommit=True)
+        return psycopg.connect(bounded(self.url), autocommit=True)
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:

@@ -151,4 +151,24 @@ MIGRATIONS.append(
     )
 )
 
+MIGRATIONS.append(
+    (
+        9,
+        [
+            # What happened to a run that is on record for people only, never in the model's history: a late
+            # outcome, a call that completed on a worker after it had lost the run (store/events.py).
+            """CREATE TABLE run_events (
+                run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+                kind TEXT NOT NULL,
+                call_id TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                recorded_by TEXT NOT NULL,
+                at {ts} NOT NULL
+            )""",
+            "CREATE UNIQUE INDEX run_events_once ON run_events (run_id, kind, call_id, recorded_by)",
+        ],
+    )
+)
+
 LATEST = MIGRATIONS[-1][0]

@@ -29,7 +29,7 @@ from toolwire_client.store.base import (
     SaveRefused,
     StaleRunState,
 )
-from toolwire_client.store.claims import LEASE_S, claim_is_orphaned
+from toolwire_client.store.claims import LEASE_S, holder_has_exited
 from toolwire_client.store.schema import LATEST, MIGRATIONS
 from toolwire_client.store.text_codec import (
     escape,
@@ -73,6 +73,15 @@ class SqlRunStore(ABC):
     json_type = "TEXT"
     ts_type = "TEXT"
     for_update = ""
+    clock = "strftime('%Y-%m-%dT%H:%M:%f000+00:00', 'now')"
+    """The database's clock as a timestamp column holds it: every lease is stamped and judged by it, never by the
+    clocks of the machines that drive runs (SQLite: the one machine's; its text sorts as Python's ISO stamps)."""
+    epoch_clock = "((julianday('now') - 2440587.5) * 86400.0)"
+    """The database's clock in seconds since the epoch (the fleet's heartbeats)."""
+
+    def _older_than(self, column: str) -> str:
+        """SQL true when `column` is more than `?` seconds behind the database's clock."""
+        return f"{column} < strftime('%Y-%m-%dT%H:%M:%f000+00:00', 'now', '-' || ? || ' seconds')"
 
     def __init__(self, connections: int = 1) -> None:
         if connections < 1:
@@ -112,6 +121,24 @@ class SqlRunStore(ABC):
 
     def _sql(self, text: str) -> str:
         return text
+
+    unreachable_errors: tuple[type[BaseException], ...] = ()
+    """The database's errors that say it could not be reached or answer in time, not that it refused the write."""
+
+    def is_unreachable(self, exc: BaseException) -> bool:
+        """Whether `exc` (or what caused it, or one of its group) is the store being cut off or too slow: a driver
+        tries again once it answers, where any other error is the run's own."""
+        seen: set[int] = set()
+        todo: list[BaseException | None] = [exc]
+        while todo:
+            e = todo.pop()
+            if e is None or id(e) in seen:
+                continue
+            seen.add(id(e))
+            if isinstance(e, self.unreachable_errors):
+                return True
+            todo += [e.__cause__, e.__context__, *(e.exceptions if isinstance(e, BaseExceptionGroup) else ())]
+        return False
 
     def _ts_param(self, value: datetime | None) -> Any:
         return value.isoformat() if value is not None else None
@@ -172,7 +199,7 @@ class SqlRunStore(ABC):
         return await self._run(run)
 
     # -- plumbing ------------------------------------------------------------------------------------------------
-    async def _run(self, fn: Callable[[], T]) -> T:
+    async def _run(self, fn: Callable[[], T], abandon_on_cancel: bool = False) -> T:
         def held() -> T:
             with self._slots:
                 try:
@@ -186,7 +213,7 @@ class SqlRunStore(ABC):
                     self._held.conn = None
                     self._put_back(conn)
 
-        return await anyio.to_thread.run_sync(held)
+        return await anyio.to_thread.run_sync(held, abandon_on_cancel=abandon_on_cancel)
 
     def _put_back(self, conn: Any) -> None:
         """An idle connection for the next operation; one the server or the network closed is dropped."""
@@ -301,17 +328,19 @@ class SqlRunStore(ABC):
                 ends = owner is not None and state.status != "running"  # its driver's last save: the lease goes too
                 lease = (
                     "claimed_by = NULL, claimed_at = NULL"
-                    if ends
-                    else "claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE ? END"
+                    if ends  # else a save renews the lease it is made under
+                    else f"claimed_at = CASE WHEN claimed_by IS NULL THEN NULL ELSE {self.clock} END"
                 )
-                renewed = () if ends else (self._ts_param(stamp),)  # else a save renews the lease it is made under
-                self._execute(
+                fence = "" if owner is None else " AND claimed_by = ?"  # the lease, checked by the write itself
+                written = self._execute(
                     cur,
                     "UPDATE runs SET agent_name = ?, task = ?, status = ?, steps = ?, tokens = ?, cost_usd = ?,"
                     " started_at = ?, updated_at = ?, version = ?, parent_run_id = ?, parent_call_id = ?, state = ?,"
-                    f" {lease} WHERE run_id = ?",
-                    (*columns, *renewed, state.run_id),
-                )
+                    f" {lease} WHERE run_id = ?{fence}",
+                    (*columns, state.run_id, *(() if owner is None else (owner,))),
+                ).rowcount
+                if written != 1:
+                    raise LeaseLost(f"run {state.run_id} is no longer driven by this process")
             self._append_log(cur, state.run_id, parts, new_version)
         state.version = new_version
         state.updated_at = stamp
@@ -332,11 +361,21 @@ class SqlRunStore(ABC):
                 raise StaleRunState(f"run {state.run_id} was saved by another process since this one's last save")
             stored.status, stored.stop_reason, stored.report = state.status, state.stop_reason, state.report
             parts = self._split(stored, state.version + 1, stamp)
-            self._execute(
+            fence = "" if owner is None else " AND claimed_by = ?"
+            written = self._execute(
                 cur,
-                "UPDATE runs SET status = ?, updated_at = ?, version = ?, state = ? WHERE run_id = ?",
-                (state.status, self._ts_param(stamp), state.version + 1, self._header(parts), state.run_id),
-            )
+                f"UPDATE runs SET status = ?, updated_at = ?, version = ?, state = ? WHERE run_id = ?{fence}",
+                (
+                    state.status,
+                    self._ts_param(stamp),
+                    state.version + 1,
+                    self._header(parts),
+                    state.run_id,
+                    *(() if owner is None else (owner,)),
+                ),
+            ).rowcount
+            if written != 1:
+                raise LeaseLost(f"run {state.run_id} is no longer driven by this process")
             self._append_log(cur, state.run_id, parts, state.version + 1)
         state.version += 1
         state.updated_at = stamp
@@ -437,13 +476,13 @@ class SqlRunStore(ABC):
         await self._run(lambda: self._claim(run_id, owner))
 
     def _claim(self, run_id: str, owner: str) -> None:
-        stamp = self._ts_param(now())
+        """Free, ours, or run out by the database's clock: taken in one statement (of two takers, one wins)."""
         with self._transaction() as cur:
             taken = self._execute(
                 cur,
-                "UPDATE runs SET claimed_by = ?, claimed_at = ?"
-                " WHERE run_id = ? AND (claimed_by IS NULL OR claimed_by = ?)",
-                (owner, stamp, run_id, owner),
+                f"UPDATE runs SET claimed_by = ?, claimed_at = {self.clock} WHERE run_id = ?"
+                f" AND (claimed_by IS NULL OR claimed_by = ? OR {self._older_than('claimed_at')})",
+                (owner, run_id, owner, LEASE_S),
             ).rowcount
             if taken == 1:
                 return
@@ -451,33 +490,31 @@ class SqlRunStore(ABC):
             if row is None:
                 raise RunNotFound(run_id)
             holder = row[0]
-            if holder is not None and claim_is_orphaned(holder, row[1]):
-                # Compare-and-set on the dead holder: of two processes taking over, one wins.
+            if holder is not None and holder_has_exited(holder):
+                # Compare-and-set on the exited holder: of two processes taking over, one wins.
                 stolen = self._execute(
                     cur,
-                    "UPDATE runs SET claimed_by = ?, claimed_at = ? WHERE run_id = ? AND claimed_by = ?",
-                    (owner, stamp, run_id, holder),
+                    f"UPDATE runs SET claimed_by = ?, claimed_at = {self.clock} WHERE run_id = ? AND claimed_by = ?",
+                    (owner, run_id, holder),
                 ).rowcount
                 if stolen == 1:
                     return
         raise RunAlreadyClaimed(
             f"run {run_id} is being driven by another process ({holder}, lease renewed at {str(row[1])[:19]}); wait "
-            "for it to finish, or stop it: a stopped driver's run can be resumed at once on its host, elsewhere "
-            f"{LEASE_S:g} s after its last heartbeat"
+            "for it to finish, or stop it: a stopped driver's run can be resumed at once from the same machine and "
+            f"container, elsewhere {LEASE_S:g} s after its last lease renewal"
         )
 
     async def renew(self, run_id: str, owner: str) -> bool:
+        """Cancellable at once (the lease gives up on a renewal the store does not answer in time: its thread is left
+        to end on the connection's own timeouts)."""
+
         def renew() -> bool:
             with self._transaction() as cur:
-                return bool(
-                    self._execute(
-                        cur,
-                        "UPDATE runs SET claimed_at = ? WHERE run_id = ? AND claimed_by = ?",
-                        (self._ts_param(now()), run_id, owner),
-                    ).rowcount
-                )
+                renewed = f"UPDATE runs SET claimed_at = {self.clock} WHERE run_id = ? AND claimed_by = ?"
+                return bool(self._execute(cur, renewed, (run_id, owner)).rowcount)
 
-        return await self._run(renew)
+        return await self._run(renew, abandon_on_cancel=True)
 
     async def release(self, run_id: str, owner: str) -> None:
         def release() -> None:

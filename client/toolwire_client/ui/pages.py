@@ -11,6 +11,7 @@ from typing import Any
 from toolwire_client.fleet.overview import FleetInfo
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.store.events import LateOutcome
 from toolwire_client.ui.questions import question_card
 from toolwire_client.ui.reads import STATUSES, RunRow, RunView, Waiting
 from toolwire_client.ui.svg import waterfall_svg
@@ -187,8 +188,17 @@ def steps_fragment(view: RunView) -> str:
         "<tr><th>step</th><th>model reply</th><th>call</th><th>arguments</th><th>result</th><th>error</th>"
         "<th>latency</th><th>decision</th></tr>"
     )
-    rows = _step_rows(view, view.root)
+    rows = _step_rows(view, view.root) + "".join(_late_row(outcome) for outcome in view.late)
     return f'<table id="steps" class="grid steps"><thead>{head}</thead><tbody>{rows}</tbody></table>'
+
+
+def _late_row(outcome: LateOutcome) -> str:
+    """A call that completed on a worker after it lost the run: what it did, for people; the model never saw it."""
+    return (
+        f'<tr class="late"><td>late outcome</td><td colspan="2">{e(outcome.tool)} <code>{e(outcome.call_id)}</code>'
+        f'</td><td colspan="5">{e(clip(outcome.detail, 300))}<div class="dim">completed on {e(outcome.recorded_by)}'
+        " after it lost the run; not in the model's history</div></td></tr>"
+    )
 
 
 def _step_rows(view: RunView, state: RunState) -> str:

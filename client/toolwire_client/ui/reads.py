@@ -13,6 +13,7 @@ from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
 from toolwire_client.store.sql import Tx
 from toolwire_client.store.text_codec import unescape
+from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.tree import as_tree, load_tree
 from toolwire_client.ui.people import EVERYONE, Person
 
@@ -65,12 +66,14 @@ class RunView:
     root: RunState
     children: dict[str, RunState]
     decided: dict[tuple[str, str], DecisionRecord]
+    late: list[LateOutcome]
+    """Calls that completed on a worker after it had lost the run (store/events.py)."""
 
 
 async def run_view(store: SqlRunStore, run_id: str, person: Person) -> RunView:
     root, children = await seen_tree(store, run_id, person)
     decided = {(d.run_id, d.call_id): d for rid in [run_id, *children] for d in await store.decisions(rid)}
-    return RunView(root, children, decided)
+    return RunView(root, children, decided, await late_recorded(store, run_id))
 
 
 PERSON_WAITS = ("pending_approval", "pending_input")

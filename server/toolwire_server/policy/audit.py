@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import psycopg
 
+from toolwire_shared.db_timeouts import bounded
+
 log = logging.getLogger("toolwire.server")
 
 REDACTED = "[redacted]"
@@ -220,7 +222,7 @@ class _SqliteSink(_Sink):
 
 class _PostgresSink(_Sink):
     def __init__(self, url: str) -> None:
-        self.db = psycopg.connect(url, autocommit=True)
+        self.db = psycopg.connect(bounded(url), autocommit=True)
         with self.db.transaction():
             self.db.execute("SELECT pg_advisory_xact_lock(7305142)")  # replicas creating the table at once
             for statement in POSTGRES_SCHEMA.split(";"):
@@ -269,7 +271,7 @@ def read_records(
         f"LIMIT {int(limit)}"
     )
     if is_postgres(database):
-        with psycopg.connect(database) as conn:
+        with psycopg.connect(bounded(database)) as conn:
             rows = conn.execute(query.replace("?", "%s"), values).fetchall()
     else:
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:

@@ -10,6 +10,7 @@ import psycopg
 
 from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, needed, why_not
+from toolwire_shared.db_timeouts import bounded
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS toolwire_limits (
@@ -124,7 +125,7 @@ class _Lease:
             if self.pool._idle:
                 self.conn = self.pool._idle.pop()
             else:
-                self.conn = await psycopg.AsyncConnection.connect(self.pool.url, autocommit=True)
+                self.conn = await psycopg.AsyncConnection.connect(bounded(self.pool.url), autocommit=True)
                 if not self.pool._made_schema:
                     async with self.conn.transaction():  # replicas starting at once: one creates, the rest wait
                         await self.conn.execute("SELECT pg_advisory_xact_lock(7305141)")

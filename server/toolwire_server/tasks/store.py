@@ -130,7 +130,9 @@ class _Postgres:
     def __init__(self, url: str) -> None:
         import psycopg
 
-        self._conn = psycopg.connect(url, autocommit=True)
+        from toolwire_shared.db_timeouts import bounded
+
+        self._conn = psycopg.connect(bounded(url), autocommit=True)
         self._lock = threading.Lock()
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
