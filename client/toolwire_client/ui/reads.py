@@ -11,9 +11,9 @@ from toolwire_client.run.state import PendingCall, RunState, RunStatus
 from toolwire_client.store import RunNotFound, RunSummary, SqlRunStore
 from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
+from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.sql import Tx
 from toolwire_client.store.text_codec import unescape
-from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.tree import as_tree, load_tree
 from toolwire_client.ui.people import EVERYONE, Person
 
