@@ -118,6 +118,7 @@ async def test_a_late_outcome_is_shown_once_and_never_joins_the_run(store: SqlRu
     state (what the model is sent) does not hold it."""
     from toolwire_client.store.events import late_recorded, record_late
     from toolwire_client.ui.pages import steps_fragment
+    from toolwire_client.ui.people import EVERYONE
     from toolwire_client.ui.reads import run_view
     from toolwire_shared.results import ToolResult
 
@@ -128,7 +129,7 @@ async def test_a_late_outcome_is_shown_once_and_never_joins_the_run(store: SqlRu
     assert [(o.call_id, o.tool, o.detail, o.recorded_by) for o in await late_recorded(store, "run_late")] == [
         ("call_1", "charge", "charged 40 EUR to card 4242", "worker-1")
     ]
-    table = steps_fragment(await run_view(store, "run_late"))
+    table = steps_fragment(await run_view(store, "run_late", EVERYONE))
     assert "late outcome" in table and "charged 40 EUR to card 4242" in table and "worker-1" in table
     assert (await store.load("run_late")).messages == []
 
