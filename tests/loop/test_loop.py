@@ -19,7 +19,7 @@ from toolwire_client.run.hooks import Block
 from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import RunContext, ToolRequest, TransportInfo
+from toolwire_client.tools.source import RunContext, ToolRequest, ToolSource
 from toolwire_client.tools.toolbox import ToolBox, idempotency_key
 from toolwire_server import Registry
 from toolwire_shared import errors
@@ -294,27 +294,17 @@ async def test_a_run_is_on_record_before_its_first_model_call(tmp_path: Path) ->
     await store.aclose()
 
 
-class RunSeeingSource:
-    """Implements ToolSource: the one tool `whoami`, which keeps what each request said of the run that called it."""
+class RunSeeingSource(ToolSource):
+    """A ToolSource: the one tool `whoami`, which keeps what each request said of the run that called it."""
 
     name = "seeing"
     times_out_itself = True
-    checks_output = False
 
     def __init__(self) -> None:
         self.seen: list[tuple[RunContext, int | None]] = []
 
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
     async def list_tools(self) -> list[ToolSpec]:
         return [ToolSpec(name="whoami", description="Says which run called it.", source=self.name)]
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
     async def call(self, request: ToolRequest) -> ToolResult:
         state = request.run.state
