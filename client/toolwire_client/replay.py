@@ -92,7 +92,6 @@ class ReplaySource(ToolSource):
                 state.cost_usd = (state.cost_usd or 0.0) + sampled.cost_usd
 
 
-
 class _ReplayAgent(Agent):
     """The same loop; only the calls the recorded run still waits on pause (the others' decisions are recorded)."""
 

@@ -1,10 +1,10 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry. It gets each
 call as one ToolRequest, which hands it the run that makes the call (RunContext)."""
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import mcp_types as types
