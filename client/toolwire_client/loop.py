@@ -140,8 +140,8 @@ class Agent:
             state.status = "running"
             async with self.toolbox.opened():
                 if not state.config:  # a new run: the tools offered, listed; the servers' instructions joined
-                    state.config = self._recorded_config(state.run_id)
-                    self._join_instructions(state)
+                    state.config = recorded_config(self.config, self.toolbox.specs, state.run_id)
+                    join_instructions(state, self.toolbox.instructions)
                 if resuming:
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
                 await self._drive_held(state, resuming, span, on_record)
@@ -345,33 +345,35 @@ class Agent:
         offered other tools than on the step before). Replay overrides it to offer what the recorded step saw."""
         return await self.toolbox.refresh()
 
-    def _join_instructions(self, state: RunState) -> None:
-        """A new run's opening system message gets the servers' `instructions` after the run's own system prompt
-        (saved with the messages: a resume and a replay send the same prompt)."""
-        parts = [texts.server_instructions(name, text) for name, text in self.toolbox.instructions]
-        if not parts:
-            return
-        first = state.messages[0] if state.messages else None
-        if isinstance(first, SystemMessage):
-            state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
-        else:
-            state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
-
     # ---- plumbing -------------------------------------------------------------------------------------------
-    def _recorded_config(self, run_id: str) -> dict[str, Any]:
-        """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
-        sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
-        dumped = self.config.model_dump(mode="json", exclude={"tools"})
-        tools = [spec_json(spec) for spec in self.toolbox.specs]  # one dict per spec, shared by the runs offered it
-        recorded = {  # in the order of a whole dump
-            name: tools if name == "tools" else dumped[name]
-            for name in RunConfig.model_fields
-            if name == "tools" or name in dumped
-        }
-        return seal.sealed(run_id, recorded)
-
     async def _save(self, state: RunState) -> None:
         await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+
+
+def join_instructions(state: RunState, instructions: list[tuple[str, str]]) -> None:
+    """A new run's opening system message gets the servers' `instructions` after the run's own system prompt
+    (saved with the messages: a resume and a replay send the same prompt)."""
+    parts = [texts.server_instructions(name, text) for name, text in instructions]
+    if not parts:
+        return
+    first = state.messages[0] if state.messages else None
+    if isinstance(first, SystemMessage):
+        state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
+    else:
+        state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
+
+
+def recorded_config(config: RunConfig, specs: list[ToolSpec], run_id: str) -> dict[str, Any]:
+    """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
+    sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
+    dumped = config.model_dump(mode="json", exclude={"tools"})
+    tools = [spec_json(spec) for spec in specs]  # one dict per spec, shared by the runs offered it
+    recorded = {  # in the order of a whole dump
+        name: tools if name == "tools" else dumped[name]
+        for name in RunConfig.model_fields
+        if name == "tools" or name in dumped
+    }
+    return seal.sealed(run_id, recorded)
 
 
 class SubAgents:
