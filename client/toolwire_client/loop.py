@@ -76,10 +76,9 @@ class Agent:
         price_fn: PriceFn | None = None,
         on_elicit: OnElicit | None = None,
     ):
-        """`config`: the run's whole configuration (default: the model's, with every other field its default; see
-        `Agent.of` for a config made of a few loose fields). `on_elicit` answers a tool's question (MCP elicitation)
-        at once; without it a question pauses the run until a person answers (`toolwire answer`), as an approval
-        does."""
+        """`config` defaults to the model's, every other field its default (`Agent.of` takes a few loose fields).
+        `on_elicit` answers a tool's question (MCP elicitation) at once; without it a question pauses the run until
+        a person answers (`toolwire answer`), as an approval does."""
         self.model, self.toolbox = model, toolbox
         self.config = config if config is not None else config_for(model)
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
@@ -97,10 +96,24 @@ class Agent:
         system: str | None = None,
         limits: RunLimits | None = None,
         risky_tools: set[str] | None = None,
-        **options: Any,
+        hooks: tuple[ToolHook, ...] = (),
+        store: RunStore | None = None,
+        on_step: OnStep | None = None,
+        price_fn: PriceFn | None = None,
+        on_elicit: OnElicit | None = None,
     ) -> "Agent":
-        """An Agent whose config is made of these loose fields (`config_for`); `options` as for the Agent."""
-        return cls(model, toolbox, config=config_for(model, name, system, limits, risky_tools), **options)
+        """An Agent whose config is made of these loose fields (`config_for`); the others as for the Agent."""
+        config = config_for(model, name, system, limits, risky_tools)
+        return cls(
+            model,
+            toolbox,
+            config=config,
+            hooks=hooks,
+            store=store,
+            on_step=on_step,
+            price_fn=price_fn,
+            on_elicit=on_elicit,
+        )
 
     @property
     def limits(self) -> RunLimits:
