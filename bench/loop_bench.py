@@ -73,7 +73,7 @@ async def loop_overhead(steps: int = 100) -> dict[str, float]:
     model = ScriptedModel(echo_forever, usage_fn=lambda n, messages: Usage(input_tokens=100, output_tokens=10))
     async with ToolBox([local()]) as box:
         last[0] = time.perf_counter()
-        await Agent(model, box, limits=RunLimits(max_steps=steps), on_step=on_step).run("bench")
+        await Agent.of(model, box, limits=RunLimits(max_steps=steps), on_step=on_step).run("bench")
     tail = durations[steps // 2 :]  # later steps carry the longest message lists
     return {
         "steps": steps,

@@ -124,7 +124,7 @@ async def seed_run(base_url: str, prompt_cache: PromptCache) -> RunState:
     model = AnthropicModel(MODEL, api_key="sk-loopback", base_url=base_url, prompt_cache=prompt_cache)
     argv = [sys.executable, "-m", "toolwire_server", "tests/cost_tools.py:registry", "--stdio", "--log-level", "ERROR"]
     tools = ToolBox([McpSource("cost", command=argv, cwd=str(REPO))])
-    agent = Agent(model, tools, system=SYSTEM, limits=RunLimits(max_steps=STEPS + 1))
+    agent = Agent.of(model, tools, system=SYSTEM, limits=RunLimits(max_steps=STEPS + 1))
     try:
         return await agent.run(TASK)
     finally:

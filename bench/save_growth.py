@@ -63,7 +63,7 @@ async def one_run(db: Path) -> tuple[list[tuple[int, float, float]], list[tuple[
     model = ScriptedModel(echo_forever, usage_fn=lambda n, messages: Usage(input_tokens=100, output_tokens=10))
     try:
         async with ToolBox([local()]) as box:
-            agent = Agent(model, box, limits=RunLimits(max_steps=STEPS), on_step=on_step, store=store)  # type: ignore[arg-type]
+            agent = Agent.of(model, box, limits=RunLimits(max_steps=STEPS), on_step=on_step, store=store)  # type: ignore[arg-type]
             await agent.run("bench")
     finally:
         await store.aclose()

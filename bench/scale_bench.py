@@ -93,7 +93,7 @@ async def one_run(url: str) -> Outcome:
     SharedConnections, its own MCP session outside."""
     model = ScriptedModel(_script, name="scale", usage_fn=_usage)
     toolbox = ToolBox(build_sources([ServerSpec(name="echo", url=url)]))
-    state = await Agent(model, toolbox, name="scale", limits=LIMITS).run("echo twice")
+    state = await Agent.of(model, toolbox, name="scale", limits=LIMITS).run("echo twice")
     steps = [(s.finished_at - s.started_at).total_seconds() for s in state.steps if s.finished_at is not None]
     failed = Counter(r.error_kind or "error" for s in state.steps for r in s.results if r.is_error)
     return Outcome(state.status == "done", steps, dict(failed))

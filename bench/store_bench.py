@@ -34,7 +34,7 @@ async def one_run(db: str | None, bodies: list[str] | None = None) -> tuple[floa
     store = await open_store(db) if db else None
     try:
         async with ToolBox([local()]) as box:
-            agent = Agent(model, box, limits=RunLimits(max_steps=STEPS), on_step=on_step, store=store)
+            agent = Agent.of(model, box, limits=RunLimits(max_steps=STEPS), on_step=on_step, store=store)
             started = time.perf_counter()
             state = await agent.run("bench")
             return time.perf_counter() - started, state.version

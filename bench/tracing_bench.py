@@ -95,7 +95,7 @@ def _child(mode: str, transport: str, runs: int, warmup: int) -> None:
         try:
             for i in range(warmup + runs):
                 model = make_agent_model()
-                agent = Agent(model, toolbox, name="bench")
+                agent = Agent.of(model, toolbox, name="bench")
                 started = time.perf_counter()
                 state = await agent.run("count")
                 took = time.perf_counter() - started

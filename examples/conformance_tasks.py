@@ -17,8 +17,7 @@ from examples.conformance_tools import registry
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from toolwire_server import ToolContext
-from toolwire_server.functions.elicit import ElicitationUnavailable, InputNeeded, RoundTrips
+from toolwire_server import ElicitationUnavailable, InputNeeded, RoundTrips, ToolContext
 
 
 @registry.tool(description="Greets someone (a plain call, never a task).")

@@ -52,7 +52,7 @@ async def run_seed(steps: int, max_result_chars: int | None = None) -> RunState:
     if max_result_chars is not None:
         command += ["--max-result-chars", str(max_result_chars)]
     model = ScriptedModel(reads_pages(steps), name="seed-priced", usage_fn=seed_usage)
-    agent = Agent(
+    agent = Agent.of(
         model,
         ToolBox([McpSource("cost", command=command)]),
         name="seed-cost",

@@ -38,7 +38,7 @@ def respond(messages: list[Message]) -> AssistantMessage:
 async def variant(source: ToolSource) -> AsyncIterator[harness.RunOnce]:
     model = ScriptedModel(respond, usage_fn=lambda n, messages: Usage(input_tokens=100, output_tokens=10))
     async with ToolBox([source]) as box:  # for stdio: one server process and session for every run
-        agent = Agent(model, box, limits=LIMITS)
+        agent = Agent.of(model, box, limits=LIMITS)
 
         async def run_once(script: harness.Script) -> object:
             CURRENT[0] = script

@@ -11,6 +11,8 @@ from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.review import Review
 from toolwire_client.strategies.workflow import Workflow
+from toolwire_shared.ids import new_run_id
+from toolwire_shared.messages import Message, SystemMessage, UserMessage
 from toolwire_shared.tools import ToolSpec
 
 
@@ -169,4 +171,27 @@ def config_of(state: RunState) -> RunConfig:
     return RunConfig.model_validate(state.config)
 
 
-__all__ = ["OAuthClientSpec", "RunConfig", "RunLimits", "ServerSpec", "config_of"]
+def open_run(
+    task: str,
+    config: RunConfig,
+    *,
+    model: str | None = None,
+    run_id: str | None = None,
+    parent: tuple[str, str] | None = None,
+) -> RunState:
+    """A new run of `task` under `config`, as every caller opens one (Agent.run, `toolwire submit`): the system
+    prompt, if any, and the task as its first messages. `model`: the model's own name (by default the spec's part
+    after the provider); `parent`: the run and delegate call id a sub-agent's run is started by."""
+    opening: list[Message] = [SystemMessage(content=config.system)] if config.system else []
+    return RunState(
+        run_id=run_id or new_run_id(),
+        agent_name=config.name,
+        task=task,
+        model=model or config.model.partition(":")[2] or config.model,
+        messages=[*opening, UserMessage(content=task)],
+        parent_run_id=parent[0] if parent else None,
+        parent_call_id=parent[1] if parent else None,
+    )
+
+
+__all__ = ["OAuthClientSpec", "RunConfig", "RunLimits", "ServerSpec", "config_of", "open_run"]

@@ -16,7 +16,7 @@ from opentelemetry.trace import Span
 
 from toolwire_client import texts
 from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, approval_reason, in_call_order
-from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.config import RunConfig, RunLimits, open_run
 from toolwire_client.model_call import ask_model
 from toolwire_client.models.base import Model
 from toolwire_client.models.tokens import estimate_prompt
@@ -35,13 +35,30 @@ from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_plan
 from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared.elicitation import OnElicit
-from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
+from toolwire_shared.messages import SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
 from toolwire_shared.tools import ToolSpec, spec_json
 
 OnStep = Callable[[RunState, StepRecord], None]
 T = TypeVar("T")
+
+
+def config_for(
+    model: Model,
+    name: str = "agent",
+    system: str | None = None,
+    limits: RunLimits | None = None,
+    risky_tools: set[str] | None = None,
+) -> RunConfig:
+    """The RunConfig of an Agent given loose fields instead of a config: the model's spec, these, defaults else."""
+    # the provider-table row, where it differs from the telemetry provider name (openai-responses)
+    spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
+    given: dict[str, Any] = {}  # what is not the default only: pydantic keeps a set of the names given
+    if system is not None:
+        given["system"] = system
+    if risky_tools:
+        given["risky_tools"] = sorted(risky_tools)
+    return RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
 
 
 class Agent:
@@ -53,6 +70,28 @@ class Agent:
         toolbox: ToolBox,
         *,
         config: RunConfig | None = None,
+        hooks: tuple[ToolHook, ...] = (),
+        store: RunStore | None = None,
+        on_step: OnStep | None = None,
+        price_fn: PriceFn | None = None,
+        on_elicit: OnElicit | None = None,
+    ):
+        """`config` defaults to the model's, every other field its default (`Agent.of` takes a few loose fields).
+        `on_elicit` answers a tool's question (MCP elicitation) at once; without it a question pauses the run until
+        a person answers (`toolwire answer`), as an approval does."""
+        self.model, self.toolbox = model, toolbox
+        self.config = config if config is not None else config_for(model)
+        self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
+        self.on_elicit = on_elicit
+        self.risky_tools = set(self.config.risky_tools)
+        self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
+
+    @classmethod
+    def of(
+        cls,
+        model: Model,
+        toolbox: ToolBox,
+        *,
         name: str = "agent",
         system: str | None = None,
         limits: RunLimits | None = None,
@@ -62,25 +101,19 @@ class Agent:
         on_step: OnStep | None = None,
         price_fn: PriceFn | None = None,
         on_elicit: OnElicit | None = None,
-    ):
-        """`on_elicit` answers a tool's question (MCP elicitation) at once; without it a question pauses the run
-        until a person answers (`toolwire answer`), as an approval does."""
-        if config is None:
-            # the provider-table row, where it differs from the telemetry provider name (openai-responses)
-            spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
-            given: dict[str, Any] = {}  # what is not the default only: pydantic keeps a set of the names given
-            if system is not None:
-                given["system"] = system
-            if risky_tools:
-                given["risky_tools"] = sorted(risky_tools)
-            config = RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
-        elif (name, system, limits, risky_tools) != ("agent", None, None, None):
-            raise TypeError("give the Agent either config= or name/system/limits/risky_tools, not both")
-        self.model, self.toolbox, self.config = model, toolbox, config
-        self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
-        self.on_elicit = on_elicit
-        self.risky_tools = set(config.risky_tools)
-        self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
+    ) -> "Agent":
+        """An Agent whose config is made of these loose fields (`config_for`); the others as for the Agent."""
+        config = config_for(model, name, system, limits, risky_tools)
+        return cls(
+            model,
+            toolbox,
+            config=config,
+            hooks=hooks,
+            store=store,
+            on_step=on_step,
+            price_fn=price_fn,
+            on_elicit=on_elicit,
+        )
 
     @property
     def limits(self) -> RunLimits:
@@ -89,16 +122,7 @@ class Agent:
     async def run(self, task: str, run_id: str | None = None, parent: tuple[str, str] | None = None) -> RunState:
         """A new run of `task`; the config (with the tools offered) is saved with every checkpoint. `parent`: the run
         and delegate call id a sub-agent's run was started by."""
-        opening: list[Message] = [SystemMessage(content=self.config.system)] if self.config.system else []
-        state = RunState(
-            run_id=run_id or new_run_id(),
-            agent_name=self.config.name,
-            task=task,
-            model=self.model.model,
-            messages=[*opening, UserMessage(content=task)],
-            parent_run_id=parent[0] if parent else None,
-            parent_call_id=parent[1] if parent else None,
-        )
+        state = open_run(task, self.config, model=self.model.model, run_id=run_id, parent=parent)
         return await self._drive(state)
 
     async def resume(self, state_or_run_id: RunState | str) -> RunState:
@@ -129,8 +153,8 @@ class Agent:
             state.status = "running"
             async with self.toolbox.opened():
                 if not state.config:  # a new run: the tools offered, listed; the servers' instructions joined
-                    state.config = self._recorded_config(state.run_id)
-                    self._join_instructions(state)
+                    state.config = recorded_config(self.config, self.toolbox.specs, state.run_id)
+                    join_instructions(state, self.toolbox.instructions)
                 if resuming:
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
                 await self._drive_held(state, resuming, span, on_record)
@@ -334,33 +358,35 @@ class Agent:
         offered other tools than on the step before). Replay overrides it to offer what the recorded step saw."""
         return await self.toolbox.refresh()
 
-    def _join_instructions(self, state: RunState) -> None:
-        """A new run's opening system message gets the servers' `instructions` after the run's own system prompt
-        (saved with the messages: a resume and a replay send the same prompt)."""
-        parts = [texts.server_instructions(name, text) for name, text in self.toolbox.instructions]
-        if not parts:
-            return
-        first = state.messages[0] if state.messages else None
-        if isinstance(first, SystemMessage):
-            state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
-        else:
-            state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
-
     # ---- plumbing -------------------------------------------------------------------------------------------
-    def _recorded_config(self, run_id: str) -> dict[str, Any]:
-        """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
-        sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
-        dumped = self.config.model_dump(mode="json", exclude={"tools"})
-        tools = [spec_json(spec) for spec in self.toolbox.specs]  # one dict per spec, shared by the runs offered it
-        recorded = {  # in the order of a whole dump
-            name: tools if name == "tools" else dumped[name]
-            for name in RunConfig.model_fields
-            if name == "tools" or name in dumped
-        }
-        return seal.sealed(run_id, recorded)
-
     async def _save(self, state: RunState) -> None:
         await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+
+
+def join_instructions(state: RunState, instructions: list[tuple[str, str]]) -> None:
+    """A new run's opening system message gets the servers' `instructions` after the run's own system prompt
+    (saved with the messages: a resume and a replay send the same prompt)."""
+    parts = [texts.server_instructions(name, text) for name, text in instructions]
+    if not parts:
+        return
+    first = state.messages[0] if state.messages else None
+    if isinstance(first, SystemMessage):
+        state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
+    else:
+        state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
+
+
+def recorded_config(config: RunConfig, specs: list[ToolSpec], run_id: str) -> dict[str, Any]:
+    """The config as saved with the run: with the tool definitions offered, so replay offers the same ones;
+    sealed, so a resume can tell it from one written into the store by anybody else (seal.py)."""
+    dumped = config.model_dump(mode="json", exclude={"tools"})
+    tools = [spec_json(spec) for spec in specs]  # one dict per spec, shared by the runs offered it
+    recorded = {  # in the order of a whole dump
+        name: tools if name == "tools" else dumped[name]
+        for name in RunConfig.model_fields
+        if name == "tools" or name in dumped
+    }
+    return seal.sealed(run_id, recorded)
 
 
 class SubAgents:

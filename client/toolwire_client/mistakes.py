@@ -15,7 +15,7 @@ import pydantic
 from toolwire_client.models import MissingApiKey, UnknownModel
 from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
 from toolwire_client.tools.source import ToolServerFailed
-from toolwire_client.tools.toolbox import NoSuchTool
+from toolwire_client.tools.tool_layers import NoSuchTool
 from toolwire_shared.terminal import shown
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"

@@ -12,7 +12,7 @@ from toolwire_client.config import RunConfig, RunLimits, config_of
 from toolwire_client.loop import Agent
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.run.state import RunState, SamplingRecord, StepRecord
-from toolwire_client.tools.source import ToolRequest, TransportInfo
+from toolwire_client.tools.source import ToolRequest, ToolSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolCall, UserMessage
 from toolwire_shared.results import ToolResult, failed
@@ -49,12 +49,11 @@ class ReplayModel:
         return None
 
 
-class ReplaySource:
-    """Implements ToolSource: offers the recorded tool specs and answers each call with its recorded result."""
+class ReplaySource(ToolSource):
+    """A ToolSource: offers the recorded tool specs and answers each call with its recorded result."""
 
     name = "replay"
     times_out_itself = True  # answers at once from the record
-    checks_output = False
 
     def __init__(self, specs: list[ToolSpec], results: dict[str, ToolResult]):
         self._specs = specs
@@ -68,12 +67,6 @@ class ReplaySource:
     def offer(self, specs: list[ToolSpec]) -> None:
         """From now on, the tools a recorded step was offered after a server's tool list changed."""
         self._specs, self.tools_changed = specs, True
-
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
 
     async def list_tools(self) -> list[ToolSpec]:
         return self._specs
@@ -97,9 +90,6 @@ class ReplaySource:
             state.usage = state.usage + sampled.usage
             if sampled.cost_usd is not None:
                 state.cost_usd = (state.cost_usd or 0.0) + sampled.cost_usd
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
 
 class _ReplayAgent(Agent):

@@ -3,7 +3,7 @@
 from toolwire_server.app import build_server
 from toolwire_server.auth.access import ALL_TOOLS, Access, AccessConfigError, Grant, access_from_env, load_access
 from toolwire_server.functions.context import ToolContext
-from toolwire_server.functions.elicit import ElicitationUnavailable, Elicited
+from toolwire_server.functions.elicit import ElicitationUnavailable, Elicited, InputNeeded, RoundTrips
 from toolwire_server.limits import ServerLimits
 from toolwire_server.tools.loading import load_registry
 from toolwire_server.tools.registry import RegisteredTool, Registry
@@ -17,8 +17,10 @@ __all__ = [
     "ElicitationUnavailable",
     "Elicited",
     "Grant",
+    "InputNeeded",
     "RegisteredTool",
     "Registry",
+    "RoundTrips",
     "ServerLimits",
     "ToolContext",
     "access_from_env",

@@ -43,7 +43,7 @@ async def test_each_request_carries_what_the_budget_leaves_and_an_over_report_st
             openai_completion(None, [openai_call("c2", "get_order", '{"order_id": "B200"}')], usage=usage(600, 900)),
         )
         model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
-        state = await Agent(model, toolbox(), limits=RunLimits(max_tokens=1500, output_reserve_tokens=50)).run("t")
+        state = await Agent.of(model, toolbox(), limits=RunLimits(max_tokens=1500, output_reserve_tokens=50)).run("t")
         await model.aclose()
     first, second = (r.body["max_completion_tokens"] for r in fake.requests)
     assert 0 < first <= 1500 and 0 < second <= 1500 - 340  # never more than the budget leaves
@@ -60,7 +60,7 @@ async def test_each_request_carries_what_the_budget_leaves_and_an_over_report_st
 async def test_a_budget_too_small_for_the_next_reply_stops_before_the_call() -> None:
     with FakeProvider() as fake:
         model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
-        state = await Agent(model, toolbox(), limits=RunLimits(max_tokens=60, output_reserve_tokens=50)).run("t")
+        state = await Agent.of(model, toolbox(), limits=RunLimits(max_tokens=60, output_reserve_tokens=50)).run("t")
         await model.aclose()
     assert fake.requests == [] and state.stop_reason == "token_budget"
 

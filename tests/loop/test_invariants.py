@@ -50,7 +50,7 @@ def both_then_done(messages: list[Message]) -> AssistantMessage:
 
 async def test_a_wall_clock_stop_mid_turn_leaves_a_valid_request_and_keeps_what_came_back() -> None:
     box, answered = tools()
-    agent = Agent(ScriptedModel(both_then_done), box, limits=RunLimits(max_wall_s=2))
+    agent = Agent.of(ScriptedModel(both_then_done), box, limits=RunLimits(max_wall_s=2))
     state = await agent.run("t")
     assert answered["quick"].is_set()
     assert (state.status, state.stop_reason) == ("stopped", "wall_clock")
@@ -63,7 +63,7 @@ async def test_a_wall_clock_stop_mid_turn_leaves_a_valid_request_and_keeps_what_
 
 async def test_a_repeated_call_stop_answers_every_call_of_its_turn() -> None:
     box, _ = tools()
-    state = await Agent(make_scripted("repeats"), box, limits=RunLimits(max_steps=6)).run("t")
+    state = await Agent.of(make_scripted("repeats"), box, limits=RunLimits(max_steps=6)).run("t")
     assert state.stop_reason == "repeated_call"
     check_order(state.messages)
     last = state.steps[-1]
@@ -79,7 +79,7 @@ class TimesOutInside(ScriptedModel):
 async def test_a_timeout_error_from_elsewhere_is_not_the_wall_clock_exit() -> None:
     box, _ = tools()
     for limit in (None, 60.0):
-        agent = Agent(TimesOutInside(both_then_done), box, limits=RunLimits(max_wall_s=limit))
+        agent = Agent.of(TimesOutInside(both_then_done), box, limits=RunLimits(max_wall_s=limit))
         with pytest.raises(TimeoutError, match="a library's own timeout"):
             await agent.run("t")
 

@@ -19,7 +19,7 @@ from toolwire_client.run.hooks import Block
 from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
-from toolwire_client.tools.source import RunContext, ToolRequest, TransportInfo
+from toolwire_client.tools.source import RunContext, ToolRequest, ToolSource
 from toolwire_client.tools.toolbox import ToolBox, idempotency_key
 from toolwire_server import Registry
 from toolwire_shared import errors
@@ -209,7 +209,7 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
 
 async def test_wall_clock_limit_stops_the_whole_run() -> None:
     src = only(slow, timeout_s=60)
-    state = await Agent(
+    state = await Agent.of(
         turns([call("s", "slow", seconds=60)], "never"), ToolBox([src]), limits=RunLimits(max_wall_s=0.5)
     ).run("t")
     assert (state.status, state.stop_reason) == ("stopped", "wall_clock")
@@ -217,7 +217,7 @@ async def test_wall_clock_limit_stops_the_whole_run() -> None:
 
 
 async def test_repeat_warn_tells_the_model_to_change_approach() -> None:
-    state = await Agent(
+    state = await Agent.of(
         make_scripted("repeats"), ToolBox([source()]), limits=RunLimits(max_steps=4, on_repeat="warn")
     ).run("t")
     assert state.stop_reason == "step_limit"
@@ -247,7 +247,7 @@ async def test_budget_from_real_usage_is_never_overspent() -> None:
         return Usage(input_tokens=1600 + 750 * (n - 1), output_tokens=150)
 
     model = ScriptedModel(make_scripted("wanders").script, usage_fn=seed_usage)
-    state = await Agent(model, ToolBox([source()]), limits=RunLimits(max_steps=20, max_tokens=8000)).run("t")
+    state = await Agent.of(model, ToolBox([source()]), limits=RunLimits(max_steps=20, max_tokens=8000)).run("t")
     assert state.stop_reason == "token_budget" and state.usage.total_tokens <= 8000
     assert state.usage.input_tokens == sum(1600 + 750 * i for i in range(len(state.steps)))
 
@@ -256,7 +256,7 @@ async def test_cost_budget_with_a_price_function() -> None:
     def price(u: Usage) -> float:
         return (u.input_tokens * 3 + u.output_tokens * 15) / 1_000_000
 
-    state = await Agent(
+    state = await Agent.of(
         make_scripted("wanders"), ToolBox([source()]), price_fn=price, limits=RunLimits(max_steps=50, max_cost_usd=0.01)
     ).run("t")
     assert state.stop_reason == "cost_budget" and state.cost_usd is not None and state.cost_usd <= 0.01
@@ -294,27 +294,17 @@ async def test_a_run_is_on_record_before_its_first_model_call(tmp_path: Path) ->
     await store.aclose()
 
 
-class RunSeeingSource:
-    """Implements ToolSource: the one tool `whoami`, which keeps what each request said of the run that called it."""
+class RunSeeingSource(ToolSource):
+    """A ToolSource: the one tool `whoami`, which keeps what each request said of the run that called it."""
 
     name = "seeing"
     times_out_itself = True
-    checks_output = False
 
     def __init__(self) -> None:
         self.seen: list[tuple[RunContext, int | None]] = []
 
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
     async def list_tools(self) -> list[ToolSpec]:
         return [ToolSpec(name="whoami", description="Says which run called it.", source=self.name)]
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
     async def call(self, request: ToolRequest) -> ToolResult:
         state = request.run.state

@@ -11,7 +11,7 @@ from .conftest import TASK
 
 
 async def run(source: McpSource, script: str, limits: RunLimits):  # type: ignore[no-untyped-def]
-    return await Agent(make_scripted(script), ToolBox([source]), limits=limits).run(TASK)
+    return await Agent.of(make_scripted(script), ToolBox([source]), limits=limits).run(TASK)
 
 
 async def test_recovers_from_a_bad_call(support_source: McpSource) -> None:

@@ -77,7 +77,7 @@ async def test_a_real_local_model_drives_the_loop_over_the_real_tool_server(llam
         env={"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3"), "PATH": os.environ["PATH"]},
     )
     try:
-        state = await Agent(model, ToolBox([source]), limits=RunLimits(max_steps=2, max_wall_s=300)).run(
+        state = await Agent.of(model, ToolBox([source]), limits=RunLimits(max_steps=2, max_wall_s=300)).run(
             "Look up order A123 and tell me what it contains."
         )
     finally:

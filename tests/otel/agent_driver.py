@@ -37,7 +37,7 @@ async def main(argv: list[str]) -> None:
             source = McpSource("support", command=argv[1:], env=child_process_env(), cwd=".")
         else:
             source = McpSource("support", url=argv[1])
-        state = await Agent(ScriptedModel(script, name="gpt-4o-mini"), ToolBox([source]), name="support-agent").run(
+        state = await Agent.of(ScriptedModel(script, name="gpt-4o-mini"), ToolBox([source]), name="support-agent").run(
             "What does order A123 cost with GST?"
         )
         print(

@@ -86,7 +86,7 @@ async def run_scripted(fake: FakeProvider, waits: list[float]) -> RunState:
     )
     source, _ = build_tools()
     try:
-        return await Agent(model, ToolBox([source]), name="support", limits=RunLimits(max_steps=6)).run("go")
+        return await Agent.of(model, ToolBox([source]), name="support", limits=RunLimits(max_steps=6)).run("go")
     finally:
         await model.aclose()
 

@@ -54,7 +54,7 @@ def nul_script(messages: list[Message]) -> AssistantMessage:
 
 def agent(store: SqlRunStore, model: ScriptedModel) -> Agent:
     box = ToolBox([RegistrySource(registry, name="nul")])
-    return Agent(model, box, store=store, risky_tools={"refund"}, limits=RunLimits(max_steps=5))
+    return Agent.of(model, box, store=store, risky_tools={"refund"}, limits=RunLimits(max_steps=5))
 
 
 async def test_nul_in_arguments_and_results_is_saved_exactly_and_the_run_resumes_and_replays(

@@ -59,7 +59,7 @@ class Held(ScriptedModel):
 
 async def run(model: ScriptedModel) -> tuple[RunState, list[ToolResultMessage]]:
     limits = RunLimits(max_steps=CRASHES + 2)
-    state = await Agent(model, ToolBox(build_sources([SERVER])), limits=limits).run("Go")
+    state = await Agent.of(model, ToolBox(build_sources([SERVER])), limits=limits).run("Go")
     return state, [m for m in state.messages if isinstance(m, ToolResultMessage)]
 
 

@@ -6,13 +6,11 @@ from typing import Any
 
 import anyio.to_thread
 
-from toolwire_client.config import RunConfig
+from toolwire_client.config import RunConfig, open_run
 from toolwire_client.fleet.app import APP_NAME, is_postgres, leg_options, system_database_url
 from toolwire_client.fleet.wake import wake
 from toolwire_client.run.state import RunState
 from toolwire_client.store import RunNotFound, SqlRunStore
-from toolwire_shared.ids import new_run_id
-from toolwire_shared.messages import Message, SystemMessage, UserMessage
 
 
 class NotAFleetRun(LookupError):
@@ -23,16 +21,11 @@ class NotAFleetRun(LookupError):
 
 
 def new_state(task: str, config: RunConfig, run_id: str | None = None) -> RunState:
-    """The run as Agent.run would open it, with its config saved, so a worker on any machine can rebuild it."""
-    opening: list[Message] = [SystemMessage(content=config.system)] if config.system else []
-    return RunState(
-        run_id=run_id or new_run_id(),
-        agent_name=config.name,
-        task=task,
-        model=config.model.partition(":")[2] or config.model,
-        messages=[*opening, UserMessage(content=task)],
-        config=config.model_dump(mode="json"),
-    )
+    """The run as Agent.run opens it (config.open_run), with its config saved, so a worker on any machine can
+    rebuild it."""
+    state = open_run(task, config, run_id=run_id)
+    state.config = config.model_dump(mode="json")
+    return state
 
 
 def has_fleet(db: str | None) -> bool:

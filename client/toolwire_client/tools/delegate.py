@@ -17,7 +17,7 @@ from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.delegation import Delegation
-from toolwire_client.tools.source import ChildRuns, ToolRequest, TransportInfo
+from toolwire_client.tools.source import ChildRuns, ToolRequest, ToolSource
 from toolwire_shared import errors
 from toolwire_shared.results import SubRun, ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
@@ -92,28 +92,18 @@ def carve(
     )
 
 
-class DelegateSource:
-    """Implements ToolSource: the one tool `delegate`, a sub-agent of the run the request hands over."""
+class DelegateSource(ToolSource):
+    """A ToolSource: the one tool `delegate`, a sub-agent of the run the request hands over."""
 
     name = TOOL
     times_out_itself = True  # a sub-agent ends on its own wall-clock limit, carved from the parent's
-    checks_output = False
 
     def __init__(self) -> None:
         self._running: dict[str, dict[str, RunLimits]] = {}  # parent run id -> call id -> limits of a running child
         self._unsaved: dict[str, RunState] = {}  # with no store: the children run here, so a re-sent call finds them
 
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
     async def list_tools(self) -> list[ToolSpec]:
         return [SPEC]
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()

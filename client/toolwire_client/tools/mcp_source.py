@@ -56,6 +56,7 @@ from toolwire_client.tools.source import (
     StartFailure,
     ToolRequest,
     ToolServerFailed,
+    ToolSource,
     ToolTransportError,
     TransportInfo,
 )
@@ -85,12 +86,14 @@ START_TIMEOUT_S = 60.0
 """How long a server may take to answer MCP's initialize (spawn and import included) before the start has failed."""
 
 
-class McpSource:
-    """Implements ToolSource. Give either `command` (argv of a stdio server) or `url` (+ optional `token`)."""
+class McpSource(ToolSource):
+    """A ToolSource. Give either `command` (argv of a stdio server) or `url` (+ optional `token`)."""
 
     times_out_itself = False  # a server that hangs or dies never answers: the ToolBox's backstop ends the wait
 
     checks_output = False  # another process: its results are checked here
+
+    offers_prompts = offers_resources = True
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from toolwire_client import texts
-from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, TransportInfo
+from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, ToolSource
 from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.functions.results import TextAnswer
 from toolwire_server.limits import ServerLimits
@@ -21,12 +21,12 @@ from toolwire_shared.results import ToolResult, from_call_result
 from toolwire_shared.tools import ToolSpec
 
 
-class RegistrySource:
-    """Implements ToolSource over a Registry; `grant` narrows what this caller may see and call."""
+class RegistrySource(ToolSource):
+    """A ToolSource over a Registry; `grant` narrows what this caller may see and call."""
 
     times_out_itself = True
-
     checks_output = True  # the server's own dispatch checked it
+    offers_prompts = offers_resources = True
 
     def __init__(
         self,
@@ -38,19 +38,9 @@ class RegistrySource:
     ):
         self.registry, self.name, self.grant = registry, name or registry.name, grant
         self.limits = limits or ServerLimits()
-        self._info = TransportInfo(transport="inproc")
-
-    async def start(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
 
     async def list_tools(self) -> list[ToolSpec]:
         return [t.spec().model_copy(update={"source": self.name}) for t in self.registry if self.grant.allows(t.name)]
-
-    def transport_info(self) -> TransportInfo:
-        return self._info
 
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()

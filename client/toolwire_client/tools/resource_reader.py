@@ -14,12 +14,10 @@ import mcp_types as types
 
 from toolwire_client import texts
 from toolwire_client.tools.source import (
-    ResourceSource,
     ServerRequestFailed,
     ToolRequest,
     ToolSource,
     ToolTransportError,
-    TransportInfo,
 )
 from toolwire_shared import errors
 from toolwire_shared.media import MAX_MEDIA_BYTES, MediaKind, MediaPart, accepted
@@ -37,17 +35,17 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-class ResourceReader:
-    """Implements ToolSource (the one tool `read_resource`) and LinkWatcher, over the run's other sources: listed
+class ResourceReader(ToolSource):
+    """A ToolSource (the one tool `read_resource`) that watches links, over the run's other sources: listed
     when it starts, so it comes after them in the ToolBox."""
 
     name = TOOL
-    times_out_itself = False  # a resources/read crosses a process boundary: the ToolBox's backstop bounds it
-    checks_output = False
+    watches_links = True
+    # times_out_itself stays False: a resources/read crosses a process boundary, the ToolBox's backstop bounds it
 
     def __init__(self, sources: list[ToolSource]):
         self.sources = sources
-        self.served: dict[str, ResourceSource] = {}
+        self.served: dict[str, ToolSource] = {}
         """URI -> the server that listed it, or (later, and winning) that returned a link to it."""
         self.listed: list[tuple[str, str]] = []
         """(URI, name or description) of each resource listed at the start, for the tool's description."""
@@ -57,7 +55,7 @@ class ResourceReader:
 
     async def start(self) -> None:
         for source in self.sources:
-            if not isinstance(source, ResourceSource):
+            if not source.offers_resources:
                 continue
             try:
                 resources = await source.list_resources()
@@ -71,24 +69,18 @@ class ResourceReader:
         self.offered = bool(self.served)
 
     def linked(self, source: ToolSource, uris: list[str]) -> None:
-        if not isinstance(source, ResourceSource):
+        if not source.offers_resources:
             return
         for uri in uris:
             self.served[uri] = source
         if not self.offered:
             self.offered = self.tools_changed = True
 
-    async def aclose(self) -> None:
-        return None
-
     async def list_tools(self) -> list[ToolSpec]:
         if not self.offered:
             return []
         description = texts.resources_description(self.listed)
         return [ToolSpec(name=TOOL, description=description, input_schema=SCHEMA, policy=ToolPolicy(idempotent=True))]
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()

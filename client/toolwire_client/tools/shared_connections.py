@@ -32,7 +32,7 @@ from anyio.abc import TaskGroup
 
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.restarts import RestartWindow
-from toolwire_client.tools.source import ToolRequest, TransportInfo
+from toolwire_client.tools.source import ToolRequest, ToolSource, TransportInfo
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
@@ -209,11 +209,10 @@ class SharedConnections:
             await connection.source.aclose()  # not shielded: McpSource's own group must be the innermost scope
 
 
-class SharedLease:
-    """Implements ToolSource: one run's use of a shared connection. Closing it leaves the connection open."""
+class SharedLease(ToolSource):
+    """A ToolSource: one run's use of a shared connection. Closing it leaves the connection open."""
 
-    times_out_itself = False
-    checks_output = False
+    offers_prompts = offers_resources = True
 
     def __init__(self, pool: SharedConnections, source: McpSource, key: Hashable) -> None:
         self.pool, self.name, self.key = pool, source.name, key

@@ -17,11 +17,9 @@ from toolwire_client import texts
 from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_client.run.state import RunState
 from toolwire_client.tools.source import (
-    PromptSource,
     ServerRequestFailed,
     ToolRequest,
     ToolSource,
-    TransportInfo,
 )
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed
@@ -46,7 +44,8 @@ class Skill:
     description: str
     prompt: str
     """The prompt's name on its server (`skill.NAME`)."""
-    source: PromptSource
+    source: ToolSource
+    """A source that `offers_prompts`."""
 
 
 def skill_name(prompt: str) -> str:
@@ -113,7 +112,7 @@ async def list_skills(sources: list[ToolSource]) -> list[Skill]:
     none); a name two servers share is prefixed with its server's name, as a tool's is."""
     found: list[Skill] = []
     for source in sources:
-        if not isinstance(source, PromptSource):
+        if not source.offers_prompts:
             continue
         try:
             prompts = await source.list_prompts()
@@ -144,13 +143,12 @@ async def inlined(skills: list[Skill]) -> str:
     return "\n\n".join(blocks)
 
 
-class SkillSource:
-    """Implements ToolSource: the one tool `load_skill`, over the prompts of the run's other sources (listed when
+class SkillSource(ToolSource):
+    """A ToolSource: the one tool `load_skill`, over the prompts of the run's other sources (listed when
     it starts, so it comes after them in the ToolBox)."""
 
     name = TOOL
-    times_out_itself = False  # a prompts/get crosses a process boundary: the ToolBox's backstop bounds it
-    checks_output = False  # no outputSchema: nothing to check
+    # times_out_itself stays False: a prompts/get crosses a process boundary, the ToolBox's backstop bounds it
 
     def __init__(self, sources: list[ToolSource]):
         self.sources = sources
@@ -162,16 +160,10 @@ class SkillSource:
         if not self.skills:
             log.warning("skills are on, but no tool server offers any (prompts named %s...)", SKILL_PREFIX)
 
-    async def aclose(self) -> None:
-        return None
-
     async def list_tools(self) -> list[ToolSpec]:
         if not self.skills:
             return []
         return [load_skill_spec([(skill.name, skill.description) for skill in self.skills.values()])]
-
-    def transport_info(self) -> TransportInfo:
-        return TransportInfo(transport="inproc")
 
     async def call(self, request: ToolRequest) -> ToolResult:
         started = time.perf_counter()

@@ -1,10 +1,11 @@
 """A ToolSource is one place tools live: an MCP server over stdio or HTTP, or an in-process registry. It gets each
 call as one ToolRequest, which hands it the run that makes the call (RunContext)."""
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import mcp_types as types
 
@@ -34,26 +35,66 @@ class TransportInfo:
     server_port: int | None = None
 
 
-class ToolSource(Protocol):
+IN_PROCESS = TransportInfo(transport="inproc")
+"""What a source in this process says of its connection (there is none)."""
+
+
+class ToolSource(ABC):
+    """Where tools live, and what else the source can do. `list_tools` and `call` are its own; every optional
+    ability is declared here with a default, and a source that has one says so (a class attribute, or the method
+    overridden), so the ToolBox, skills and read_resource ask the source and never probe it."""
+
     name: str
-    times_out_itself: bool
+    times_out_itself: ClassVar[bool] = False
     """True when `call` itself ends at `timeout_s` in this event loop (in-process tools: the server's own timeout
     scope); the ToolBox then adds no backstop scope of its own. False for anything across a process boundary."""
-    checks_output: bool
+    checks_output: ClassVar[bool] = False
     """True when every structured result was already checked against the tool's output schema before it came back
     (this process's own registry dispatch, which derived that schema): the ToolBox then does not check it again."""
+    offers_prompts: ClassVar[bool] = False
+    """True when its server may offer prompts (`list_prompts`, `get_prompt`): what skills are made of."""
+    offers_resources: ClassVar[bool] = False
+    """True when its server may offer resources (`list_resources`, `read_resource`): what read_resource reads."""
+    watches_links: ClassVar[bool] = False
+    """True when it is told of the resource links other sources' results return (`linked`, after each call)."""
+    instructions: str | None = None
+    """The server's `instructions` (an McpSource's), joined to a new run's system prompt."""
+    tools_changed: bool = False
+    """Set when its tool list changed (MCP `list_changed`): the ToolBox lists it again and clears it."""
 
-    async def start(self) -> None: ...
+    async def start(self) -> None:
+        return None
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        return None
 
+    @abstractmethod
     async def list_tools(self) -> list[ToolSpec]: ...
 
+    @abstractmethod
     async def call(self, request: "ToolRequest") -> ToolResult:
         """Run one call. Tool failures come back as error results; transport failures raise ToolTransportError."""
-        ...
 
-    def transport_info(self) -> TransportInfo: ...
+    def transport_info(self) -> TransportInfo:
+        return IN_PROCESS
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        """The prompt's messages; a server's refusal raises ServerRequestFailed with its readable reason."""
+        raise ServerRequestFailed(f"{self.name} offers no prompts", types.METHOD_NOT_FOUND)
+
+    async def list_resources(self) -> list[types.Resource]:
+        return []
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """The resource's contents; a server's refusal raises ServerRequestFailed with its readable reason."""
+        raise ServerRequestFailed(f"{self.name} offers no resources", types.METHOD_NOT_FOUND)
+
+    def linked(self, source: "ToolSource", uris: list[str]) -> None:
+        """`source` returned links to `uris` (told only to a source that `watches_links`)."""
+        return None
 
 
 class ProgressFn(Protocol):
@@ -140,40 +181,6 @@ class ToolRequest:
     """Gets the tool's progress reports (MCP notifications/progress) while the call runs; None: nobody listens."""
     sent_at: datetime | None = None
     """When the ToolBox sent it: a source that puts it on its result as `started_at` spares the ToolBox a copy."""
-
-
-@runtime_checkable
-class PromptSource(Protocol):
-    """A source whose server also offers prompts (McpSource, RegistrySource): what skills are made of."""
-
-    name: str
-
-    async def list_prompts(self) -> list[types.Prompt]: ...
-
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
-        """The prompt's messages; a server's refusal raises ServerRequestFailed with its readable reason."""
-        ...
-
-
-@runtime_checkable
-class ResourceSource(Protocol):
-    """A source whose server also offers resources (McpSource, RegistrySource, a shared connection): what
-    read_resource reads from."""
-
-    name: str
-
-    async def list_resources(self) -> list[types.Resource]: ...
-
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """The resource's contents; a server's refusal raises ServerRequestFailed with its readable reason."""
-        ...
-
-
-@runtime_checkable
-class LinkWatcher(Protocol):
-    """A source told of the resource links other sources' results return (the ToolBox tells it, after each call)."""
-
-    def linked(self, source: ToolSource, uris: list[str]) -> None: ...
 
 
 class ServerRequestFailed(Exception):

@@ -1,13 +1,11 @@
-"""All tool sources of one run behind one `call` that never raises: allow-list, name routing (wire names the
-providers accept, mapped back to each source's own), timeouts, idempotent retries, the client's result cap, and
-spans."""
+"""All tool sources of one run behind one `call` that never raises: what the model is offered of their tools (the
+layers of tools/tool_layers.py: allow-list, wire names mapped back to each source's own, approval marks), timeouts,
+idempotent retries, the client's result cap, and spans."""
 
-import fnmatch
 import hashlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import anyio
@@ -15,21 +13,19 @@ import anyio
 from toolwire_client import texts
 from toolwire_client.tools.output_check import checked
 from toolwire_client.tools.source import (
-    LinkWatcher,
     ProgressFn,
     RunContext,
     ToolRequest,
     ToolSource,
     ToolTransportError,
 )
-from toolwire_client.tools.tool_names import ToolName, known_names
+from toolwire_client.tools.tool_layers import AllowFilter, ApprovalMarks, NoSuchTool, Route, ToolLayer, WireNames, named
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
-from toolwire_shared.wire_names import wire_names
 
 TIMEOUT_GRACE_S = 0.5
 """How long past a tool's timeout the client waits for the source's own timeout answer before cutting it."""
@@ -39,20 +35,6 @@ OnProgress = Callable[[ToolCall, float, float | None, str | None], None]
 shows live."""
 
 
-@dataclass(frozen=True)
-class Route:
-    source: ToolSource
-    remote_name: str
-    """The tool's name on its source."""
-    spec: ToolSpec
-    """As the model sees it: named by its wire name."""
-    known: str
-    """The one name of the tool in the run (spans, timeouts): the tool's own name, or `SOURCE__NAME` (a name two
-    sources share, or one that reads as another source's)."""
-    aliases: frozenset[str]
-    """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
-
-
 def idempotency_key(run_id: str, call_id: str) -> str:
     """The same for every send of one call of one run, so a retried write is answered once."""
     return hashlib.sha256(f"{run_id}/{call_id}".encode()).hexdigest()[:32]
@@ -60,16 +42,6 @@ def idempotency_key(run_id: str, call_id: str) -> str:
 
 CHOICE_WORDS = ("auto", "required", "none")
 """The tool choices that name no tool."""
-
-
-class NoSuchTool(ValueError):
-    """An --allow pattern, a --risky name or a --tool-choice that names no tool of the run (a usage mistake)."""
-
-    def __init__(self, option: str, value: str, tools: list[str], of: str = "this run"):
-        self.option, self.value, self.tools = option, value, tools
-        what = "matches" if option == "--allow" else "names"
-        listed = ", ".join(tools) if tools else "none"
-        super().__init__(f"{option} {value!r} {what} no tool of {of} (its tools: {listed})")
 
 
 def _one_source_a_name(sources: list[ToolSource]) -> None:
@@ -92,15 +64,16 @@ class ToolBox:
         choice: str | None = None,
         risky: list[str] | None = None,
         marked: dict[str, frozenset[str]] | None = None,
+        layers: Sequence[ToolLayer] = (),
     ):
+        """`layers` go between the `--allow` filter and the wire names (tools/tool_layers.py): they see the tools
+        allowed, by the names users know them by, and may hide, change or add tools before they are named."""
         self.sources = sources
-        self.allow = allow
         self.choice = choice
         """The tool the model is made to call (`tool_choice` naming a tool), checked against the tools listed."""
-        self.risky = risky or []
-        """The run's `--risky` names to check against the tools listed (the Agent asks for approval by them)."""
-        self.marked = marked or {}
-        """Source name -> its tools that wait for approval (a servers file's `risky = [...]`): offered marked risky."""
+        self.layers: list[ToolLayer] = [AllowFilter(allow), *layers, WireNames(), ApprovalMarks(marked, risky)]
+        """What the model is offered of the tools listed, bottom first: the `--allow` filter, the given layers, the
+        wire names, then the approval marks (a servers file's `risky`; the run's `--risky` names checked)."""
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
@@ -131,59 +104,37 @@ class ToolBox:
     async def refresh(self) -> bool:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
-        changed = [source for source in self.sources if getattr(source, "tools_changed", False)]
+        changed = [source for source in self.sources if source.tools_changed]
         if not changed or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         before = self.specs
         for source in changed:
-            source.tools_changed = False  # type: ignore[attr-defined]  # an McpSource's (or a replay's)
+            source.tools_changed = False
             self._listed[id(source)] = await source.list_tools()
         self._route()
         return self.specs != before
 
-    def _route(self) -> list[ToolName]:
-        """The routes of the tools listed: every tool's names (tools/tool_names.py), the allow-list applied, wire
-        names; checked one-to-one, at the start and after every list_changed. Every tool's names returned."""
-        listed = [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
-        names = known_names((source.name, spec.name) for source, spec in listed)
-        kept = [(source, spec, names[source.name, spec.name]) for source, spec in listed]
-        kept = [(source, spec, name) for source, spec, name in kept if any(map(self._allowed, name.aliases))]
-        wire = wire_names(name.known for _, _, name in kept)
-        routes: dict[str, Route] = {}
-        for source, spec, name in kept:
-            called = wire[name.known]
-            offered = spec if spec.name == called else spec.model_copy(update={"name": called})  # no copy per run
-            if spec.name in self.marked.get(source.name, ()):
-                offered = offered.model_copy(update={"policy": offered.policy.model_copy(update={"risky": True})})
-            routes[called] = Route(source, spec.name, offered, name.known, name.aliases | {called})
-        if len(routes) != len(kept):  # never: known_names and wire_names give distinct names; a tool is never hidden
-            raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
-        self._routes = routes
-        return list(names.values())
+    def _route(self) -> list[Route]:
+        """The routes of the tools listed, each layer applied over the one below; at the start and after every
+        list_changed. Every tool listed returned, named, before any layer."""
+        listed = named([(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])])
+        routes = listed
+        for layer in self.layers:
+            routes = layer.offer(routes)
+        self._routes = {route.spec.name: route for route in routes}
+        return listed
 
     @property
     def instructions(self) -> list[tuple[str, str]]:
         """(server name, its `instructions`) of every source that sent some (McpSource), in the servers' order."""
-        found = [(source.name, getattr(source, "instructions", None)) for source in self.sources]
-        return [(name, text) for name, text in found if isinstance(text, str) and text]
+        return [(source.name, source.instructions) for source in self.sources if source.instructions]
 
-    def _check_names(self, listed: list[ToolName]) -> None:
-        """An --allow pattern that matches no tool of any source, a --risky name or a tool choice that names none,
-        is a mistake of the run's configuration: said once every source has listed its tools (a pattern may match
-        nothing on one server and something on another). A risky name that names no tool would let the tool meant
-        to wait run unasked, so it is refused too: by the names approval goes by (a tool's aliases)."""
-        names = sorted({name.known for name in listed})
-        for pattern in self.allow or []:
-            if not any(fnmatch.fnmatchcase(n, pattern) for name in listed for n in name.aliases):
-                raise NoSuchTool("--allow", pattern, names)
-        for risky in self.risky:
-            if not any(risky in name.aliases for name in listed):
-                raise NoSuchTool("--risky", risky, names)
-        for source in self.sources:
-            own = sorted(spec.name for spec in self._listed.get(id(source), []))
-            unknown = sorted(self.marked.get(source.name, frozenset()) - set(own))
-            if unknown:
-                raise NoSuchTool(f"servers.{source.name}.risky", unknown[0], own, f"server {source.name}")
+    def _check_names(self, listed: list[Route]) -> None:
+        """A setting that names no tool of any source (an --allow pattern, a --risky name, a tool choice) is a
+        mistake of the run's configuration: each layer says so of its own once every source has listed its tools (a
+        pattern may match nothing on one server and something on another)."""
+        for layer in self.layers:
+            layer.check(listed, self.sources)
         if self.choice is not None and self.choice not in CHOICE_WORDS:
             offered = {route.known for route in self._routes.values()} | set(self._routes)
             if self.choice not in offered:
@@ -209,9 +160,6 @@ class ToolBox:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-    def _allowed(self, name: str) -> bool:
-        return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -279,7 +227,7 @@ class ToolBox:
 
     def _linked(self, source: ToolSource, uris: list[str]) -> None:
         for watcher in self.sources:
-            if isinstance(watcher, LinkWatcher):
+            if watcher.watches_links:
                 watcher.linked(source, uris)
 
     async def recall_links(self, results: Iterable[ToolResult]) -> None:
