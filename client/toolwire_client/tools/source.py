@@ -112,8 +112,8 @@ class RunContext:
 
     run_id: str
     state: "RunState | None" = None
-    """The calling run's state, to read (a delegate call also counts its child in it). None for a call made outside
-    the loop (a test's own)."""
+    """The calling run's state, to read (what a call did to the run, a delegate call's child, comes back in its
+    result and the loop applies it). None for a call made outside the loop (a test's own)."""
     children: ChildRuns | None = None
     """How to start or resume a sub-agent of this run; None where the caller can start none."""
     note_task: "Callable[[str, str], Awaitable[None]] | None" = None
