@@ -11,6 +11,7 @@ The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how 
 into it."""
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -21,7 +22,7 @@ from toolwire_client.run import exits
 from toolwire_client.run.hooks import ToolHook, run_after, run_before
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.pending import PendingCall
-from toolwire_client.run.state import RunState, StepRecord
+from toolwire_client.run.state import RunState, SamplingRecord, StepRecord
 from toolwire_client.store.answers import on_record
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
@@ -253,6 +254,7 @@ class TurnCalls:
             note_task=partial(self._note_task, state),
             on_elicit=self.on_elicit,
             model=self.lent,
+            sampled=RunSampling(state),
         )
 
     async def _call_with_hooks(self, run: RunContext, call: ToolCall) -> ToolResult:
@@ -273,6 +275,23 @@ class TurnCalls:
             self._saving = anyio.Lock()
         async with self._saving:  # calls of one turn run at once: their saves go one at a time
             await self.save(state)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSampling:
+    """The loop's side of MCP sampling (tools/sampling.py): a server's requests recorded in the run as they come, an
+    answer's usage and cost added to its totals (the next request's budget check sees them)."""
+
+    state: RunState
+
+    def record(self, request: SamplingRecord) -> None:
+        self.state.sampling.append(request)
+
+    def charge(self, request: SamplingRecord) -> None:
+        state = self.state
+        state.usage = state.usage + request.usage
+        if request.cost_usd is not None:
+            state.cost_usd = (state.cost_usd or 0.0) + request.cost_usd
 
 
 def _applied(run: RunContext, result: ToolResult) -> ToolResult:

@@ -79,22 +79,17 @@ class ReplaySource:
         return self._specs
 
     async def call(self, request: ToolRequest) -> ToolResult:
-        call, state = request.call, request.run.state
+        call = request.call
         self.sent.append(call)
         recorded = self._results.get(call.id)
         if recorded is None or recorded.name != call.name:
             return failed(call.id, call.name, "tool_failed", texts.not_recorded(call.name, call.id))
-        if state is not None:
-            self._count_sampling(state, call.id)
+        ledger = request.run.sampled
+        if ledger is not None:  # the sampling requests the call's server made, in the run's record and totals again
+            for sampled in self.sampled.get(call.id, []):
+                ledger.record(sampled)
+                ledger.charge(sampled)
         return recorded
-
-    def _count_sampling(self, state: RunState, call_id: str) -> None:
-        """The sampling requests the call's server made, in the run's record and totals again."""
-        for sampled in self.sampled.get(call_id, []):
-            state.sampling.append(sampled)
-            state.usage = state.usage + sampled.usage
-            if sampled.cost_usd is not None:
-                state.cost_usd = (state.cost_usd or 0.0) + sampled.cost_usd
 
     def transport_info(self) -> TransportInfo:
         return TransportInfo(transport="inproc")
