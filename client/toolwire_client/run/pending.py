@@ -6,10 +6,13 @@ to its tool's question. The loop (calls.py), the store (a decision, an answer), 
 through the transitions below and read it only through the predicates: an illegal transition raises
 IllegalTransition saying which. The saved JSON is the model's fields, in this order (old runs load unchanged).
 
-    new ------------> pending_approval --approve--> approved --send--> sent --asks--> pending_input --answer--> answered
-     |                                 --reject---> rejected            |  --waits_on--> waiting_on_child
-     +----send------------------------------------------------------->  sent  <--send-- (approved, answered, sent,
-                                                                                         waiting_on_child, ...)
+    (a new call) --asking_approval--> pending_approval --approve--> approved
+                                                        --reject---> rejected
+    (a new call, or approved, answered, sent, waiting_on_child on resume) --sending--> sent
+    sent --asks--> pending_input --answer_with--> answered;    sent --waits_on--> waiting_on_child
+
+`sending` is refused only from the two states that wait for a person (a rejected call is answered, not sent, unless
+it carries an MCP task to follow).
 """
 
 import hashlib
