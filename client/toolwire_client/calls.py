@@ -11,6 +11,7 @@ The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how 
 into it."""
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -20,7 +21,8 @@ from toolwire_client import texts
 from toolwire_client.run import exits
 from toolwire_client.run.hooks import ToolHook, run_after, run_before
 from toolwire_client.run.limits import RunLimits
-from toolwire_client.run.state import CallState, PendingCall, RunState, StepRecord, args_hash
+from toolwire_client.run.pending import PendingCall
+from toolwire_client.run.state import RunState, SamplingRecord, StepRecord
 from toolwire_client.store.answers import on_record
 from toolwire_client.store.approval_rules import NotApproved, answer_without_running
 from toolwire_client.store.base import RunStore
@@ -96,7 +98,7 @@ class TurnCalls:
         answered = {r.call_id for r in step.results}
         risky = [c for c in step.tool_calls if c.id not in answered and self.is_risky(c)]
         await self._run(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        state.pending.extend(self.pending(c, "pending_approval") for c in risky)  # in place: no pydantic setattr
+        state.pending.extend(self.asking_approval(c) for c in risky)  # in place: no pydantic setattr
         _pause_if_waiting(state)
 
     async def settle(self, state: RunState) -> None:
@@ -105,10 +107,10 @@ class TurnCalls:
         if not isinstance(last, AssistantMessage) or not last.tool_calls:
             state.pending = []
             return
-        waiting = [p.call.name for p in state.pending if p.state == "pending_approval"]
+        waiting = [p.call.name for p in state.pending if p.waits_for_approval]
         if waiting:
             raise exits.WaitingForApproval(f"still waiting for approval: {', '.join(waiting)}")
-        unanswered = [p.call.name for p in state.pending if p.state == "pending_input"]
+        unanswered = [p.call.name for p in state.pending if p.waits_for_input]
         if unanswered:
             raise exits.WaitingForApproval(f"still waiting for input: {', '.join(unanswered)} (`toolwire answer`)")
         step, asked = state.steps[-1], {c.id: c for c in last.tool_calls}
@@ -120,13 +122,11 @@ class TurnCalls:
                 if self.store is not None:
                     await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
                 raise exits.Tampered(f"stopped before running {p.call.name}: {why}, so the saved run was changed")
-            by_record = self.store is not None and (
-                p.state == "approved" or (p.state == "sent" and self.is_risky(p.call))
-            )
+            by_record = self.store is not None and (p.is_approved or (p.is_sent and self.is_risky(p.call)))
             answer = (  # the record, not the state, says what was approved and sent; a task is followed, not re-run;
-                None if by_record or p.task_id or p.state == "answered" else answer_without_running(p)
+                None if by_record or p.task_id or p.is_answered else answer_without_running(p)
             )  # an answered call is sent with its answer
-            if p.state == "answered" and not await on_record(self.store, state.run_id, p):
+            if p.is_answered and not await on_record(self.store, state.run_id, p):
                 why = "its answer is not the one `toolwire answer` recorded"
                 if self.store is not None:
                     await self.store.flag_tampered(state.run_id, asked[p.call.id], why)
@@ -138,23 +138,23 @@ class TurnCalls:
         answered |= {r.call_id for r in step.results} | {c.id for c in to_run}
         unrecorded = [c for c in last.tool_calls if c.id not in answered]
         if any(self.is_risky(c) for c in unrecorded):  # never sent and never asked for approval: ask now
-            state.pending += [self.pending(c, "pending_approval") for c in unrecorded if self.is_risky(c)]
+            state.pending += [self.asking_approval(c) for c in unrecorded if self.is_risky(c)]
             raise exits.WaitingForApproval(f"waiting for approval: {', '.join(c.name for c in unrecorded)}")
-        approved = frozenset(p.call.id for p in state.pending if p.state == "approved")
+        approved = frozenset(p.call.id for p in state.pending if p.is_approved)
         await self._run(state, step, to_run + unrecorded, approved)
-        state.pending = [p for p in state.pending if p.state in ("waiting_on_child", "pending_input")]
+        state.pending = [p for p in state.pending if p.outlives_the_turn]
         _pause_if_waiting(state)
         append_results(state, step)
         await self.save(state)
 
-    def pending(self, call: ToolCall, state: CallState) -> PendingCall:
+    def idempotent(self, call: ToolCall) -> bool:
+        """May it be sent again after a crash? Only when its server says so (an untrusted one's idempotentHint does
+        not count)."""
         spec = self.toolbox.spec(call.name)
-        fields: dict[str, Any] = {}  # only what is not the default: less to validate, a smaller record
-        if spec and spec.policy.resend_ok:  # an untrusted server's idempotentHint does not count
-            fields["idempotent"] = True
-        if state == "pending_approval":
-            fields["approval_reason"] = self.why_risky(call)
-        return PendingCall(call=call, state=state, args_hash=args_hash(call.arguments), **fields)
+        return spec is not None and spec.policy.resend_ok
+
+    def asking_approval(self, call: ToolCall) -> PendingCall:
+        return PendingCall.asking_approval(call, self.why_risky(call), self.idempotent(call))
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
@@ -175,13 +175,13 @@ class TurnCalls:
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
-        answered = {p.call.id: p for p in state.pending if p.state == "answered"}
-        calls = await self._authorized(state, step, calls, approved, frozenset(answered))
+        before = {p.call.id: p for p in state.pending}
+        answered = frozenset(i for i, p in before.items() if p.is_answered)
+        calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}
         if any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
             step.results = [r for r in step.results if r.call_id not in ids]
-        tasks = {p.call.id: p.task_id for p in state.pending if p.task_id}  # followed again, never sent again
-        sent = [_sent_again(self.pending(c, "sent"), answered.get(c.id), tasks.get(c.id)) for c in calls]
+        sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id)) for c in calls]
         state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent
         try:
             await self.save(state)
@@ -193,17 +193,14 @@ class TurnCalls:
 
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(run, call)
-            task_id = next((p.task_id for p in state.pending if p.call.id == call.id and p.task_id), None)
+            sent = next((p for p in state.pending if p.call.id == call.id), None) or PendingCall.sending(
+                call, self.idempotent(call)
+            )
             state.pending[:] = [p for p in state.pending if p.call.id != call.id]  # in place: no pydantic setattr
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
-                child = {"child_run_id": result.sub_run.run_id}
-                state.pending.append(self.pending(call, "waiting_on_child").model_copy(update=child))
+                state.pending.append(sent.waits_on(result.sub_run.run_id))
             elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
-                state.pending.append(
-                    self.pending(call, "pending_input").model_copy(  # a task's question: its task is kept
-                        update={"input": result.input_wanted, "task_id": task_id}
-                    )
-                )
+                state.pending.append(sent.asks(result.input_wanted))
             else:
                 step.results.append(result)
 
@@ -237,7 +234,7 @@ class TurnCalls:
                 allowed.append(call)
                 continue
             try:
-                found = await self.store.authorize(state.run_id, call, self.pending(call, "sent").idempotent)
+                found = await self.store.authorize(state.run_id, call, self.idempotent(call))
             except NotApproved as exc:
                 raise exits.Tampered(
                     f"stopped before running {call.signature}: {exc}, so the saved run was changed (nothing was run)"
@@ -257,15 +254,16 @@ class TurnCalls:
             note_task=partial(self._note_task, state),
             on_elicit=self.on_elicit,
             model=self.lent,
+            sampled=RunSampling(state),
         )
 
     async def _call_with_hooks(self, run: RunContext, call: ToolCall) -> ToolResult:
         if not self.hooks:  # most runs have none: no two awaits for nothing
-            return await self.toolbox.call(call, run, timeout_s=self.limits.tool_timeout_s)
+            return _applied(run, await self.toolbox.call(call, run, timeout_s=self.limits.tool_timeout_s))
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked
-        result = await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s)
+        result = _applied(run, await self.toolbox.call(checked, run, timeout_s=self.limits.tool_timeout_s))
         return await run_after(self.hooks, checked, result)
 
     async def _note_task(self, state: RunState, call_id: str, task_id: str) -> None:
@@ -277,6 +275,31 @@ class TurnCalls:
             self._saving = anyio.Lock()
         async with self._saving:  # calls of one turn run at once: their saves go one at a time
             await self.save(state)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSampling:
+    """The loop's side of MCP sampling (tools/sampling.py): a server's requests recorded in the run as they come, an
+    answer's usage and cost added to its totals (the next request's budget check sees them)."""
+
+    state: RunState
+
+    def record(self, request: SamplingRecord) -> None:
+        self.state.sampling.append(request)
+
+    def charge(self, request: SamplingRecord) -> None:
+        state = self.state
+        state.usage = state.usage + request.usage
+        if request.cost_usd is not None:
+            state.cost_usd = (state.cost_usd or 0.0) + request.cost_usd
+
+
+def _applied(run: RunContext, result: ToolResult) -> ToolResult:
+    """What the source says happened, applied to the run by the loop (a source never writes it): the sub-agent a
+    delegate call ran is counted in the run's totals, as far as it got (before a hook sees the result)."""
+    if result.sub_run is not None and run.state is not None:
+        run.state.count_child(result.call_id, result.sub_run)
+    return result
 
 
 def append_results(state: RunState, step: StepRecord) -> None:
@@ -304,7 +327,7 @@ def _result_message(result: ToolResult) -> ToolResultMessage:
 def answer_the_rest(state: RunState, step: StepRecord, why: str) -> None:
     """On an exit: every call of the turn not answered yet gets a result (a call left `sent` has an unknown outcome,
     the others were not run, for `why`) and none is pending any more."""
-    answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.state == "sent"}
+    answered, sent = {r.call_id for r in step.results}, {p.call.id for p in state.pending if p.is_sent}
     for call in (c for c in step.tool_calls if c.id not in answered):
         if call.id in sent:
             step.results.append(failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name)))
@@ -322,23 +345,12 @@ def in_call_order(step: StepRecord) -> None:
 def _pause_if_waiting(state: RunState) -> None:
     """Stop for a person while a call waits for approval, here or in a sub-agent (a delegate call), or for an answer
     to its tool's question."""
-    waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
+    waiting = [p.call.signature for p in state.pending if p.waits_for_approval_here_or_below]
     if waiting:
         raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
-    asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.state == "pending_input" and p.input]
+    asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.waits_for_input and p.input]
     if asked:
         raise exits.WaitingForApproval(f"waiting for input after {len(state.steps)} steps: {'; '.join(asked)}")
-
-
-def _sent_again(sent: PendingCall, answered: PendingCall | None, task_id: str | None) -> PendingCall:
-    """A call sent again keeps its question and answer on its pending copy (the source sends the answer with it) and
-    the MCP task it runs as (followed, never created again)."""
-    if answered is None and task_id is None:
-        return sent
-    update: dict[str, object] = {"task_id": task_id}
-    if answered is not None:
-        update |= {"input": answered.input, "answer": answered.answer}
-    return sent.model_copy(update=update)
 
 
 def _nth(n: int) -> str:

@@ -84,6 +84,9 @@ class Agent:
         self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
         self.on_elicit = on_elicit
         self.risky_tools = set(self.config.risky_tools)
+        self.record_config = False
+        """Record the run's config afresh when it is driven (the fleet's, for a run as `submit` wrote it: without the
+        tools offered); otherwise only a run with none recorded gets it."""
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
 
     @classmethod
@@ -152,7 +155,7 @@ class Agent:
             state.trace_id = state.trace_id or format(span.get_span_context().trace_id, "032x")
             state.status = "running"
             async with self.toolbox.opened():
-                if not state.config:  # a new run: the tools offered, listed; the servers' instructions joined
+                if not state.config or self.record_config:  # the tools offered, listed; the instructions joined
                     state.config = recorded_config(self.config, self.toolbox.specs, state.run_id)
                     join_instructions(state, self.toolbox.instructions)
                 if resuming:

@@ -72,24 +72,17 @@ class ReplaySource(ToolSource):
         return self._specs
 
     async def call(self, request: ToolRequest) -> ToolResult:
-        call, state = request.call, request.run.state
+        call = request.call
         self.sent.append(call)
         recorded = self._results.get(call.id)
         if recorded is None or recorded.name != call.name:
             return failed(call.id, call.name, "tool_failed", texts.not_recorded(call.name, call.id))
-        if recorded.sub_run is not None and state is not None:  # a delegate call: its sub-agent counts as it did
-            state.count_child(call.id, recorded.sub_run)
-        if state is not None:
-            self._count_sampling(state, call.id)
+        ledger = request.run.sampled
+        if ledger is not None:  # the sampling requests the call's server made, in the run's record and totals again
+            for sampled in self.sampled.get(call.id, []):
+                ledger.record(sampled)
+                ledger.charge(sampled)
         return recorded
-
-    def _count_sampling(self, state: RunState, call_id: str) -> None:
-        """The sampling requests the call's server made, in the run's record and totals again."""
-        for sampled in self.sampled.get(call_id, []):
-            state.sampling.append(sampled)
-            state.usage = state.usage + sampled.usage
-            if sampled.cost_usd is not None:
-                state.cost_usd = (state.cost_usd or 0.0) + sampled.cost_usd
 
 
 class _ReplayAgent(Agent):
@@ -138,11 +131,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
     agent.source = source
     agent.changes = {n: step.tools for n, step in enumerate(recorded.steps) if step.tools is not None}
-    agent.waiting = {
-        p.call.id: p.approval_reason or "waiting in the recorded run"
-        for p in recorded.pending
-        if p.state in ("pending_approval", "waiting_on_child", "pending_input")
-    }
+    agent.waiting = {p.call.id: p.approval_reason or "waiting in the recorded run" for p in recorded.pending if p.waits}
     fresh = RunState(
         run_id=recorded.run_id,
         agent_name=recorded.agent_name,

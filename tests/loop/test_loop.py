@@ -16,6 +16,7 @@ from toolwire_client.models.providers import make_scripted
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.models.seed_scripts import last_results
 from toolwire_client.run.hooks import Block
+from toolwire_client.run.pending import PendingCall
 from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.registry_source import RegistrySource
@@ -199,7 +200,8 @@ async def test_a_call_left_sent_by_a_crash_is_resent_only_if_idempotent() -> Non
     )
     state = await agent.run("t")
     calls = agent._calls()
-    state.pending = [calls.pending(c, "sent") for c in state.steps[0].tool_calls]  # as a crash mid-step leaves it
+    sent = [PendingCall.sending(c, calls.idempotent(c)) for c in state.steps[0].tool_calls]
+    state.pending = sent  # as a crash mid-step leaves it
     src.received.clear()
     resumed = await agent.resume(state)
     got, lost = resumed.steps[0].results

@@ -20,6 +20,7 @@ from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_comp
 from helpers.telemetry import install
 from toolwire_client import texts
 from toolwire_client.assembly.trusted_servers import resume_trust, worker_trust
+from toolwire_client.calls import RunSampling
 from toolwire_client.cli.run import config_from
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
@@ -169,7 +170,7 @@ async def test_a_sampling_request_past_the_token_budget_is_refused_before_the_pr
 async def call(
     source: McpSource, name: str, state: RunState | None = None, lent: LentModel | None = None, **arguments: Any
 ) -> str:
-    run = RunContext("r1", state, model=lent)
+    run = RunContext("r1", state, model=lent, sampled=RunSampling(state) if state is not None else None)
     request = ToolRequest(ToolCall(id=f"c-{name}", name=name, arguments=arguments), run, 20)
     return (await source.call(request)).content
 
@@ -262,10 +263,8 @@ async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is
     states = [RunState(run_id=f"r{n}", agent_name="a", task="t", model="m") for n in (1, 2)]
     model = ScriptedModel(lambda messages: AssistantMessage(text="ok"))
     lent = LentModel(model, RunLimits())
-    requests = [
-        ToolRequest(ToolCall(id=f"c{n}", name="summarize"), RunContext(s.run_id, s, model=lent), 5)
-        for n, s in enumerate(states)
-    ]
+    runs = [RunContext(s.run_id, s, model=lent, sampled=RunSampling(s)) for s in states]
+    requests = [ToolRequest(ToolCall(id=f"c{n}", name="summarize"), run, 5) for n, run in enumerate(runs)]
     params = types.CreateMessageRequestParams(
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))],
         max_tokens=10,
@@ -302,7 +301,8 @@ async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_ref
     is not allowed is refused every time, and the run's record keeps only the first refusals, without messages."""
     model = CapRecorder()
     state = RunState(run_id="r1", agent_name="a", task="t", model="m")
-    asker = Asker(RunContext("r1", state, model=LentModel(model, RunLimits(max_tokens=5_000))), "c1")
+    lent = LentModel(model, RunLimits(max_tokens=5_000))
+    asker = Asker(RunContext("r1", state, model=lent, sampled=RunSampling(state)), "c1")
     huge = types.CreateMessageRequestParams(
         messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="x" * 400))],
         max_tokens=10**9,
@@ -324,7 +324,7 @@ async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_ref
 async def test_sampling_with_tools_is_refused_when_a_tool_must_be_called_or_the_run_forces_its_choice() -> None:
     model = CapRecorder()
     state = RunState(run_id="r1", agent_name="a", task="t", model="m")
-    asker = Asker(RunContext("r1", state, model=LentModel(model, RunLimits())), "c1")
+    asker = Asker(RunContext("r1", state, model=LentModel(model, RunLimits()), sampled=RunSampling(state)), "c1")
     tool = types.Tool(name="lookup", input_schema={"type": "object"})
     message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
 

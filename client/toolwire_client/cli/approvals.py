@@ -38,7 +38,7 @@ def approvals(db: str | None, as_json: bool) -> None:
         return await store.waiting(), await store.tampered(), decided, await recent_answers(store, DECIDED_SHOWN)
 
     states, tampered, decided, answered = with_store(db, work)
-    waiting = [(state, p) for state in states for p in state.pending if p.state == "pending_approval"]
+    waiting = [(state, p) for state in states for p in state.pending if p.waits_for_approval]
     asked = [(state, p) for state in states for p in waiting_for_input(state)]
     if as_json:
         rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting + asked]
@@ -134,7 +134,7 @@ def _decided(db: str | None, run_id: str, decide: Decide) -> None:
         return await decide_and_wake(db, store, run_id, decide)
 
     pending, workflow = with_store(db, work)
-    click.echo(shown(_said("approved" if pending.state == "approved" else "rejected", run_id, pending, workflow)))
+    click.echo(shown(_said(pending.decided_as, run_id, pending, workflow)))
 
 
 @click.command("approve")

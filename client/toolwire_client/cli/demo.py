@@ -147,7 +147,7 @@ async def _demo(config: RunConfig, run_id: str, db: str | None, console: Console
 async def _approve_all(store: SqlRunStore, state: RunState, console: Console) -> None:
     """Stands in for the person who would run `toolwire approve RUN CALL` hours later."""
     for pending in state.pending:
-        if pending.state != "pending_approval":
+        if not pending.waits_for_approval:
             continue
         call = pending.call
         said = f": {call.name}({call.arguments}) - a person approves it (`toolwire approve {state.run_id} {call.id}`)"

@@ -45,8 +45,8 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         return _plan_lines(step, tokens, wide)
     if not step.tool_calls:
         return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
-    waiting = {p.call.id: p.approval_reason for p in state.pending if p.state == "pending_approval"}
-    asked = {p.call.id: p.input.message for p in state.pending if p.state == "pending_input" and p.input}
+    waiting = {p.call.id: p.approval_reason for p in state.pending if p.waits_for_approval}
+    asked = {p.call.id: p.input.message for p in state.pending if p.waits_for_input and p.input}
     tasks = {p.call.id: f" [task {p.task_id[:8]} input_required]" for p in state.pending if p.task_id}
     results = {r.call_id: r for r in step.results}
     lines = []

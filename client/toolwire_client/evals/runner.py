@@ -202,8 +202,8 @@ class EvalRunner:
                 while task.approve and state.status == "waiting_for_approval" and rounds < MAX_APPROVAL_ROUNDS:
                     rounds += 1
                     for pending in state.pending:
-                        if pending.state == "pending_approval":
-                            pending.state, pending.decision_reason = "approved", "approved by the eval file"
+                        if pending.waits_for_approval:
+                            pending.approve("approved by the eval file", None)
                     state = await agent.resume(state)
         finally:
             await model.aclose()

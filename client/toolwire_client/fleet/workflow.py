@@ -180,7 +180,7 @@ def _agent(state: RunState, store: SqlRunStore) -> Agent:
     if limit is not None:
         agent.model = RateLimited(agent.model, store, limit)
     if not state.steps and not config.tools:
-        state.config = {}  # as submitted: the loop records the config with the tools offered once it lists them
+        agent.record_config = True  # as submitted: the loop records the config with the tools offered once listed
     return agent
 
 

@@ -101,7 +101,7 @@ def work_summary(state: RunState) -> str:
             ok[result.name] += not result.is_error
     parts = [_tool_part(name, n, ran[name], ok[name]) for name, n in asked.items()]
     done = ", ".join(parts) if parts else "no tool called"
-    pending = [p.call.name for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
+    pending = [p.call.name for p in state.pending if p.waits_for_approval_here_or_below]
     if pending:
         done += f"; {', '.join(pending)} not run yet (waiting for approval)"
     return done + ("" if state.final_answer is not None else "; no final answer")

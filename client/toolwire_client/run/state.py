@@ -1,43 +1,24 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
-import hashlib
-import json
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.run.ordering import OrderCheck
+from toolwire_client.run.pending import CallState as CallState  # the pending-call machine's, named here as before
+from toolwire_client.run.pending import PendingCall as PendingCall
+from toolwire_client.run.pending import args_hash as args_hash
+from toolwire_client.run.pending import now as now
 from toolwire_client.run.plan_state import Plan
-from toolwire_shared.elicitation import InputAnswer, InputWanted
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
-CallState = Literal[
-    "pending_approval", "approved", "rejected", "sent", "done", "waiting_on_child", "pending_input", "answered"
-]
-"""`waiting_on_child`: a delegate call whose sub-agent waits for a person (sent again on resume: resumes the child).
-`pending_input`: its tool asked a person a question (`input`); `answered`: `toolwire answer` gave one (`answer`), and
-the call is sent again with it on resume (tools/elicitation.py)."""
-
-
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-"""json.dumps(..., sort_keys=True, separators=(",", ":")) without building an encoder on every call."""
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
-def args_hash(arguments: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments."""
-    return hashlib.sha256(_CANONICAL_JSON.encode(arguments).encode()).hexdigest()
-
 
 StepKind = Literal["act", "review", "plan"]
 
@@ -66,31 +47,6 @@ class StepRecord(BaseModel):
     `list_changed`); None: the same as before (the first step's are `RunConfig.tools`). Replay offers them again."""
     """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
     the run is saved, not on every step)."""
-
-
-class PendingCall(BaseModel):
-    """A tool call waiting for a person, or sent and not yet answered (what crash recovery looks at)."""
-
-    call: ToolCall
-    state: CallState
-    args_hash: str
-    since: datetime = Field(default_factory=now)
-    decision_reason: str | None = None
-    decided_by: str | None = None
-    """Who approved or rejected it (a copy: the store's approval events are the record)."""
-    idempotent: bool = False
-    approval_reason: str | None = None
-    """Why it waits for a person ("named with --risky", "marked risky by its server", "destructive per the
-    server's annotations"); None in runs saved before it was kept."""
-    child_run_id: str | None = None
-    """For a delegate call waiting on its sub-agent: the sub-agent's run, where the person decides."""
-    task_id: str | None = None
-    """The MCP task its server runs it as (tools/tasks.py), saved before it is first polled: a resumed run follows
-    that task instead of calling the tool again."""
-    input: InputWanted | None = None
-    """The question its tool asked (state `pending_input`, then `answered`, and kept while it is sent again)."""
-    answer: InputAnswer | None = None
-    """The person's answer to `input` (`toolwire answer`: a copy; the store's input answers are the record)."""
 
 
 class SamplingRecord(BaseModel):

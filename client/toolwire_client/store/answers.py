@@ -5,11 +5,13 @@ transaction, with who answered (`by`: the OS user unless named). Fail closed: an
 raises AnswerRefused saying why and what a right answer looks like."""
 
 import json
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 import jsonschema
 
-from toolwire_client.run.state import PendingCall, RunState, now
+from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store.approvals import default_approver
 from toolwire_client.store.sql import ApprovalRefused, SqlRunStore, Tx
 from toolwire_client.store.text_codec import escape, escape_opt, unescape_opt
@@ -45,7 +47,7 @@ def what_fits(wanted: InputWanted) -> str:
 
 
 def waiting_for_input(state: RunState) -> list[PendingCall]:
-    return [p for p in state.pending if p.state == "pending_input" and p.input is not None]
+    return [p for p in state.pending if p.waits_for_input and p.input is not None]
 
 
 async def answer(
@@ -57,13 +59,10 @@ async def answer(
     if not who:
         raise AnswerRefused("an answer needs a name, e.g. --as alice (default: the OS user)")
     signed = given.model_copy(update={"by": who})
-    return await store.transaction(lambda tx: _record(tx, run_id, call_id, signed))
+    return await store.transaction(lambda tx: store.change_pending(tx, run_id, partial(_record, call_id, signed)))
 
 
-def _record(tx: Tx, run_id: str, call_id: str | None, given: InputAnswer) -> PendingCall:
-    store = tx.store
-    state = store._read(tx.cur, run_id, lock=True)[0]  # the store's own layout (header and log) and codec
-    version = state.version
+def _record(call_id: str | None, given: InputAnswer, tx: Tx, state: RunState, stamp: datetime) -> PendingCall:
     pending = _target(tx, state, call_id)
     wanted = pending.input
     assert wanted is not None
@@ -71,24 +70,22 @@ def _record(tx: Tx, run_id: str, call_id: str | None, given: InputAnswer) -> Pen
     if problem is not None:
         fits = f"; what fits: {what_fits(wanted)}" if wanted.mode == "form" else ""
         raise AnswerRefused(f"not recorded: {problem}{fits}")
-    stamp = now()
     content = json.dumps(given.content, sort_keys=True) if given.content is not None else None
     tx.execute(
         "INSERT INTO input_answers (run_id, call_id, tool, question, action, content, answered_by, at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            run_id,
+            state.run_id,
             escape(pending.call.id),
             escape(pending.call.name),
             escape(wanted.key),
             given.action,
             escape_opt(content),
             escape_opt(given.by),
-            store._ts_param(stamp),
+            tx.timestamp(stamp),
         ),
     )
-    pending.state, pending.answer, pending.decided_by = "answered", given, given.by
-    store._write_decided(tx.cur, state, version, stamp)
+    pending.answer_with(given)
     return pending
 
 

@@ -57,10 +57,10 @@ def verdict(events: list[ApprovalEvent], bound: str, idempotent: bool) -> Verdic
 def answer_without_running(p: PendingCall) -> ToolResult | None:
     """The result a settled pending call gets without running, or None when it should be (re)sent."""
     call = p.call
-    if p.state == "rejected":
+    if p.is_rejected:
         return failed(call.id, call.name, "rejected", texts.rejected(p.decision_reason or "no reason given"))
-    if p.state == "approved" and p.args_hash != args_hash(call.arguments):
+    if p.is_approved and p.args_hash != args_hash(call.arguments):
         return failed(call.id, call.name, "rejected", texts.changed_after_approval())
-    if p.state == "sent" and not p.idempotent:
+    if p.is_sent and not p.idempotent:
         return failed(call.id, call.name, "outcome_unknown", texts.outcome_unknown(call.name))
     return None

@@ -34,7 +34,7 @@ def _approver(by: str | None) -> str:
 
 async def waiting_calls(store: RunStore, run_id: str) -> list[PendingCall]:
     state = await store.load(run_id)
-    return [p for p in state.pending if p.state == "pending_approval"]
+    return [p for p in state.pending if p.waits_for_approval]
 
 
 async def _target(store: RunStore, run_id: str, call_id: str | None) -> str:
@@ -91,7 +91,7 @@ async def decided(store: RunStore, state: RunState) -> bool:
     down through the sub-agents a delegate call waits on. Then the run is about to go on."""
     if state.status != "waiting_for_approval":
         return True
-    if any(p.state in ("pending_approval", "pending_input") for p in state.pending):
+    if any(p.waits_for_person for p in state.pending):
         return False
-    children = [p.child_run_id for p in state.pending if p.state == "waiting_on_child" and p.child_run_id]
+    children = [child for p in state.pending if (child := p.waiting_child)]
     return all([await decided(store, await store.load(child)) for child in children])

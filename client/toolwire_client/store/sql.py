@@ -534,23 +534,25 @@ class SqlRunStore(ABC):
         return await self._run(lambda: self._decide(run_id, call_id, ruling))
 
     def _decide(self, run_id: str, call_id: str, ruling: Ruling) -> PendingCall:
-        decision, reason, decided_by = ruling.decision, ruling.reason, ruling.by
-        stamp = now()
+        def decide(tx: Tx, state: RunState, stamp: datetime) -> PendingCall:
+            previous = decision_of(self._events(tx.cur, run_id, call_id))
+            pending = _check_decidable(state, call_id, previous, ruling.shown_hash)
+            pending.decide(ruling.decision, ruling.reason, ruling.by)
+            return pending
+
         with self._transaction() as cur:
-            state = self._read(cur, run_id, lock=True)[0]
-            version = state.version
-            pending = _check_decidable(
-                state, call_id, decision_of(self._events(cur, run_id, call_id)), ruling.shown_hash
-            )
-            pending.state = "approved" if decision == "approve" else "rejected"
-            pending.decision_reason, pending.decided_by = reason, decided_by
-            self._write_decided(cur, state, version, stamp)
-            self._append_event(cur, run_id, pending.call, decision, reason, decided_by)
+            pending = self.change_pending(Tx(self, cur), run_id, decide)
+            self._append_event(cur, run_id, pending.call, ruling.decision, ruling.reason, ruling.by)
         return pending
 
-    def _write_decided(self, cur: Any, state: RunState, version: int, stamp: datetime) -> None:
-        """Write back a state read with `_read(lock=True)` at `version` after a person's decision or answer changed
-        one of its pending calls (the next version; header and log as a save writes them)."""
+    def change_pending(self, tx: "Tx", run_id: str, change: "PendingChange") -> PendingCall:
+        """In `tx`: read the run (its row held), let `change` move one of its pending calls by a person's decision
+        or answer (raising, it records nothing), and write the run back as its next version, header and log as a
+        save writes them. Returns the call as changed."""
+        cur, stamp = tx.cur, now()
+        state = self._read(cur, run_id, lock=True)[0]
+        version = state.version
+        pending = change(tx, state, stamp)
         parts = self._split(state, version + 1, stamp)
         self._execute(
             cur,
@@ -558,6 +560,7 @@ class SqlRunStore(ABC):
             (self._header(parts), version + 1, self._ts_param(stamp), state.run_id, version),
         )
         self._append_log(cur, state.run_id, parts, version + 1)
+        return pending
 
     async def authorize(self, run_id: str, call: ToolCall, idempotent: bool) -> Verdict:
         """At the moment a risky call is about to run: the verdict of the record (and a `use` appended when it runs),
@@ -623,6 +626,14 @@ class Tx:
     def lock(self) -> None:
         self.store._lock_migrations(self.cur)
 
+    def timestamp(self, at: datetime) -> Any:
+        """`at` as this database takes a timestamp parameter."""
+        return self.store._ts_param(at)
+
+
+PendingChange = Callable[[Tx, RunState, datetime], PendingCall]
+"""Moves one pending call of the run read for it (SqlRunStore.change_pending), at the time given; raises to refuse."""
+
 
 def _check_decidable(
     state: RunState, call_id: str, previous: ApprovalEvent | None, shown_hash: str | None
@@ -631,13 +642,13 @@ def _check_decidable(
         raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} was already decided ({previous.event})")
     match = [p for p in state.pending if p.call.id == call_id]
     if not match:
-        asked = [p.call.id for p in state.pending if p.state == "pending_approval"]
+        asked = [p.call.id for p in state.pending if p.waits_for_approval]
         listing = ", ".join(asked) if asked else "none"
         raise ApprovalRefused(
             f"run {state.run_id} never asked for approval of call '{call_id}'; calls waiting: {listing}"
         )
     pending = match[0]
-    if pending.state != "pending_approval":
+    if not pending.waits_for_approval:
         raise ApprovalRefused(f"call '{call_id}' of run {state.run_id} is not waiting for approval ({pending.state})")
     if args_hash(pending.call.arguments) != pending.args_hash:
         raise ApprovalRefused(

@@ -114,7 +114,7 @@ class DelegateSource(ToolSource):
         options = parent.config.delegate
         recorded = await self._recorded(parent, child_run_id(state.run_id, call_id))
         if recorded is not None and recorded.status not in ("running", "waiting_for_approval"):
-            return _answer(state, call_id, recorded, options)  # it ended before: its answer, nothing runs again
+            return _answer(call_id, recorded, options)  # it ended before: its answer, nothing runs again
         if recorded is not None:
             config = RunConfig.model_validate(recorded.config)
             config = config.model_copy(update={"limits": _wall_now(config.limits, options)})
@@ -137,7 +137,7 @@ class DelegateSource(ToolSource):
             running.pop(call_id, None)
         if parent.store is None:
             self._unsaved[ended.run_id] = ended
-        return _answer(state, call_id, ended, options)
+        return _answer(call_id, ended, options)
 
     async def _recorded(self, parent: ChildRuns, run_id: str) -> RunState | None:
         """The child a call started before, from the store (or this source's memory, for a run with no store)."""
@@ -210,9 +210,9 @@ def _child_tools(config: RunConfig) -> list[str]:
     return [*(config.allow or []), *([TOOL] if config.delegate is not None else [])]
 
 
-def _answer(state: RunState, call_id: str, child: RunState, options: Delegation) -> ToolResult:
-    """The delegate call's result: the child's answer cut short (or why it has none), and the child counted in the
-    parent's totals."""
+def _answer(call_id: str, child: RunState, options: Delegation) -> ToolResult:
+    """The delegate call's result: the child's answer cut short (or why it has none), and the child as far as it got
+    (`sub_run`: the loop counts it in the parent's totals)."""
     sub = SubRun(
         run_id=child.run_id,
         status=child.status,
@@ -220,7 +220,6 @@ def _answer(state: RunState, call_id: str, child: RunState, options: Delegation)
         usage=child.usage,
         cost_usd=child.cost_usd,
     )
-    state.count_child(call_id, sub)
     if child.status == "waiting_for_approval":
         text, is_error = texts.delegate_waiting(child.run_id), False
     elif child.final_answer is not None:

@@ -3,7 +3,8 @@ when the user allowed that server (`--allow-sampling NAME`, `ServerSpec.sampling
 
 A request is answered by the run's own model adapter, checked against the run's token and cost budgets first (as
 the loop checks before each of its model calls; `maxTokens` is cut to what the budgets leave), counted in the run's
-usage and cost, recorded in `RunState.sampling` (saved with the run's next checkpoint) and traced as a `chat` span
+usage and cost and recorded in `RunState.sampling` by the loop (`RunContext.sampled`; saved with the run's next
+checkpoint) and traced as a `chat` span
 under the tool call's `execute_tool` span. It is refused, with an MCP error whose text says why, when the server was
 not allowed, past `RunLimits.max_sampling_requests`, past a budget, with tools the run's model cannot be offered
 (sampling_messages.py), or when no run can be charged (server_asks.py finds the calling run). The server's tools are
@@ -54,9 +55,9 @@ class Sampler:
         found for the request, when `asker` is None."""
         if not self.allowed:
             return self._refused(asker, params, texts.sampling_not_allowed(self.server))
-        if asker is None or asker.run.state is None or asker.run.model is None:
+        if asker is None or asker.run.state is None or asker.run.model is None or asker.run.sampled is None:
             return _error(texts.sampling_no_run(self.server, unknown or "no run lends its model here"))
-        state, lent = asker.run.state, asker.run.model
+        state, lent, ledger = asker.run.state, asker.run.model, asker.run.sampled
         tools = self._tools(params, getattr(lent.model, "tool_choice", None))
         if isinstance(tools, str):
             return self._refused(asker, params, tools)
@@ -93,9 +94,7 @@ class Sampler:
                 otel_context.detach(token)
         cost = lent.price_fn(reply.usage) if lent.price_fn else None
         record.answer, record.usage, record.cost_usd = answer_text(reply), reply.usage, cost
-        state.usage = state.usage + reply.usage
-        if cost is not None:
-            state.cost_usd = (state.cost_usd or 0.0) + cost
+        ledger.charge(record)
         answered = sum(1 for r in state.sampling if r.refused is None)
         self.note(texts.sampled(self.server, reply.usage.total_tokens, answered, cap))
         reason = STOP_REASONS.get(reply.finish_reason or "", reply.finish_reason)
@@ -122,18 +121,18 @@ class Sampler:
         return sampling_tools(self.server, params.tools)
 
     def _record(self, asker: Asker, messages: list[Message], max_tokens: int) -> SamplingRecord:
-        state = asker.run.state
-        assert state is not None
+        state, ledger = asker.run.state, asker.run.sampled
+        assert state is not None and ledger is not None
         record = SamplingRecord(
             server=self.server, call_id=asker.call_id, step=len(state.steps), asked=messages, max_tokens=max_tokens
         )
-        state.sampling.append(record)
+        ledger.record(record)
         return record
 
     def _refused(self, asker: Asker | None, params: types.CreateMessageRequestParams, why: str) -> types.ErrorData:
         """The refusal the server gets, kept in the run's record when the run is known: without the messages, and
         only the first REFUSALS_KEPT (a server that asks in a loop must not grow the saved run without end)."""
-        state = asker.run.state if asker is not None else None
+        state = asker.run.state if asker is not None and asker.run.sampled is not None else None
         if asker is not None and state is not None and sum(1 for r in state.sampling if r.refused) < REFUSALS_KEPT:
             self._record(asker, [], params.max_tokens).refused = why
         self.note(why)

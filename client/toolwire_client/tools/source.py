@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from toolwire_client.models.base import Model
     from toolwire_client.run.budget import PriceFn
     from toolwire_client.run.limits import RunLimits
-    from toolwire_client.run.state import RunState
+    from toolwire_client.run.state import RunState, SamplingRecord
     from toolwire_client.store.base import RunStore
 
 
@@ -145,6 +145,17 @@ class LentModel:
     price_fn: "PriceFn | None" = None
 
 
+class SamplingLedger(Protocol):
+    """The loop's record of a tool server's requests for the run's model (MCP sampling): a source reports each, the
+    loop writes it into the run (calls.py RunSampling)."""
+
+    def record(self, request: "SamplingRecord") -> None:
+        """A request as it comes (before the model is asked: the cap counts it), or a refusal kept on the record."""
+
+    def charge(self, request: "SamplingRecord") -> None:
+        """An answered request's usage and cost, added to the run's totals."""
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What a tool source may need of the run that makes a call, handed over with the call (as Pydantic AI hands
@@ -153,8 +164,8 @@ class RunContext:
 
     run_id: str
     state: "RunState | None" = None
-    """The calling run's state, to read (a delegate call also counts its child in it). None for a call made outside
-    the loop (a test's own)."""
+    """The calling run's state, to read (what a call did to the run, a delegate call's child, comes back in its
+    result and the loop applies it). None for a call made outside the loop (a test's own)."""
     children: ChildRuns | None = None
     """How to start or resume a sub-agent of this run; None where the caller can start none."""
     note_task: "Callable[[str, str], Awaitable[None]] | None" = None
@@ -165,6 +176,9 @@ class RunContext:
     model: LentModel | None = None
     """The run's model, for a server allowed to sample; None where no model is lent (a sampling request is
     refused)."""
+    sampled: SamplingLedger | None = None
+    """Where a server's sampling requests during the call are recorded and charged (the loop's); None where no run
+    is charged (a request is refused)."""
 
 
 @dataclass(frozen=True)

@@ -293,7 +293,7 @@ def _routes(console: Console) -> list[Route]:
             pending, workflow = await decide_and_wake(console.settings.db, store(), run_id, record)
         except (ApprovalRefused, RunNotFound) as exc:
             return HTMLResponse(pages.refused_page("Not recorded", str(exc), back), 409)
-        verb = "approved" if pending.state == "approved" else "rejected"
+        verb = pending.decided_as
         said = f"{verb} {pending.call.name} (call {call_id}) of run {run_id} as {pending.decided_by}"
         session.flash.append(f"{said}; {await goes_on(run_id, workflow)}")
         return RedirectResponse(back, 303)

@@ -304,7 +304,7 @@ def decide_fragment(waiting: list[Waiting], csrf: str, back: str) -> str:
     cards = []
     for w in waiting:
         head = _call_head(w)
-        if w.pending.state == "pending_input":
+        if w.pending.waits_for_input:
             cards.append(question_card(w.state.run_id, w.pending, head, csrf, back))
         else:
             cards.append(_approval_card(w, head, csrf, back))

@@ -34,9 +34,9 @@ class RunRow:
 
 def waits_for(state: RunState) -> str:
     """Whom a run that waits waits for: the calls a person must decide, and the sub-agents it waits on."""
-    people = [p.call.name for p in state.pending if p.state == "pending_approval"]
-    people += [f"{p.call.name} asks a question" for p in state.pending if p.state == "pending_input"]
-    children = [p.child_run_id for p in state.pending if p.state == "waiting_on_child" and p.child_run_id]
+    people = [p.call.name for p in state.pending if p.waits_for_approval]
+    people += [f"{p.call.name} asks a question" for p in state.pending if p.waits_for_input]
+    children = [child for p in state.pending if (child := p.waiting_child)]
     said = [f"a person: {', '.join(people)}"] if people else []
     said += [f"sub-agent {child}" for child in children]
     return "; ".join(said)
@@ -76,9 +76,6 @@ async def run_view(store: SqlRunStore, run_id: str, person: Person) -> RunView:
     return RunView(root, children, decided, await late_recorded(store, run_id))
 
 
-PERSON_WAITS = ("pending_approval", "pending_input")
-
-
 @dataclass(frozen=True)
 class Waiting:
     state: RunState
@@ -97,7 +94,7 @@ async def waiting_calls(store: SqlRunStore, person: Person, run_id: str | None =
         Waiting(s, p)
         for s in states
         for p in s.pending
-        if p.state in PERSON_WAITS and person.decides(s.agent_name, p.call.name)
+        if p.waits_for_person and person.decides(s.agent_name, p.call.name)
     ]
     return sorted(found, key=lambda w: (w.pending.since, w.state.run_id, w.pending.call.id))
 
