@@ -1,8 +1,9 @@
 """One upstream MCP server, kept connected with the `mcp` SDK's client: a stdio command spawned with only the
 environment its entry names, or a Streamable HTTP URL called with the host's own credential (never an agent's
 token: MCP forbids passing it through). A connection that ends (the process died, the server went away) is
-reopened with backoff; meanwhile `retry_in()` says how long until the next attempt. An idle connection is pinged
-(every `ping_s`), so an upstream that died while nobody called it is reopened before a call finds it dead."""
+reopened with backoff (the MCP kit's Supervisor with a Backoff policy, toolwire_shared/mcp_kit); meanwhile
+`retry_in()` says how long until the next attempt. An idle connection is pinged (every `ping_s`), so an upstream
+that died while nobody called it is reopened before a call finds it dead."""
 
 import logging
 import math
