@@ -16,6 +16,7 @@ from toolwire_client.models import MissingApiKey, UnknownModel
 from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
 from toolwire_client.tools.source import ToolServerFailed
 from toolwire_client.tools.tool_layers import NoSuchTool
+from toolwire_shared.mcp_kit.errors import leaves
 from toolwire_shared.terminal import shown
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"
@@ -79,9 +80,9 @@ def one_line_usage(exc: click.UsageError) -> Mistake:
 
 def explain(exc: BaseException) -> click.ClickException:
     """The line and exit code for `exc` (or, in an exception group, for the first of its errors that says most)."""
-    leaves = _leaves(exc)
-    known = [leaf for leaf in leaves if isinstance(leaf, _TYPED)]
-    leaf = (known or leaves or [exc])[0]
+    errors = _leaves(exc)
+    known = [leaf for leaf in errors if isinstance(leaf, _TYPED)]
+    leaf = (known or errors or [exc])[0]
     if isinstance(leaf, click.UsageError):
         return one_line_usage(leaf)
     if isinstance(leaf, click.ClickException):
@@ -172,9 +173,8 @@ def _not_found_hint(url: str) -> str:
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [] if isinstance(exc, asyncio.CancelledError) else [exc]
+    """The errors of an exception group (the MCP kit's `leaves`), a cancellation none of them."""
+    return [leaf for leaf in leaves(exc) if not isinstance(leaf, asyncio.CancelledError)]
 
 
 def _flat(text: str) -> str:

@@ -6,7 +6,7 @@ message a line) so it can do what no SDK server would:
 - its resources are `notes://real-<anything>`, subscribable; a subscription to any other URI (a made-up one) is
   refused, as a real server refuses a URI it does not have.
 
-    python tests/security/hostile_upstream.py FOLDER
+    python tests/security/hostile_upstream.py FOLDER [MODE]     (MODE: endless or wide from the start)
 """
 
 import json
@@ -16,7 +16,7 @@ from typing import Any
 
 FOLDER = Path(sys.argv[1])
 NORMAL = [{"name": name, "inputSchema": {"type": "object"}} for name in ("endless", "wide")]
-mode = "normal"
+mode = sys.argv[2] if len(sys.argv) > 2 else "normal"
 pages = 0
 
 

@@ -100,7 +100,7 @@ async def test_a_run_that_keeps_killing_a_shared_server_is_refused_and_the_other
 
 
 def test_the_restart_window_slides_backs_off_and_forgives_an_unlucky_run() -> None:
-    from toolwire_client.tools.restarts import RestartWindow
+    from toolwire_shared.mcp_kit.restarts import SlidingWindow as RestartWindow
 
     window = RestartWindow(max_restarts=3, window_s=60.0, backoff_s=0.1, strikes=2)
     assert window.delay(0.0) == (0.0, False)

@@ -20,7 +20,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp import Client
-from mcp.client._input_required import run_input_required_driver
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
@@ -29,6 +28,7 @@ from toolwire_client import texts
 from toolwire_client.tools.roots import roots_result
 from toolwire_client.tools.sampling import Answer, Asker, Sampler
 from toolwire_client.tools.source import ToolRequest
+from toolwire_shared.mcp_kit.sdk import run_input_required_driver, set_server_request_callbacks
 
 Round = types.CallToolResult | types.InputRequiredResult
 Resend = Callable[[types.InputResponses | None, str | None], Awaitable[Round]]
@@ -72,9 +72,7 @@ class ServerAsks:
         advertisement; in the 2026-07-28 era `answered` routes every request itself)."""
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
-        session = client.session
-        session._sampling_callback = self._sample  # the SDK session's one callback table
-        session._list_roots_callback = self._list_roots
+        set_server_request_callbacks(client.session, sampling=self._sample, list_roots=self._list_roots)
 
     @contextmanager
     def running(self, request: ToolRequest) -> Iterator[None]:

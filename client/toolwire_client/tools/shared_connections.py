@@ -8,11 +8,11 @@ event loop: the `toolwire worker`'s DBOS workflows, which DBOS starts from its q
 Each call still says whose it is: McpSource.call runs in the calling run's task and puts that run's id and the
 call's idempotency key in the request's `_meta`, and the SDK adds the task's trace context (`traceparent`). A
 dropped connection is made again by its McpSource, at most `max_restarts` times in any `restart_window_s` with an
-exponential backoff between (restarts.py: the window slides, so the connection recovers by itself), and every run
-goes on on the new one; a run that had a call in flight at `strikes` drops in a row is refused further calls on it,
-so one run whose calls kill the server cannot take it from the others. The drop is noticed by the call that
-meets it: that call (in flight then, or the first one sent after a server died while idle) gets a transport
-error, which the ToolBox sends again only for an idempotent tool; a run
+exponential backoff between (the kit's SlidingWindow, toolwire_shared/mcp_kit/restarts.py: the window slides, so
+the connection recovers by itself), and every run goes on on the new one; a run that had a call in flight at
+`strikes` drops in a row is refused further calls on it, so one run whose calls kill the server cannot take it from
+the others. The drop is noticed by the call that meets it: that call (in flight then, or the first one sent after a
+server died while idle) gets a transport error, which the ToolBox sends again only for an idempotent tool; a run
 whose call comes after the new connection never sees the drop.
 
 A connection no run has leased for `idle_close_s` is closed (a long-lived worker whose runs each name their own
@@ -31,8 +31,8 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from toolwire_client.tools.mcp_source import McpSource
-from toolwire_client.tools.restarts import RestartWindow
 from toolwire_client.tools.source import ToolRequest, ToolSource, TransportInfo
+from toolwire_shared.mcp_kit.restarts import SlidingWindow
 from toolwire_shared.results import ToolResult
 from toolwire_shared.tools import ToolSpec
 
@@ -167,10 +167,10 @@ class SharedConnections:
         connection = self._connections.get(key)
         if connection is None:
             assert self._group is not None, "the pool is not entered"
-            source.max_restarts = self.max_restarts
-            source.restart_window = RestartWindow(
+            window = SlidingWindow(
                 self.max_restarts, self.restart_window_s, backoff_s=self.backoff_s, strikes=self.strikes
             )
+            source.restart_with(window, self.max_restarts)
             connection = self._connections[key] = _Connection(source, self.max_in_flight)
             self._group.start_soon(self._own, key, connection)
         connection.leases += 1  # before any wait: an idle close never takes a connection a lease is waiting for

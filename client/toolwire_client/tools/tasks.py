@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from toolwire_client.tools.source import ToolRequest
 from toolwire_otel.tasks import quiet_poll, record_end, record_poll, task_span
 from toolwire_shared import errors
+from toolwire_shared.mcp_kit.sdk import send_raw_request
 from toolwire_shared.results import TaskRun, ToolResult, failed, from_call_result
 
 EXTENSION = "io.modelcontextprotocol/tasks"
@@ -109,7 +110,7 @@ async def call_legacy(session: ClientSession, request: ToolRequest, meta: dict[s
     task: Any = {"taskId": saved, "status": "working"}
     if saved is None:
         params = {"name": call.name, "arguments": call.arguments, "task": {"ttl": LEGACY_TTL_MS}, "_meta": meta}
-        created = await session._dispatcher.send_raw_request("tools/call", params, {"timeout": request.timeout_s})
+        created = await send_raw_request(session, "tools/call", params, {"timeout": request.timeout_s})
         task = created.get("task")
         if not (isinstance(task, dict) and isinstance(task.get("taskId"), str)):
             raise MCPError(code=types.INTERNAL_ERROR, message="it answered a task-augmented call without a task")

@@ -18,7 +18,6 @@ import anyio
 import mcp_types as types
 import pydantic_core
 from mcp.server.stdio import stdio_server
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -29,6 +28,7 @@ from toolwire_server.limits import DEFAULT_MAX_LINE_BYTES, ServerLimits
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports import fast_path
 from toolwire_server.transports.fast_path import Answerer, StdioFastCalls, WriteLine
+from toolwire_shared.mcp_kit.sdk import create_context_streams
 
 log = logging.getLogger("toolwire.server")
 

@@ -1,8 +1,9 @@
 """One upstream MCP server, kept connected with the `mcp` SDK's client: a stdio command spawned with only the
 environment its entry names, or a Streamable HTTP URL called with the host's own credential (never an agent's
 token: MCP forbids passing it through). A connection that ends (the process died, the server went away) is
-reopened with backoff; meanwhile `retry_in()` says how long until the next attempt. An idle connection is pinged
-(every `ping_s`), so an upstream that died while nobody called it is reopened before a call finds it dead."""
+reopened with backoff (the MCP kit's Supervisor with a Backoff policy, toolwire_shared/mcp_kit); meanwhile
+`retry_in()` says how long until the next attempt. An idle connection is pinged (every `ping_s`), so an upstream
+that died while nobody called it is reopened before a call finds it dead."""
 
 import logging
 import math
@@ -24,6 +25,11 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 
+from toolwire_shared.mcp_kit.errors import why
+from toolwire_shared.mcp_kit.listing import MAX_LISTED, MAX_PAGES, ListingRefused, every_page
+from toolwire_shared.mcp_kit.restarts import Backoff
+from toolwire_shared.mcp_kit.supervisor import Supervisor
+
 log = logging.getLogger("toolwire.server")
 
 FIRST_BACKOFF_S = 0.5
@@ -36,10 +42,7 @@ PING_S = 30.0
 """How long an upstream may stay silent before it is pinged (an entry's `ping_s`)."""
 PING_TIMEOUT_S = 10.0
 """A ping unanswered this long means the upstream is gone (a host that vanished answers nothing, not an error)."""
-MAX_PAGES = 100
-"""Pages of one listing at most: an upstream that answers with a next cursor for ever is refused, not followed."""
-MAX_LISTED = 10_000
-"""Tools (prompts, resources, templates) of one listing at most."""
+__all__ = ["MAX_LISTED", "MAX_PAGES", "Endpoint", "Listing", "ListingRefused", "Upstream"]  # the bounds: listing.py
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,7 @@ class Upstream:
         """The URIs subscribed to at the upstream (again after every reconnection), for `on_updated`."""
         self._on_listing = on_listing
         self._on_updated = on_updated
-        self._retry_at = 0.0
-        self._ended = anyio.Event()
+        self._supervisor = Supervisor(f"upstream {endpoint.name}", Backoff(FIRST_BACKOFF_S, MAX_BACKOFF_S, STEADY_S))
         self._stale = anyio.Event()
         self._heard_at = 0.0
         self._busy = 0
@@ -94,7 +96,7 @@ class Upstream:
 
     def retry_in(self) -> float:
         """Seconds until the next connection attempt (at least 1, for a readable answer)."""
-        return max(1.0, math.ceil(self._retry_at - anyio.current_time()))
+        return max(1.0, math.ceil(self._supervisor.retry_at - anyio.current_time()))
 
     def restarting(self) -> str:
         """What a request meets while the upstream is down (it did not reach the upstream)."""
@@ -126,40 +128,43 @@ class Upstream:
 
     def lost(self) -> None:
         """A call found the connection broken: end it now, so the supervisor reconnects."""
-        self._ended.set()
+        self._supervisor.end()
 
     async def supervise(self, first_attempt: anyio.Event) -> None:
-        """Connect, list the tools, follow `list_changed`, and reconnect with doubling backoff when it ends."""
-        backoff = FIRST_BACKOFF_S
-        while True:
-            self._ended, self._stale, self._ping_out = anyio.Event(), anyio.Event(), False
-            up_since = math.inf
+        """Connect, list the tools, follow `list_changed`, and reconnect with doubling backoff when it ends (the
+        kit's Supervisor with a Backoff policy: `first_attempt` is set after each attempt)."""
+
+        async def connection() -> None:
             try:
-                async with self._connected() as session:
-                    await self._refresh(session)
-                    for uri in sorted(self.watched):
-                        await self._resubscribe(session, uri)
-                    self.session, up_since = session, anyio.current_time()
-                    first_attempt.set()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._follow_changes, session)
-                        tg.start_soon(self._keep_alive, session)
-                        await self._ended.wait()
-                        tg.cancel_scope.cancel()
-            except Exception as exc:  # a dead or unreachable upstream is logged and retried, never fatal
-                if self._ping_out:
-                    log.warning("upstream %s did not answer a ping (%s)", self.endpoint.name, _why(exc))
-                else:
-                    log.warning("upstream %s (%s) failed: %s", self.endpoint.name, self.endpoint.describe(), _why(exc))
+                await self._connection(first_attempt)
             finally:
                 self.session = None
+                first_attempt.set()
+
+        await self._supervisor.run(connection, self._failed)
+
+    async def _connection(self, first_attempt: anyio.Event) -> None:
+        """One connection: listed, subscribed again, then followed and kept alive until it ends."""
+        self._stale, self._ping_out = anyio.Event(), False
+        async with self._connected() as session:
+            await self._refresh(session)
+            for uri in sorted(self.watched):
+                await self._resubscribe(session, uri)
+            self.session = session
+            self._supervisor.up()
             first_attempt.set()
-            if anyio.current_time() - up_since > STEADY_S:  # it ran well for a while: this is a fresh failure
-                backoff = FIRST_BACKOFF_S
-            self._retry_at = anyio.current_time() + backoff
-            log.warning("upstream %s is down; reconnecting in %.1f s", self.endpoint.name, backoff)
-            await anyio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_S)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._follow_changes, session)
+                tg.start_soon(self._keep_alive, session)
+                await self._supervisor.wait_ended()
+                tg.cancel_scope.cancel()
+
+    async def _failed(self, exc: Exception) -> None:
+        """A dead or unreachable upstream is logged and retried, never fatal."""
+        if self._ping_out:
+            log.warning("upstream %s did not answer a ping (%s)", self.endpoint.name, why(exc))
+        else:
+            log.warning("upstream %s (%s) failed: %s", self.endpoint.name, self.endpoint.describe(), why(exc))
 
     @asynccontextmanager
     async def _connected(self) -> AsyncIterator[ClientSession]:
@@ -199,7 +204,7 @@ class Upstream:
                     await relay.send(message)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
                 pass
-        self._ended.set()
+        self._supervisor.end()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, _LIST_CHANGED):
@@ -229,12 +234,12 @@ class Upstream:
                     continue
                 reason = exc.error.message
             except Exception as exc:  # no answer in time, or the transport broke: gone either way
-                reason = _why(exc)
+                reason = why(exc)
             else:
                 self._ping_out = False
                 continue
             log.warning("upstream %s did not answer a ping (%s)", self.endpoint.name, reason)
-            self._ended.set()
+            self._supervisor.end()
             return
 
     async def _follow_changes(self, session: ClientSession) -> None:
@@ -255,17 +260,24 @@ class Upstream:
 
     async def _listing(self, session: ClientSession) -> Listing:
         capabilities = session.server_capabilities or types.ServerCapabilities()
-        tools = await _every(lambda page: session.list_tools(params=page), "tools")
+        tools = await every_page(lambda at: session.list_tools(params=_page(at)), lambda p: p.tools, "tools")
         prompts = (
-            await _every(lambda page: session.list_prompts(params=page), "prompts")
+            await every_page(lambda at: session.list_prompts(params=_page(at)), lambda p: p.prompts, "prompts")
             if capabilities.prompts is not None
             else []
         )
-        resources, templates = [], []
+        resources: list[types.Resource] = []
+        templates: list[types.ResourceTemplate] = []
         if capabilities.resources is not None:
-            resources = await self._optional(_every(lambda page: session.list_resources(params=page), "resources"))
+            resources = await self._optional(
+                every_page(lambda at: session.list_resources(params=_page(at)), lambda p: p.resources, "resources")
+            )
             templates = await self._optional(
-                _every(lambda page: session.list_resource_templates(params=page), "resource_templates")
+                every_page(
+                    lambda at: session.list_resource_templates(params=_page(at)),
+                    lambda p: p.resource_templates,
+                    "resource_templates",
+                )
             )
         return Listing(tools, prompts, resources, templates)
 
@@ -310,27 +322,5 @@ async def _subscribe(session: ClientSession, uri: str) -> bool:
     return True
 
 
-class ListingRefused(Exception):
-    """An upstream's listing over a bound: what it says is why."""
-
-
-async def _every(list_page: Callable[[types.PaginatedRequestParams | None], Awaitable[Any]], items: str) -> list[Any]:
-    """Every page of a listing, at most `MAX_PAGES` pages of `MAX_LISTED` items in all (else `ListingRefused`)."""
-    found: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await list_page(types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-        found += getattr(page, items)
-        if len(found) > MAX_LISTED:
-            raise ListingRefused(f"its {items} are more than {MAX_LISTED}")
-        cursor = page.next_cursor
-        if not cursor:
-            return found
-    raise ListingRefused(f"its {items} go on past {MAX_PAGES} pages")
-
-
-def _why(exc: BaseException) -> str:
-    """The innermost readable reason of an exception (a task group wraps them in groups)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+def _page(cursor: str | None) -> types.PaginatedRequestParams | None:
+    return types.PaginatedRequestParams(cursor=cursor) if cursor else None
