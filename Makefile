@@ -1,7 +1,9 @@
 # One venv for everything; `make install` is idempotent and re-runs when pyproject.toml changes.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# The extras `make install` adds: dev is the test and lint tools; `make demo` installs DEMO_EXTRAS (none) instead.
 EXTRAS ?= dev
+DEMO_EXTRAS ?=
 TEST_WORKERS ?= 2  # pytest processes: the suite mostly waits on the processes it starts
 
 .PHONY: install demo test lint bench chaos readme clean
@@ -11,10 +13,11 @@ install: $(VENV)/.installed-$(EXTRAS)
 $(VENV)/.installed-$(EXTRAS): pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
+	$(PY) -m pip install -q -e '.$(if $(strip $(EXTRAS)),[$(strip $(EXTRAS))])'
 	@touch $@
 
-demo: install
+demo:  # the package and its dependencies only: no pytest, mypy, ruff or playwright (`make test` adds them)
+	@$(MAKE) --no-print-directory install EXTRAS='$(DEMO_EXTRAS)'
 	$(VENV)/bin/toolwire demo
 
 test: install

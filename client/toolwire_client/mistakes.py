@@ -2,22 +2,15 @@
 does not exist or is out of range (a usage error), 1 when the run or the command failed, 3 when another process holds
 the run. A traceback only with TOOLWIRE_DEBUG=1, for errors and for log records alike."""
 
-import asyncio
 import logging
 import os
-import sqlite3
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 import click
-import psycopg
-import pydantic
 
-from toolwire_client.models import MissingApiKey, UnknownModel
-from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
-from toolwire_client.tools.source import ToolServerFailed
-from toolwire_client.tools.tool_layers import NoSuchTool
-from toolwire_shared.mcp_kit.errors import leaves
-from toolwire_shared.terminal import shown
+if TYPE_CHECKING:  # imported where a mistake is explained: the `toolwire` group loads this module on every start
+    from toolwire_client.models import MissingApiKey
+    from toolwire_client.tools.source import ToolServerFailed
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"
 USAGE, FAILED, CLAIMED = 2, 1, 3
@@ -34,6 +27,8 @@ class Mistake(click.ClickException):
     exit_code = FAILED
 
     def format_message(self) -> str:
+        from toolwire_shared.terminal import shown
+
         return shown(self.message)
 
 
@@ -80,9 +75,9 @@ def one_line_usage(exc: click.UsageError) -> Mistake:
 
 def explain(exc: BaseException) -> click.ClickException:
     """The line and exit code for `exc` (or, in an exception group, for the first of its errors that says most)."""
-    errors = _leaves(exc)
-    known = [leaf for leaf in errors if isinstance(leaf, _TYPED)]
-    leaf = (known or errors or [exc])[0]
+    leaves = _leaves(exc)
+    known = [leaf for leaf in leaves if isinstance(leaf, _typed())]
+    leaf = (known or leaves or [exc])[0]
     if isinstance(leaf, click.UsageError):
         return one_line_usage(leaf)
     if isinstance(leaf, click.ClickException):
@@ -93,6 +88,16 @@ def explain(exc: BaseException) -> click.ClickException:
 
 
 def _explain(leaf: BaseException) -> tuple[str, int]:
+    import sqlite3
+
+    import psycopg
+    import pydantic
+
+    from toolwire_client.models import MissingApiKey, UnknownModel
+    from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
+    from toolwire_client.tools.source import ToolServerFailed
+    from toolwire_client.tools.tool_layers import NoSuchTool
+
     if isinstance(leaf, UnknownModel):
         return str(leaf), USAGE
     if isinstance(leaf, MissingApiKey):
@@ -118,22 +123,28 @@ def _explain(leaf: BaseException) -> tuple[str, int]:
     return bug + " for the traceback", FAILED
 
 
-_TYPED = (
-    click.ClickException,
-    UnknownModel,
-    MissingApiKey,
-    ToolServerFailed,
-    NoSuchTool,
-    RunAlreadyClaimed,
-    StaleRunState,
-    RunNotFound,
-    ApprovalRefused,
-    StoreMissing,
-)
-"""In an exception group, one of these says more than whatever else went wrong with it."""
+def _typed() -> tuple[type[BaseException], ...]:
+    """In an exception group, one of these says more than whatever else went wrong with it."""
+    from toolwire_client.models import MissingApiKey, UnknownModel
+    from toolwire_client.store import ApprovalRefused, RunAlreadyClaimed, RunNotFound, StaleRunState, StoreMissing
+    from toolwire_client.tools.source import ToolServerFailed
+    from toolwire_client.tools.tool_layers import NoSuchTool
+
+    return (
+        click.ClickException,
+        UnknownModel,
+        MissingApiKey,
+        ToolServerFailed,
+        NoSuchTool,
+        RunAlreadyClaimed,
+        StaleRunState,
+        RunNotFound,
+        ApprovalRefused,
+        StoreMissing,
+    )
 
 
-def _no_key(exc: MissingApiKey) -> str:
+def _no_key(exc: "MissingApiKey") -> str:
     if exc.env_var is None:  # default_spec(): no model named at all
         return str(exc)
     return (
@@ -143,7 +154,7 @@ def _no_key(exc: MissingApiKey) -> str:
     )
 
 
-def server_failed(exc: ToolServerFailed) -> str:
+def server_failed(exc: "ToolServerFailed") -> str:
     """A tool server that would not start or answer: what was tried, what it said, what to fix."""
     said = f": {exc.said}" if exc.said else ""
     line = f"tool server `{exc.target}` {exc.reason}{said}"
@@ -166,6 +177,8 @@ _STDIO_HINT = "a --server command must serve MCP on stdio, e.g. --server 'toolwi
 
 
 def _not_found_hint(url: str) -> str:
+    from urllib.parse import urlsplit
+
     path = urlsplit(url).path.rstrip("/")
     if not path.endswith("/mcp"):
         return f"`toolwire serve --http` answers MCP at /mcp: --server-url {url.rstrip('/')}/mcp"
@@ -174,6 +187,10 @@ def _not_found_hint(url: str) -> str:
 
 def _leaves(exc: BaseException) -> list[BaseException]:
     """The errors of an exception group (the MCP kit's `leaves`), a cancellation none of them."""
+    import asyncio
+
+    from toolwire_shared.mcp_kit.errors import leaves
+
     return [leaf for leaf in leaves(exc) if not isinstance(leaf, asyncio.CancelledError)]
 
 
@@ -189,6 +206,8 @@ class OneLineLogs(logging.Handler):
         super().__init__(logging.WARNING)
 
     def emit(self, record: logging.LogRecord) -> None:
+        from toolwire_shared.terminal import shown
+
         try:
             text = shown(f"{record.levelname.lower()}: {_flat(record.getMessage())}")
             if debugging() and record.exc_info:

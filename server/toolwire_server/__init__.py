@@ -1,14 +1,43 @@
-"""The toolwire MCP tool server: a registry of plain functions served over stdio and Streamable HTTP."""
+"""The toolwire MCP tool server: a registry of plain functions served over stdio and Streamable HTTP.
 
-from toolwire_server.app import build_server
-from toolwire_server.auth.access import ALL_TOOLS, Access, AccessConfigError, Grant, access_from_env, load_access
-from toolwire_server.functions.context import ToolContext
-from toolwire_server.functions.elicit import ElicitationUnavailable, Elicited, InputNeeded, RoundTrips
-from toolwire_server.limits import ServerLimits
-from toolwire_server.tools.loading import load_registry
-from toolwire_server.tools.registry import RegisteredTool, Registry
-from toolwire_server.transports.http import http_app, serve_http
-from toolwire_server.transports.stdio import serve_stdio
+Names load on first use, so `toolwire serve --help` (and every `toolwire` command that reaches this package) does
+not import the MCP SDK and the HTTP stack; type checkers see them as plain imports."""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolwire_server.app import build_server
+    from toolwire_server.auth.access import ALL_TOOLS, Access, AccessConfigError, Grant, access_from_env, load_access
+    from toolwire_server.functions.context import ToolContext
+    from toolwire_server.functions.elicit import ElicitationUnavailable, Elicited, InputNeeded, RoundTrips
+    from toolwire_server.limits import ServerLimits
+    from toolwire_server.tools.loading import load_registry
+    from toolwire_server.tools.registry import RegisteredTool, Registry
+    from toolwire_server.transports.http import http_app, serve_http
+    from toolwire_server.transports.stdio import serve_stdio
+
+_WHERE = {
+    "build_server": "app",
+    "ALL_TOOLS": "auth.access",
+    "Access": "auth.access",
+    "AccessConfigError": "auth.access",
+    "Grant": "auth.access",
+    "access_from_env": "auth.access",
+    "load_access": "auth.access",
+    "ToolContext": "functions.context",
+    "ElicitationUnavailable": "functions.elicit",
+    "Elicited": "functions.elicit",
+    "InputNeeded": "functions.elicit",
+    "RoundTrips": "functions.elicit",
+    "ServerLimits": "limits",
+    "load_registry": "tools.loading",
+    "RegisteredTool": "tools.registry",
+    "Registry": "tools.registry",
+    "http_app": "transports.http",
+    "serve_http": "transports.http",
+    "serve_stdio": "transports.stdio",
+}
 
 __all__ = [
     "ALL_TOOLS",
@@ -31,3 +60,12 @@ __all__ = [
     "serve_http",
     "serve_stdio",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'toolwire_server' has no attribute {name!r}")
+    value = getattr(import_module(f"toolwire_server.{where}"), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value

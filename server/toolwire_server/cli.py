@@ -1,5 +1,6 @@
-"""`toolwire serve MODULE:ATTR (--stdio | --http)` (also `python -m toolwire_server`): serve a tool registry over
-MCP. It lives with the server so a tool server installs and runs without the agent loop."""
+"""`toolwire serve [FILE|MODULE[:ATTR]] [--http]` (also `python -m toolwire_server`): serve a tool registry over
+MCP, and `toolwire check FILE`: check a configuration file. They live with the server so a tool server installs and
+runs without the agent loop."""
 
 import logging
 import os
@@ -99,8 +100,13 @@ def limit_options(command: F) -> F:
     return command
 
 
+TARGET_HELP = "FILE|MODULE[:ATTR]"
+"""What `serve` takes: a .py file or a module, with `:ATTR` naming its Registry (or a function returning one) when it
+holds more than one."""
+
+
 @click.command()
-@click.argument("target", metavar="MODULE:ATTR", required=False)
+@click.argument("target", metavar=f"[{TARGET_HELP}]", required=False)
 @click.option(
     "--config",
     "config_file",
@@ -113,10 +119,11 @@ def limit_options(command: F) -> F:
     "check_file",
     type=click.Path(exists=True, dir_okay=False),
     metavar="FILE",
-    help="Check a configuration file (and load its tools) without serving; exit 1 with the mistake.",
+    hidden=True,
+    help="Old spelling of `toolwire check FILE` (kept for one release).",
 )
-@click.option("--stdio", "transport", flag_value="stdio", help="Serve on stdin/stdout (logs go to stderr).")
-@click.option("--http", "transport", flag_value="http", help="Serve Streamable HTTP at /mcp under uvicorn.")
+@click.option("--stdio", is_flag=True, help="Serve on stdin/stdout, logs to stderr [the default].")
+@click.option("--http", is_flag=True, help="Serve Streamable HTTP at /mcp under uvicorn.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
 @click.option(
@@ -175,7 +182,8 @@ def serve(
     target: str | None,
     config_file: str | None,
     check_file: str | None,
-    transport: str | None,
+    stdio: bool,
+    http: bool,
     host: str,
     port: int,
     tokens_file: str | None,
@@ -189,7 +197,11 @@ def serve(
     log_level: str,
     **limit_values: float | None,
 ) -> None:
-    """Serve the toolwire Registry at MODULE:ATTR (a Registry or a function returning one)."""
+    """Serve a tool registry over MCP: on stdio, or over HTTP with --http.
+
+    The registry is the one Registry in FILE (tools.py) or MODULE, or the one ATTR names (a Registry or a function
+    returning one); with --config, the file's `tools` names it.
+    """
     import anyio
 
     import toolwire_server as ts
@@ -197,14 +209,23 @@ def serve(
     from toolwire_server.transports.processes import ServeSpec
 
     if check_file is not None:
+        click.echo(
+            f"toolwire: `serve --check FILE` is now `toolwire check {check_file}` (the old spelling goes in "
+            "the next release)",
+            err=True,
+        )
         _check(check_file, target)
         return
+    if stdio and http:
+        raise click.UsageError("--stdio and --http both given: serve one transport (stdio is the default)")
+    transport = "http" if http else "stdio"
     if config_file is not None and tokens_file is not None:
         raise click.UsageError("--config holds the agents: give it or --tokens, not both")
+    _one_source(config_file, target)
     if target is None and config_file is None:
-        raise click.UsageError('name the tools to serve: MODULE:ATTR, or --config FILE with tools = "MODULE:ATTR"')
-    if transport is None:
-        raise click.UsageError("choose a transport: --stdio or --http")
+        raise click.UsageError(
+            'name the tools to serve: FILE (tools.py), MODULE[:ATTR], or --config FILE with tools = "MODULE:ATTR"'
+        )
     if transport == "stdio" and (workers is not None or replica is not None):
         flag = "--workers" if workers is not None else "--replica"
         raise click.UsageError(f"{flag} is for --http (for the isolated tools' pool, use --isolate-workers N)")
@@ -230,6 +251,7 @@ def serve(
         replica=replica,
         workers=workers or 1,
         log_level=log_level,
+        agent_tokens=transport == "http",
     )
     try:
         registry, access = spec.load()
@@ -239,6 +261,12 @@ def serve(
 
     configure_server_tracing()  # no-op unless OTEL_* variables ask for export; spans join the caller's trace
     if transport == "stdio":
+        if sys.stdin.isatty():  # a person ran it: stdio waits for an MCP client, say so
+            click.echo(
+                f"toolwire: serving {len(registry)} tools on stdio, for an MCP client that starts this command; "
+                "--http serves them on a port (`toolwire dev FILE` for the MCP Inspector)",
+                err=True,
+            )
         grant = ts.ALL_TOOLS
         if agent:
             if access is None:
@@ -297,8 +325,21 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+@click.command()
+@click.argument("config_file", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
+@click.argument("target", metavar=f"[{TARGET_HELP}]", required=False)
+def check(config_file: str, target: str | None) -> None:
+    """Check a configuration file and load its tools without serving; exit 1 with the mistake.
+
+    Everything `toolwire serve --config FILE --http` checks before it serves, the agents' token variables included;
+    the upstreams are not started. TARGET names the tools when the file has no `tools`.
+    """
+    _check(config_file, target)
+
+
 def _check(path: str, target: str | None) -> None:
-    """`serve --check FILE`: everything `serve --config FILE` checks before it serves, then one line saying so."""
+    """Everything `serve --config FILE` checks before it serves, then one line saying so."""
+    _one_source(path, target)
     import toolwire_server as ts
     from toolwire_server.transports.processes import ServeSpec
 
@@ -312,3 +353,19 @@ def _check(path: str, target: str | None) -> None:
     audit = "on" if policy is not None and policy.audit is not None else "off"
     upstreams = f", {len(registry.mounts)} upstreams (not started)" if registry.mounts else ""
     click.echo(f"{path}: ok: {len(registry)} tools, {agents} agents, {rules} limit rules, audit {audit}{upstreams}")
+
+
+def _one_source(config_file: str | None, target: str | None) -> None:
+    """A TARGET beside a config file whose `tools` names the registry: which one was meant is not ours to guess."""
+    if config_file is None or target is None:
+        return
+    from toolwire_server.policy.config import ConfigError, load_config
+
+    try:
+        tools = load_config(config_file).config.tools
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if tools is not None:
+        raise click.UsageError(
+            f"{target} and --config {config_file} (tools = {tools!r}) both name the tools: give one of them"
+        )

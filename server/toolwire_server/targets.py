@@ -8,6 +8,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from types import ModuleType
 
 
 class TargetError(ValueError):
@@ -23,6 +24,21 @@ def load_target(target: str) -> object:
     module_name, _, attr = target.partition(":")
     if not module_name or not attr:
         raise TargetError(f"'{target}' is not MODULE:ATTR ({EXAMPLE})")
+    module = load_module(module_name)
+    try:
+        value: object = getattr(module, attr)
+    except AttributeError as exc:
+        raise TargetError(f"module '{module_name}' has no attribute '{attr}' ({EXAMPLE})") from exc
+    if not callable(value):
+        return value
+    try:
+        return value()
+    except Exception as exc:
+        raise TargetError(where_it_failed(exc)) from exc
+
+
+def load_module(module_name: str) -> ModuleType:
+    """The module a dotted name or a .py path names, imported (a .py file as its stem)."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # like uvicorn: modules next to where the command runs
     try:
@@ -42,16 +58,7 @@ def load_target(target: str) -> object:
         raise
     except Exception as exc:  # the user's module failed: their file and line, not a bug of ours
         raise TargetError(where_it_failed(exc)) from exc
-    try:
-        value: object = getattr(module, attr)
-    except AttributeError as exc:
-        raise TargetError(f"module '{module_name}' has no attribute '{attr}' ({EXAMPLE})") from exc
-    if not callable(value):
-        return value
-    try:
-        return value()
-    except Exception as exc:
-        raise TargetError(where_it_failed(exc)) from exc
+    return module
 
 
 def where_it_failed(exc: BaseException) -> str:

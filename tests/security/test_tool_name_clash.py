@@ -193,7 +193,7 @@ async def test_two_long_names_of_an_upstream_get_a_name_each_on_the_gateway(tmp_
 
 def test_two_upstreams_may_not_share_a_prefix(tmp_path: Path) -> None:
     two = upstream("support", "issue_refund", prefix="desk_") + upstream("notes", "issue_refund", prefix="desk_")
-    done = run_toolwire("serve", "--check", str(gateway_config(tmp_path, two, "desk_*")), env=clean_env())
+    done = run_toolwire("check", str(gateway_config(tmp_path, two, "desk_*")), env=clean_env())
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "prefix 'desk_' of support is the start of 'desk_' of notes" in done.stderr
 

@@ -1,4 +1,4 @@
-"""docs/hosting.md's configuration for three agents and two upstreams is one that `toolwire serve --check` accepts,
+"""docs/hosting.md's configuration for three agents and two upstreams is one that `toolwire check` accepts,
 and it says what the page says it does (three agents, two upstreams), so the page cannot drift from the schema."""
 
 import os
@@ -19,7 +19,7 @@ def _first_toml_block(page: Path, heading: str) -> str:
 def test_the_hosting_pages_configuration_passes_serve_check(tmp_path: Path) -> None:
     config = tmp_path / "hosting.toml"
     config.write_text(_first_toml_block(REPO / "docs" / "hosting.md", "## A hosting configuration"))
-    bin_dir = tmp_path / "bin"  # `serve --check` finds the upstream's command on PATH, and does not start it
+    bin_dir = tmp_path / "bin"  # `toolwire check` finds the upstream's command on PATH, and does not start it
     bin_dir.mkdir()
     (bin_dir / "mcp-server-time").write_text("#!/bin/sh\nexit 1\n")
     (bin_dir / "mcp-server-time").chmod(0o755)
@@ -30,6 +30,6 @@ def test_the_hosting_pages_configuration_passes_serve_check(tmp_path: Path) -> N
         "TOOLWIRE_DB": "postgresql://toolwire@127.0.0.1:1/toolwire",
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
     }
-    done = CliRunner().invoke(main, ["serve", "--check", str(config)], env=env)
+    done = CliRunner().invoke(main, ["check", str(config)], env=env)
     assert done.exit_code == 0, done.output
     assert "3 agents" in done.output and "2 upstreams (not started)" in done.output, done.output

@@ -83,12 +83,12 @@ def _toolwire(*args: str) -> Result:
 def test_serve_check_says_ok_or_names_the_mistake_in_one_line(tmp_path: Path) -> None:
     good = tmp_path / "server.toml"
     good.write_text(CONFIG + "[audit]\nsqlite = 'audit.db'\n")
-    done = _toolwire("serve", "--check", str(good))
+    done = _toolwire("check", str(good))
     assert done.exit_code == 0, done.output
     assert done.stdout.strip() == f"{good}: ok: 4 tools, 3 agents, 2 limit rules, audit on"
     bad = tmp_path / "bad.toml"
     bad.write_text(CONFIG.replace("per_minute = 1", "per_minute = -1"))
-    done = run_toolwire("serve", "--check", str(bad), env=clean_env())  # as a user runs it: no traceback
+    done = run_toolwire("check", str(bad), env=clean_env())  # as a user runs it: no traceback
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"Error: {bad}: limits[0].per_minute: input should be greater than 0 (got -1)"

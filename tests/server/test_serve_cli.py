@@ -18,7 +18,6 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ((TEST_TOOLS,), "choose a transport: --stdio or --http"),
         (("no_such_module:registry", "--stdio"), "cannot import 'no_such_module'"),
         ((TEST_TOOLS, "--stdio", "--agent", "x"), "--agent needs an access config"),
         ((TEST_TOOLS, "--stdio", "--workers", "2"), "--workers is for --http (for the isolated tools' pool, use"),
@@ -36,7 +35,8 @@ def test_bad_serve_invocations_explain_themselves(args: tuple[str, ...], expecte
 @pytest.mark.parametrize(
     ("target", "expected"),
     [
-        ("examples.support_tools", "is not MODULE:ATTR (e.g. examples.support_tools:registry"),
+        ("examples.skills", "'examples.skills' holds no Registry: create one at its top level"),
+        (":registry", "is not MODULE:ATTR (e.g. examples.support_tools:registry"),
         ("examples.support_tools:nothing", "has no attribute 'nothing'"),
         ("examples.support_tools:DB_ENV", "is a str, not a toolwire_server.Registry"),
     ],

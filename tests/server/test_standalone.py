@@ -33,7 +33,7 @@ def _server_without_client(*args: str, stdin: str = "") -> subprocess.CompletedP
 def test_help_works_with_the_client_package_absent() -> None:
     proc = _server_without_client("--help")
     assert proc.returncode == 0, proc.stderr
-    assert "MODULE:ATTR" in proc.stdout and "--stdio" in proc.stdout
+    assert "[FILE|MODULE[:ATTR]]" in proc.stdout and "--stdio" in proc.stdout
 
 
 async def test_it_serves_calls_with_the_client_package_absent() -> None:

@@ -4,7 +4,7 @@ URIs, and hostile reads (outside the grant, `..`, escapes, another upstream's na
 the same "unknown" error; a tool's resource link is readable here; the upstream's resources/list_changed and
 resources/updated reach the agent. And the health check: the HTTP upstream killed -9 while idle is noticed by its
 ping (the gateway's log line), with no call, and answered readably until it is back. Mistakes in the entry:
-one line from `serve --check`."""
+one line from `toolwire check`."""
 
 import os
 import signal
@@ -204,13 +204,13 @@ def test_serve_check_names_a_bad_ping_or_a_shared_namespace_in_one_line(tmp_path
     for entry, message in bad.items():
         config = tmp_path / "server.toml"
         config.write_text(f'tools = "{host}:registry"\n{entry}')
-        done = CliRunner().invoke(main, ["serve", "--check", str(config)])
+        done = CliRunner().invoke(main, ["check", str(config)])
         assert done.exit_code == 1 and message in done.output, done.output
         assert len(done.output.strip().splitlines()) == 1, done.output
     config.write_text(
         f'tools = "{host}:registry"\n[agents.x]\ntoken = "t"\ntools = ["x+*"]\n{upstream.format(name="x")}'
     )
-    assert CliRunner().invoke(main, ["serve", "--check", str(config)]).exit_code == 0  # a grant of its resources
+    assert CliRunner().invoke(main, ["check", str(config)]).exit_code == 0  # a grant of its resources
 
 
 def test_resource_namespaces_are_uri_schemes() -> None:

@@ -2,7 +2,7 @@
 (upstream_tools.py) mounted behind a real `toolwire serve`, reached by the official SDK client over HTTP in both
 protocol eras and by toolwire's own agent over stdio; two agents with different grants; the upstream killed -9
 answers readably, then is back; its list_changed reaches the agents; the audit has the calls; the agent's token never
-reaches an HTTP upstream; `serve --check` with a bad entry is one line."""
+reaches an HTTP upstream; `toolwire check` with a bad entry is one line."""
 
 import os
 import signal
@@ -220,15 +220,15 @@ def test_serve_check_names_a_bad_upstream_entry_in_one_line(tmp_path: Path) -> N
     }
     for entry, message in bad.items():
         config = _config(tmp_path, f"\n[upstreams.x]\n{entry}\n")
-        done = CliRunner().invoke(main, ["serve", "--check", str(config)])
+        done = CliRunner().invoke(main, ["check", str(config)])
         assert done.exit_code == 1, done.output
         assert message in done.output and len(done.output.strip().splitlines()) == 1, done.output
     config = _config(tmp_path, '\n[upstreams."bad name!"]\ncommand = "ls"\n')
-    done = run_toolwire("serve", "--check", str(config), env=clean_env())  # as a user runs it: no traceback
+    done = run_toolwire("check", str(config), env=clean_env())  # as a user runs it: no traceback
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "upstreams.bad name!" in done.stderr
     config = _config(tmp_path, _stdio_upstream("own", OWN), time=False)
-    done = CliRunner().invoke(main, ["serve", "--check", str(config)])
+    done = CliRunner().invoke(main, ["check", str(config)])
     assert done.exit_code == 0, done.output
     assert done.output.strip().endswith("audit on, 1 upstreams (not started)")
 
@@ -237,5 +237,5 @@ def test_serve_check_names_a_bad_upstream_entry_in_one_line(tmp_path: Path) -> N
 def test_a_grant_for_no_upstream_is_still_a_typo(tmp_path: Path, pattern: str) -> None:
     config = _config(tmp_path, _stdio_upstream("own", OWN), time=False)
     config.write_text(config.read_text().replace('"own__pid"]', f'"own__pid", "{pattern}"]'))
-    done = CliRunner().invoke(main, ["serve", "--check", str(config)])
+    done = CliRunner().invoke(main, ["check", str(config)])
     assert done.exit_code == 1 and f"'{pattern}', which matches no tool" in done.output

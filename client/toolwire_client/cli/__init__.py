@@ -4,7 +4,11 @@ from importlib import import_module
 
 import click
 
+from toolwire_client._version import __version__
+from toolwire_client.cli.summaries import SUMMARIES
 from toolwire_client.mistakes import ToolwireGroup, one_line_logs
+
+_LISTING = "toolwire.listing"
 
 
 class _Subcommands(ToolwireGroup):
@@ -14,16 +18,22 @@ class _Subcommands(ToolwireGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        ctx.meta[_LISTING] = True  # the command list shows each command's summary without importing it
+        super().format_help(ctx, formatter)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         where = COMMANDS.get(cmd_name)
         if where is None:
             return None
+        if ctx.meta.get(_LISTING):
+            return click.Command(cmd_name, help=SUMMARIES[cmd_name])
         command: click.Command = getattr(import_module(where[0]), where[1])
         return command
 
 
 @click.group(cls=_Subcommands, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="toolwire")
+@click.version_option(__version__, package_name="toolwire")
 def main() -> None:
     """Run LLM agents on real tools over MCP."""
     one_line_logs()
@@ -31,6 +41,8 @@ def main() -> None:
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("toolwire_server.cli", "serve"),
+    "check": ("toolwire_server.cli", "check"),
+    "dev": ("toolwire_server.dev", "dev"),
     "eval": ("toolwire_client.cli.eval", "eval_command"),
     "runs": ("toolwire_client.cli.runs", "runs"),
     "resume": ("toolwire_client.cli.runs", "resume"),

@@ -41,12 +41,19 @@ SUPPORT_TOOLS = "examples.support_tools:registry"
 REFERENCE_MODEL = "claude-sonnet-4-5"
 
 
-def _examples_root() -> Path:
-    """The folder holding examples/ (the repo root): the tool server imports the example tools from there."""
+PACKAGED_TOOLS = Path(__file__).resolve().parents[1] / "examples" / "support_tools.py"
+"""Where the wheel puts examples/support_tools.py (pyproject.toml's force-include): the demo runs from an install."""
+
+
+def _support_tools() -> tuple[str, Path]:
+    """The tool server's target and working folder: the checkout's examples/ when there is one (the repo root, which
+    the server imports the example tools from), else the copy the installed package holds."""
     for folder in (Path.cwd(), *Path(__file__).resolve().parents):
         if (folder / "examples" / "support_tools.py").is_file():
-            return folder
-    raise click.ClickException("cannot find examples/support_tools.py: run the demo from the toolwire checkout")
+            return SUPPORT_TOOLS, folder
+    if PACKAGED_TOOLS.is_file():
+        return f"{PACKAGED_TOOLS}:registry", PACKAGED_TOOLS.parent
+    raise click.ClickException("cannot find examples/support_tools.py: reinstall toolwire or run from its checkout")
 
 
 def _model_spec(model: str | None) -> str:
@@ -78,11 +85,12 @@ def demo(model: str | None, trace_to: str | None, db: str | None, verbose: bool)
     from toolwire_otel.setup import child_process_env, configure_tracing
 
     console = Console(soft_wrap=True)
+    tools, folder = _support_tools()
     with tempfile.TemporaryDirectory(prefix="toolwire-demo-") as work:
         server = ServerSpec(
             name="support",
-            command=[sys.executable, "-m", "toolwire_server", SUPPORT_TOOLS, "--stdio"],
-            cwd=str(_examples_root()),
+            command=[sys.executable, "-m", "toolwire_server", tools, "--stdio"],
+            cwd=str(folder),
             env={"TOOLWIRE_SUPPORT_DB": str(Path(work) / "support.db"), **child_process_env()},
         )
         config = RunConfig(

@@ -52,7 +52,7 @@ def _arguments(command: click.Command) -> str:
     for param in command.params:
         if isinstance(param, click.Argument):
             name = (param.metavar or param.name or "ARG").upper()
-            parts.append(name if param.required else f"[{name}]")
+            parts.append(name if param.required or name.startswith("[") else f"[{name}]")
     return " ".join(parts)
 
 
@@ -69,7 +69,7 @@ def table(group: click.Group) -> str:
     ]
     for path, command in commands(group):
         usage = f"{path} {_arguments(command)}".strip()
-        options = ", ".join(option_text(p) for p in command.params if isinstance(p, click.Option))
+        options = ", ".join(option_text(p) for p in command.params if isinstance(p, click.Option) and not p.hidden)
         what = command.get_short_help_str(limit=200)
         rows.append(f"| `{_cell(usage)}` | {_cell(options)} | {_cell(what)} |")
     return "\n".join(rows)

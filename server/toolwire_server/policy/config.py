@@ -191,10 +191,16 @@ class LoadedConfig:
         module, _, attr = tools.partition(":")
         return f"{(self.path.parent / module).resolve()}:{attr}" if module.endswith(".py") else tools
 
-    def access(self) -> Access | None:
+    def access(self, tokens: bool = True) -> Access | None:
+        """The agents and their grants; with `tokens=False` (stdio, where no token is ever sent) an agent whose
+        `token_env` variable is unset gets a placeholder no client can present, instead of an error."""
         if not self.config.agents:
             return None
-        data: dict[str, Any] = {"agents": {n: a.model_dump(exclude_none=True) for n, a in self.config.agents.items()}}
+        agents = {n: a.model_dump(exclude_none=True) for n, a in self.config.agents.items()}
+        for name, entry in agents.items():
+            if not tokens and "token_env" in entry and not os.environ.get(entry["token_env"]):
+                entry["token"] = f"${entry.pop('token_env')} unset: {name} (stdio takes no tokens)"
+        data: dict[str, Any] = {"agents": agents}
         if self.config.oauth is not None:
             data["oauth"] = self.config.oauth
         try:

@@ -60,6 +60,8 @@ class ServeSpec:
     log_level: str = "WARNING"
     config_file: str | None = None
     """`serve --config FILE`: tools, agents, limits and audit from one file (policy/config.py)."""
+    agent_tokens: bool = True
+    """False on stdio, which takes no tokens: an agent's `token_env` may then be unset (policy/config.py)."""
 
     def load(self) -> tuple[Registry, Access | None]:
         """The registry (isolation applied, policy set) and the access config; raises the loaders' readable
@@ -75,7 +77,7 @@ class ServeSpec:
         target = loaded.target() or self.target
         if not target:
             raise ConfigError(f"{path}: tools: required (MODULE:ATTR of the registry), or give MODULE:ATTR to serve")
-        access = loaded.access()
+        access = loaded.access(tokens=self.agent_tokens)
         registry = load_registry(target)
         mount_upstreams(registry, loaded)
         registry = self._prepare(registry, access)
