@@ -31,6 +31,7 @@ from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
+from toolwire_shared.words import counted
 
 Save = Callable[[RunState], Awaitable[None]]
 WhyRisky = Callable[[ToolCall], str | None]
@@ -324,10 +325,14 @@ def _pause_if_waiting(state: RunState) -> None:
     to its tool's question."""
     waiting = [p.call.signature for p in state.pending if p.state in ("pending_approval", "waiting_on_child")]
     if waiting:
-        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
+        raise exits.WaitingForApproval(
+            f"waiting for approval after {counted(len(state.steps), 'step')}: {', '.join(waiting)}"
+        )
     asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.state == "pending_input" and p.input]
     if asked:
-        raise exits.WaitingForApproval(f"waiting for input after {len(state.steps)} steps: {'; '.join(asked)}")
+        raise exits.WaitingForApproval(
+            f"waiting for input after {counted(len(state.steps), 'step')}: {'; '.join(asked)}"
+        )
 
 
 def _sent_again(sent: PendingCall, answered: PendingCall | None, task_id: str | None) -> PendingCall:

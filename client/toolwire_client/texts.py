@@ -220,6 +220,15 @@ def server_request_failed(server: str, method: str, message: str) -> str:
     return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
 
 
+def printed_to_stdout(server: str, line: str) -> str:
+    """A stdio server wrote a line that is not MCP (a tool's print()): stdout is the protocol's channel."""
+    return (
+        f"the tool server '{server}' wrote a line to stdout that is not an MCP message ({clip(line, QUOTE_CHARS)!r}, "
+        "ignored): a stdio server's stdout carries the protocol; print to stderr (print(..., file=sys.stderr)) or "
+        "use logging"
+    )
+
+
 def tool_changes_unheard(server: str, why: str) -> str:
     return f"the tool server '{server}' says its tools may change, but its subscriptions/listen stream failed ({why})"
 

@@ -14,9 +14,9 @@ from fleet_procs import Worker, refunds, start_worker, started, support_db, supp
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.polling import wait_until
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.fleet.ratelimit import take_slot
 from toolwire_client.fleet.tables import ensure_tables
+from toolwire_client.mistakes import WAITING
 from toolwire_client.store import open_store
 from toolwire_client.store.claims import claim_owner
 

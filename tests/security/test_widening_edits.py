@@ -22,8 +22,8 @@ from store.procs import REPO, load, tamper
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.calls import DESTRUCTIVE, MARKED_RISKY, NAMED_RISKY
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.config import RunConfig, ServerSpec
+from toolwire_client.mistakes import WAITING
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store import open_store
 from toolwire_client.ui.resumes import LocalResumes

@@ -36,7 +36,7 @@ from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolwire_client import texts
-from toolwire_client.tools import tasks
+from toolwire_client.tools import stdout_noise, tasks
 from toolwire_client.tools.elicitation import (
     MAX_ROUNDS,
     PushedQuestions,
@@ -356,10 +356,11 @@ class McpSource:
         """The SDK's stdio transport with the server's stderr on our pipe; our copy of its write end is closed once
         the server holds its own, so the pipe ends when the server does."""
         self._spawn_ok = False
-        async with stdio_client(params, errlog=errlog) as streams:
-            self._spawn_ok = True
-            errlog.close()
-            yield streams
+        with stdout_noise.named(self.name, self._note):  # a tool's print(): a line that names this server
+            async with stdio_client(params, errlog=errlog) as streams:
+                self._spawn_ok = True
+                errlog.close()
+                yield streams
 
     async def _note_http_error(self, response: httpx2.Response) -> None:
         """The status line of a refusal, and the JSON-RPC error's message when the server wrote one in its body."""
@@ -398,7 +399,8 @@ class McpSource:
             return ToolServerFailed(self.name, target, "unreachable", "cannot be reached", said)
         if self._http_error is not None:
             status = self._http_error
-            kind = "not_found" if " 404" in status else "refused" if status[5:8] in ("401", "403") else "failed"
+            denied: StartFailure = "token_refused" if self.token else "refused"  # one sent: not recognised
+            kind = "not_found" if " 404" in status else denied if status[5:8] in ("401", "403") else "failed"
             return ToolServerFailed(self.name, target, kind, "refused MCP's initialize", status)
         return ToolServerFailed(self.name, target, "failed", "failed MCP's initialize", str(exc) or type(exc).__name__)
 
