@@ -287,3 +287,36 @@ def test_the_readmes_in_process_agent_prints_what_the_mcp_one_does(tmp_path: Pat
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == printed, done.stdout + done.stderr[-2000:]
+
+
+def test_approvals_names_a_decided_run_nothing_went_on_with_and_the_command_that_does(folder: Path) -> None:
+    model = script(folder, calls("add", a=2, b=3), {"text": "5"})
+    paused = toolwire(folder, "run", "Add 2 and 3", *model, *SERVER, "--risky", "add")
+    run_id = run_id_of(paused.stdout)
+    assert toolwire(folder, "approve", run_id).returncode == 0  # decided; no resume (a console's that failed)
+    listed = toolwire(folder, "approvals")
+    assert listed.returncode == 0, listed.stderr
+    said = " ".join(listed.stdout.split())
+    assert (
+        f"run {run_id} waits for nobody now (its calls are decided) but has not gone on: the console resumes runs "
+        "with its own environment (provider keys, OPENAI_BASE_URL and the like); "
+        f"`toolwire resume {run_id}` in the shell the run was started from goes on"
+    ) in said, listed.stdout
+    assert json.loads(toolwire(folder, "approvals", "--json").stdout)["decided_not_resumed"] == [run_id]
+
+
+def test_a_server_that_never_answers_initialize_is_quoted_with_its_log(folder: Path) -> None:
+    """As `npx` offline: it writes its trouble on stderr and never speaks MCP (the start waits its 60 s)."""
+    stuck = folder / "stuck.py"
+    stuck.write_text("import sys, time\nprint('npm error network: request to the registry failed', file=sys.stderr)\n"
+                     "sys.stderr.flush()\ntime.sleep(600)\n")  # fmt: skip
+    done = toolwire(folder, "run", "x", "--model", "test", "--server", f"{sys.executable} {stuck}")
+    assert done.returncode == FAILED, done.stdout + done.stderr
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert re.fullmatch(
+        r"Error: tool server `\S+ \S+stuck.py` did not answer MCP's initialize within 60 s: npm error network: request "
+        r"to the registry failed; its last line on stderr is quoted; a command that fetches its server first \(npx, "
+        r"uvx\) waits on the network: run it once by hand to see it start \(tool server output: \S+\.log\)",
+        line,
+    ), line

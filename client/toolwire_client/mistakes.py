@@ -165,7 +165,7 @@ def server_failed(exc: ToolServerFailed) -> str:
         "exited": "" if exc.said else _STDIO_HINT,
         "dropped": "",
         "list_failed": "",
-        "timeout": _STDIO_HINT,
+        "timeout": _SLOW_HINT if exc.said else f"it wrote nothing on stderr in that time; {_STDIO_HINT}",
         "unreachable": "nothing answers there: start it (`toolwire serve MODULE:ATTR --http --port PORT`)"
         " or fix --server-url",
         "refused": "pass the agent's bearer token: --token-env VAR, with VAR holding the token",
@@ -178,6 +178,10 @@ def server_failed(exc: ToolServerFailed) -> str:
 
 
 _STDIO_HINT = "a --server command must serve MCP on stdio, e.g. --server 'toolwire serve MODULE:ATTR --stdio'"
+_SLOW_HINT = (
+    "its last line on stderr is quoted; a command that fetches its server first (npx, uvx) waits on the network: "
+    "run it once by hand to see it start"
+)
 
 
 def _not_found_hint(url: str) -> str:

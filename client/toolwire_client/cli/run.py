@@ -9,6 +9,7 @@ import anyio
 import click
 from rich.console import Console
 
+from toolwire_client import texts
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
@@ -114,9 +115,8 @@ def print_outcome(console: Console, state: RunState) -> None:
 
 
 def outcome_line(state: RunState) -> str:
-    """`RUN: STATUS (WHY)`, the why left out where it only says the status again (waiting_for_approval)."""
-    why = f" ({state.stop_reason})" if state.stop_reason and state.stop_reason != state.status else ""
-    return f"{state.run_id}: {state.status}{why}"
+    """`RUN: STATUS (WHY)`, as `resume` and `wait` print how a run stands."""
+    return f"{state.run_id}: {texts.status_and_why(state.status, state.stop_reason)}"
 
 
 def print_run_id(console: Console, run_id: str) -> None:
