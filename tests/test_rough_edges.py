@@ -163,6 +163,23 @@ def test_ctrl_c_during_run_saves_it_and_prints_the_resume_line(folder: Path) -> 
     assert resumed.returncode == 0 and "answer: rested" in resumed.stdout, resumed.stdout + resumed.stderr
 
 
+def test_ctrl_c_during_any_other_command_exits_130_without_aborted(folder: Path) -> None:
+    marker = folder / "napping"
+    argv = [TOOLWIRE, "call", "nap", "seconds=60", f"marker={marker}", *SERVER]
+    proc = subprocess.Popen(
+        argv, cwd=folder, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_until(marker.exists, "the tool call to start", proc=proc, timeout_s=60)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == INTERRUPTED and err.strip() == "interrupted", out + err
+
+
 # ---- what a tool server does wrong, said with its name ------------------------------------------------------------
 
 

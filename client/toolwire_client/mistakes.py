@@ -26,7 +26,10 @@ EXIT_CODES = (
     (CLAIMED, "claimed: another process drives the run right now"),
     (WAITING, "waiting for a person: an approval or an answer (`toolwire approvals` lists it)"),
     (TIMED_OUT, "timed out: `wait --timeout` gave up; the run goes on"),
-    (INTERRUPTED, "interrupted (Ctrl-C): the run is saved as it was; `toolwire resume RUN_ID` goes on"),
+    (
+        INTERRUPTED,
+        "interrupted (Ctrl-C); a run that `run` or `resume` drove is saved as it was: `toolwire resume RUN_ID` goes on",
+    ),
 )
 """Every exit status of every `toolwire` command, and what it means."""
 
@@ -79,6 +82,9 @@ class ToolwireGroup(click.Group):
             raise one_line_usage(exc) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: the status of the table, not click's `Aborted!` and 1
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
         except Exception as exc:
             if debugging():
                 raise

@@ -57,7 +57,7 @@ async def _first_drive(db: str, run_id: str, tools_db: Path, gate: Path, point: 
         kill9(proc)
         return
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == WAITING and "waiting_for_approval" in out, err
+    assert proc.returncode == 0 and "waiting_for_approval" in out, err  # a driver script, not the CLI
 
 
 async def _killed_resume(db: str, run_id: str, gate: Path, point: str) -> None:
