@@ -271,8 +271,15 @@ def test_a_mistake_is_one_line_and_an_exit_status(
             r"Error: tool server `http://127.0.0.1:\d+/mcp` refused MCP's initialize: HTTP 401 Unauthorized; "
             r"pass the agent's bearer token: --token-env VAR, with VAR holding the token$",
         ),
+        (
+            "/mcp",
+            "not-a-token-it-knows",
+            r"Error: tool server `http://127.0.0.1:\d+/mcp` refused MCP's initialize: HTTP 401 Unauthorized\S*.*; "
+            r"the server did not recognise the bearer token sent \(--token-env\): check that the variable holds the "
+            r"token the server's access config gives this agent$",
+        ),
     ],
-    ids=["url-without-mcp", "no-token"],
+    ids=["url-without-mcp", "no-token", "wrong-token"],
 )
 def test_an_http_server_that_refuses_says_what_to_fix(
     http_server: HttpServer, path: str, token: str | None, first: str, tmp_path: Path

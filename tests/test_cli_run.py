@@ -9,6 +9,7 @@ from pathlib import Path
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, openai_call, openai_completion
+from toolwire_client.mistakes import WAITING
 
 SUPPORT = f"{sys.executable} -m toolwire_server examples.support_tools:registry --stdio"
 
@@ -65,7 +66,7 @@ def test_a_paused_run_on_a_local_provider_resumes_with_its_base_url(tmp_path: Pa
         paused = run_on_support(
             "Refund A123", db, env, "--model", "openai:local-model", "--base-url", provider.openai_url
         )
-        assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
+        assert paused.returncode == WAITING and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
         run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
         assert run_toolwire("approve", run_id, "--db", db, env=env).returncode == 0
         resumed = run_toolwire("resume", run_id, "--db", db, env=env)  # a new process rebuilds the model from the run
@@ -138,7 +139,7 @@ def test_a_server_command_runs_in_the_folder_it_was_typed_in_when_resumed_from_a
     with FakeProvider(provider_turns) as provider:
         model = ("--model", "openai:local-model", "--base-url", provider.openai_url)
         paused = run_toolwire("run", "Refund A123", *model, "--server", server, "--db", db, env=env, cwd=desk)
-        assert paused.returncode == 0 and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
+        assert paused.returncode == WAITING and "waiting for approval" in paused.stdout, paused.stdout + paused.stderr
         run_id = paused.stdout.split("toolwire approve ")[1].split()[0].strip("`")
         assert run_toolwire("approve", run_id, "--db", db, env=env).returncode == 0
         resumed = run_toolwire("resume", run_id, "--db", db, env=env, cwd=tmp_path)  # not the run's folder

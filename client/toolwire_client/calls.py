@@ -33,6 +33,7 @@ from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import AssistantMessage, ToolCall, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolSpec
+from toolwire_shared.words import counted
 
 Save = Callable[[RunState], Awaitable[None]]
 WhyRisky = Callable[[ToolCall], str | None]
@@ -347,10 +348,14 @@ def _pause_if_waiting(state: RunState) -> None:
     to its tool's question."""
     waiting = [p.call.signature for p in state.pending if p.waits_for_approval_here_or_below]
     if waiting:
-        raise exits.WaitingForApproval(f"waiting for approval after {len(state.steps)} steps: {', '.join(waiting)}")
+        raise exits.WaitingForApproval(
+            f"waiting for approval after {counted(len(state.steps), 'step')}: {', '.join(waiting)}"
+        )
     asked = [f"{p.call.signature}: {p.input.message}" for p in state.pending if p.waits_for_input and p.input]
     if asked:
-        raise exits.WaitingForApproval(f"waiting for input after {len(state.steps)} steps: {'; '.join(asked)}")
+        raise exits.WaitingForApproval(
+            f"waiting for input after {counted(len(state.steps), 'step')}: {'; '.join(asked)}"
+        )
 
 
 def _nth(n: int) -> str:

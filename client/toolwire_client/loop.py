@@ -38,6 +38,7 @@ from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
 from toolwire_shared.tools import ToolSpec, spec_json
+from toolwire_shared.words import counted
 
 OnStep = Callable[[RunState, StepRecord], None]
 T = TypeVar("T")
@@ -59,6 +60,15 @@ def config_for(
     if risky_tools:
         given["risky_tools"] = sorted(risky_tools)
     return RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
+
+
+def check_resumable(state: RunState) -> None:
+    """ValueError for a run that has ended: only one that waits for a person or was left running goes on."""
+    if state.status not in ("waiting_for_approval", "running"):
+        raise ValueError(
+            f"run {state.run_id} is {state.status}; only a run waiting for approval or left running by a crash (or "
+            "Ctrl-C) can be resumed"
+        )
 
 
 class Agent:
@@ -140,11 +150,7 @@ class Agent:
             if self.store is None:
                 raise ValueError("resume by run id needs a store; pass store= to the Agent")
             state = await self.store.load(state)
-        if state.status not in ("waiting_for_approval", "running"):
-            raise ValueError(
-                f"run {state.run_id} is {state.status}; only a run waiting for approval or left "
-                "running by a crash can be resumed"
-            )
+        check_resumable(state)
         return await self._drive(state, resuming=True)
 
     # ---- the core -------------------------------------------------------------------------------------------
@@ -191,7 +197,7 @@ class Agent:
         took = time.perf_counter() - started
         raise exits.WallClock(
             f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s after {took:.1f} s "
-            f"and {len(state.steps)} steps"
+            f"and {counted(len(state.steps), 'step')}"
         )
 
     async def _step(self, state: RunState) -> None:
@@ -232,7 +238,7 @@ class Agent:
     def _check_limits(self, state: RunState) -> int | None:
         """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply."""
         if state.steps_taken >= self.limits.max_steps:
-            raise exits.StepLimit(f"stopped at the step limit after {state.steps_taken} steps")
+            raise exits.StepLimit(f"stopped at the step limit after {counted(state.steps_taken, 'step')}")
         if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
             return None
         prompt = estimate_prompt(state.messages, self.toolbox.specs)

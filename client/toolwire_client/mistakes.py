@@ -1,6 +1,5 @@
-"""The one place a mistake becomes one readable line and an exit code: 2 when the command line names something that
-does not exist or is out of range (a usage error), 1 when the run or the command failed, 3 when another process holds
-the run. A traceback only with TOOLWIRE_DEBUG=1, for errors and for log records alike."""
+"""The one place a mistake becomes one readable line and an exit code (EXIT_CODES: the same for every command, and
+the README's table). A traceback only with TOOLWIRE_DEBUG=1, for errors and for log records alike."""
 
 import logging
 import os
@@ -13,7 +12,25 @@ if TYPE_CHECKING:  # imported where a mistake is explained: the `toolwire` group
     from toolwire_client.tools.source import ToolServerFailed
 
 DEBUG_ENV = "TOOLWIRE_DEBUG"
-USAGE, FAILED, CLAIMED = 2, 1, 3
+DONE, FAILED, USAGE, CLAIMED, WAITING, TIMED_OUT, INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+EXIT_CODES = (
+    (DONE, "done: the run finished with an answer, or the command did what it was asked"),
+    (FAILED, "failed: the run stopped (a limit, an error) or failed, or the command could not do it"),
+    (USAGE, "usage: the command line names something that does not exist or is out of range"),
+    (CLAIMED, "claimed: another process drives the run right now"),
+    (WAITING, "waiting for a person: an approval or an answer (`toolwire approvals` lists it)"),
+    (TIMED_OUT, "timed out: `wait --timeout` gave up; the run goes on"),
+    (
+        INTERRUPTED,
+        "interrupted (Ctrl-C); a run that `run` or `resume` drove is saved as it was: `toolwire resume RUN_ID` goes on",
+    ),
+)
+"""Every exit status of every `toolwire` command, and what it means."""
+
+
+def run_exit(status: str) -> int:
+    """The exit status of `run`, `resume` and `wait` for a run that is now in `status`."""
+    return {"done": DONE, "waiting_for_approval": WAITING}.get(status, FAILED)
 
 
 def debugging() -> bool:
@@ -61,6 +78,9 @@ class ToolwireGroup(click.Group):
             raise one_line_usage(exc) from exc
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: the status of the table, not click's `Aborted!` and 1
+            click.echo("interrupted", err=True)
+            raise click.exceptions.Exit(INTERRUPTED) from None
         except Exception as exc:
             if debugging():
                 raise
@@ -163,10 +183,12 @@ def server_failed(exc: "ToolServerFailed") -> str:
         "exited": "" if exc.said else _STDIO_HINT,
         "dropped": "",
         "list_failed": "",
-        "timeout": _STDIO_HINT,
+        "timeout": _SLOW_HINT if exc.said else f"it wrote nothing on stderr in that time; {_STDIO_HINT}",
         "unreachable": "nothing answers there: start it (`toolwire serve MODULE:ATTR --http --port PORT`)"
         " or fix --server-url",
         "refused": "pass the agent's bearer token: --token-env VAR, with VAR holding the token",
+        "token_refused": "the server did not recognise the bearer token sent (--token-env): check that the variable "
+        "holds the token the server's access config gives this agent",
         "not_found": _not_found_hint(exc.target),
         "failed": "",
     }[exc.kind]
@@ -174,6 +196,10 @@ def server_failed(exc: "ToolServerFailed") -> str:
 
 
 _STDIO_HINT = "a --server command must serve MCP on stdio, e.g. --server 'toolwire serve MODULE:ATTR --stdio'"
+_SLOW_HINT = (
+    "its last line on stderr is quoted; a command that fetches its server first (npx, uvx) waits on the network: "
+    "run it once by hand to see it start"
+)
 
 
 def _not_found_hint(url: str) -> str:

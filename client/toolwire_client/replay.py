@@ -17,6 +17,7 @@ from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolCall, UserMessage
 from toolwire_shared.results import ToolResult, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec
+from toolwire_shared.words import counted
 
 END_OF_RECORD = "replay: the recorded run has no more model replies"
 
@@ -115,7 +116,7 @@ class ReplayOutcome:
     def describe(self) -> str:
         if self.identical:
             return (
-                f"identical: {len(self.replayed.steps)} steps, {len(self.sent)} tool calls, "
+                f"identical: {counted(len(self.replayed.steps), 'step')}, {counted(len(self.sent), 'tool call')}, "
                 f"same exit ({exit_text(self.replayed)})"
             )
         return f"differs: {self.difference}"

@@ -220,6 +220,33 @@ def server_request_failed(server: str, method: str, message: str) -> str:
     return f"the tool server '{server}' answered {method} with an error: {clip(message, 4 * QUOTE_CHARS)}"
 
 
+def status_and_why(status: str, why: str | None) -> str:
+    """`STATUS (WHY)`, the why left out where it only says the status again (`waiting_for_approval`)."""
+    return f"{status} ({why})" if why and why != status else status
+
+
+def resumed_elsewhere(run_id: str) -> str:
+    """What a console that could not go on with a decided run adds: it resumes with its own environment."""
+    return (
+        f"the console resumes runs with its own environment (provider keys, OPENAI_BASE_URL and the like); "
+        f"`toolwire resume {run_id}` in the shell the run was started from goes on"
+    )
+
+
+def decided_not_resumed(run_id: str) -> str:
+    """`toolwire approvals` on a run whose calls are all decided but that has not gone on."""
+    return f"run {run_id} waits for nobody now (its calls are decided) but has not gone on: {resumed_elsewhere(run_id)}"
+
+
+def printed_to_stdout(server: str, line: str) -> str:
+    """A stdio server wrote a line that is not MCP (a tool's print()): stdout is the protocol's channel."""
+    return (
+        f"the tool server '{server}' wrote a line to stdout that is not an MCP message ({clip(line, QUOTE_CHARS)!r}, "
+        "ignored): a stdio server's stdout carries the protocol; print to stderr (print(..., file=sys.stderr)) or "
+        "use logging"
+    )
+
+
 def tool_changes_unheard(server: str, why: str) -> str:
     return f"the tool server '{server}' says its tools may change, but its subscriptions/listen stream failed ({why})"
 

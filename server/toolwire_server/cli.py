@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 import click
 
+from toolwire_shared.words import counted
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -351,8 +353,9 @@ def _check(path: str, target: str | None) -> None:
     agents = len({g.agent for g in [*access.grants.values(), *access.subjects.values()]}) if access else 0
     rules = len(policy.rules) if policy else 0
     audit = "on" if policy is not None and policy.audit is not None else "off"
-    upstreams = f", {len(registry.mounts)} upstreams (not started)" if registry.mounts else ""
-    click.echo(f"{path}: ok: {len(registry)} tools, {agents} agents, {rules} limit rules, audit {audit}{upstreams}")
+    upstreams = f", {counted(len(registry.mounts), 'upstream')} (not started)" if registry.mounts else ""
+    counts = f"{counted(len(registry), 'tool')}, {counted(agents, 'agent')}, {counted(rules, 'limit rule')}"
+    click.echo(f"{path}: ok: {counts}, audit {audit}{upstreams}")
 
 
 def _one_source(config_file: str | None, target: str | None) -> None:

@@ -220,12 +220,13 @@ def keys_unavailable(issuer: str) -> str:
 
 # What a call a limit refused answers (policy/guard.py): the tool, the limit, the agent, and when to try again.
 
-_LIMIT_UNITS = {"per_minute": "calls per minute", "per_day": "calls per day", "in_flight": "calls in flight at once"}
+_LIMIT_UNITS = {"per_minute": "{} per minute", "per_day": "{} per day", "in_flight": "{} in flight at once"}
 
 
 def limited(tool: str, agent: str, reason: str, amount: float, wait_s: float | None) -> str:
     when = "when one of them finishes" if wait_s is None else f"in {_duration(wait_s)}"
-    return f"{tool}: {amount:g} {_LIMIT_UNITS[reason]} for agent {agent}; next allowed {when}"
+    calls = "call" if amount == 1 else "calls"
+    return f"{tool}: {amount:g} {_LIMIT_UNITS[reason].format(calls)} for agent {agent}; next allowed {when}"
 
 
 def limits_unavailable(tool: str) -> str:

@@ -15,10 +15,10 @@ from fleet_procs import FAST_TAKEOVER, Worker, start_worker, started
 
 from helpers.polling import wait_until
 from store.procs import DRIVER, REPO, cli, kill_pid_in, load, rows
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.fleet.app import system_database_url
 from toolwire_client.fleet.submit import FleetClient, submit
+from toolwire_client.mistakes import WAITING
 from toolwire_client.store import SqlRunStore, open_store
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.delegate import child_run_id
@@ -86,7 +86,7 @@ async def test_a_taken_over_leg_replays_its_steps_and_sends_nothing_twice(tmp_pa
 
     assert finished.returncode == 0, finished.stdout + finished.stderr + log.read_text()
     assert state.status == "done", (state.status, state.report, log.read_text())
-    assert "took over 1 run(s)" in log.read_text()  # the run's one leg
+    assert "took over 1 run of dead worker" in log.read_text()  # the run's one leg
     assert f"run {run_id}: resumed from its saved state after 1 step(s)" in log.read_text()
     # the model answered turn 1 once (saved before its calls were sent), and was asked only for turn 2 afterwards
     assert (gate / "model_calls").read_text().split() == ["1", "2"]

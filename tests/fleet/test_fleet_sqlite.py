@@ -4,6 +4,7 @@ run back on the queue; a user's mistakes as one line; the per-provider request b
 
 import asyncio
 import json
+import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -14,9 +15,9 @@ from fleet_procs import Worker, refunds, start_worker, started, support_db, supp
 
 from helpers.cli import REPO, clean_env, run_toolwire
 from helpers.polling import wait_until
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.fleet.ratelimit import take_slot
 from toolwire_client.fleet.tables import ensure_tables
+from toolwire_client.mistakes import WAITING
 from toolwire_client.store import open_store
 from toolwire_client.store.claims import claim_owner
 
@@ -176,3 +177,24 @@ async def test_a_run_held_by_a_live_driver_is_driven_once_it_lets_go(db: str, tm
         assert "could not be driven" not in w.log.read_text()
     finally:
         await store.aclose()
+
+
+def test_a_worker_that_stopped_cleanly_is_not_said_to_be_taken_over(db: str, tmp_path: Path) -> None:
+    first, second = (start_worker(db, tmp_path / f"{name}.log") for name in ("first", "second"))
+    try:
+        for w in (first, second):
+            wait_until(lambda w=w: started(w), "the worker to take runs", timeout_s=60, interval_s=0.1)
+        executor = re.search(r"worker (\S+): taking runs", first.log.read_text())
+        assert executor is not None, first.log.read_text()
+        first.stop()  # SIGTERM: a clean stop, with no run of its own
+
+        def forgotten() -> bool:  # the other worker's takeover check said what it had to, then dropped the row
+            with sqlite3.connect(db) as conn:
+                rows = conn.execute("SELECT 1 FROM fleet_executors WHERE executor_id = ?", (executor[1],)).fetchall()
+            return not rows
+
+        wait_until(forgotten, "the stopped worker's heartbeat row to go", timeout_s=60, interval_s=0.1)
+        assert "took over" not in second.log.read_text(), second.log.read_text()  # not "took over 0 run(s)"
+    finally:
+        first.stop()
+        second.stop()

@@ -8,8 +8,8 @@ import pytest
 from fleet_procs import refunds, start_worker, started, support_db, support_server, toolwire
 
 from helpers.polling import wait_until
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.fleet.submit import FleetClient
+from toolwire_client.mistakes import WAITING
 from toolwire_client.run.state import PendingCall, RunState
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store import open_store

@@ -22,6 +22,7 @@ from helpers.postgres import fresh_database
 from helpers.servers import stdio_params
 from security.hostile_driver import ANSWER, GHOST, ORDER_ID
 from security.hostile_tools import C1_CSI, CLEAR, CLIPBOARD, MARKUP
+from toolwire_client.mistakes import WAITING
 
 DRIVER = [sys.executable, str(Path(__file__).with_name("hostile_driver.py"))]
 SERVER = "toolwire serve tests/security/hostile_tools.py:registry --stdio"
@@ -49,7 +50,7 @@ def inert(done: subprocess.CompletedProcess[str]) -> str:
 def started(db: Path, task: str, *args: str) -> tuple[str, subprocess.CompletedProcess[str]]:
     """`toolwire run TASK` on the hostile server: the run's id, and the command's output."""
     done = toolwire(db, "run", task, "--model", "scripted:hostile", "--server", SERVER, *args)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode in (0, WAITING), done.stderr  # WAITING: a --risky call waits for a person
     found = re.search(r"^run: (\S+) ", done.stdout, re.MULTILINE)
     assert found is not None, done.stdout
     return found[1], done

@@ -22,8 +22,8 @@ from store.procs import REPO, load, tamper
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.calls import DESTRUCTIVE, MARKED_RISKY, NAMED_RISKY
-from toolwire_client.cli.fleet import WAITING
 from toolwire_client.config import RunConfig, ServerSpec
+from toolwire_client.mistakes import WAITING
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store import open_store
 from toolwire_client.ui.resumes import LocalResumes
@@ -154,7 +154,7 @@ async def test_the_console_resumes_an_edited_run_with_its_approvals(db: str, tmp
             resumes = LocalResumes(store, trust, group)
             assert await resumes.after_decision("run_ui") == "run run_ui goes on here"
             await await_until(lambda: "run_ui" not in resumes.running, "the console's resume to end", timeout_s=60)
-        assert resumes.notes["run_ui"] == "resumed here: waiting_for_approval (waiting_for_approval)"
+        assert resumes.notes["run_ui"] == "resumed here: waiting_for_approval"
     finally:
         await store.aclose()
     assert ran(tmp_path) == ["write_note approved"]

@@ -106,7 +106,7 @@ async def test_a_refused_call_names_tool_limit_agent_and_wait_and_never_runs(tmp
     third = await _call(registry, SUPPORT, "issue_refund", args)
     text = read_content(third.content).text
     assert third.is_error and third.meta[ERROR_KIND_META] == "limited"
-    assert re.fullmatch(r"issue_refund: 1 calls per minute for agent support-bot; next allowed in \d\d\.\d s", text)
+    assert re.fullmatch(r"issue_refund: 1 call per minute for agent support-bot; next allowed in \d\d\.\d s", text)
     assert 55 < third.meta[RETRY_AFTER_META] <= 60
     # another agent, and another tool of the same agent, are not held back by support-bot's bucket
     assert not (await _call(registry, BILLING, "issue_refund", args)).is_error
@@ -208,4 +208,4 @@ async def test_the_toolbox_hands_a_long_wait_to_the_model(tmp_path: Path) -> Non
         first, second = [await box.call(call, RunContext("r")) for _ in range(2)]
     assert not first.is_error
     assert second.error_kind == "limited" and second.retry_after_s is not None and second.retry_after_s > 30
-    assert second.content.startswith("echo: 1 calls per minute for agent support-bot; next allowed in ")
+    assert second.content.startswith("echo: 1 call per minute for agent support-bot; next allowed in ")

@@ -152,7 +152,7 @@ async def test_two_agents_both_eras_a_kill_a_list_change_and_the_audit(tmp_path:
             assert _kind(refused) == "refused"
             assert _kind(await plain.call_tool("own__pid", {})) == "ok"
             over = await plain.call_tool("own__pid", {})  # its quota of upstream calls: 1 a day
-            assert _kind(over) == "limited" and "1 calls per day for agent plain" in text_of(over)
+            assert _kind(over) == "limited" and "1 call per day for agent plain" in text_of(over)
             assert (await plain.list_prompts()).prompts == []  # own__greet is outside its grant
 
         async with http_client(server.url, token="tok-ops", mode="legacy") as ops:
@@ -230,7 +230,7 @@ def test_serve_check_names_a_bad_upstream_entry_in_one_line(tmp_path: Path) -> N
     config = _config(tmp_path, _stdio_upstream("own", OWN), time=False)
     done = CliRunner().invoke(main, ["check", str(config)])
     assert done.exit_code == 0, done.output
-    assert done.output.strip().endswith("audit on, 1 upstreams (not started)")
+    assert done.output.strip().endswith("audit on, 1 upstream (not started)")
 
 
 @pytest.mark.parametrize("pattern", ["tme__*"])

@@ -8,7 +8,7 @@ from typing import Protocol
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig, ServerSpec, config_of
-from toolwire_client.loop import Agent
+from toolwire_client.loop import Agent, check_resumable
 from toolwire_client.run.state import RunState
 from toolwire_client.store.base import RunStore
 
@@ -31,6 +31,7 @@ async def resume_run(
 ) -> RunState:
     """Go on with `run_id`; `trust`: this user's seal and no servers file, unless given."""
     state = await store.load(run_id)
+    check_resumable(state)  # before the model is built: a finished run's line, not a missing key's
     config = config_of(state)
     servers = (trust or resume_trust(None)).specs_for(run_id, state.config, config)
     agent = await build(config, store, servers)

@@ -31,6 +31,21 @@ class _Subcommands(ToolwireGroup):
         command: click.Command = getattr(import_module(where[0]), where[1])
         return command
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """`--help` lists the commands by purpose (GROUPS), each with its one line."""
+        grouped = {name for names in GROUPS.values() for name in names}
+        sections = [*GROUPS.items(), ("Other", tuple(sorted(set(COMMANDS) - grouped)))]
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        for title, names in sections:
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
 
 @click.group(cls=_Subcommands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, package_name="toolwire")
@@ -63,3 +78,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "wait": ("toolwire_client.cli.fleet", "wait"),
 }
 """Every sub-command: its name, and the module and click command that implement it (imported when asked for)."""
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "Run agents": ("run", "demo", "eval", "tools", "call"),
+    "Serve tools": ("serve",),
+    "Runs and decisions": (
+        "runs",
+        "trace",
+        "audit",
+        "replay",
+        "approvals",
+        "approve",
+        "reject",
+        "answer",
+        "resume",
+        "ui",
+    ),
+    "Fleet": ("worker", "submit", "wait"),
+}
+"""`toolwire --help`'s sections, by what a command is for; a command in none is listed under Other."""

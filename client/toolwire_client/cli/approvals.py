@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Column, Table
 
+from toolwire_client import texts
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.fleet.decide import Decide, decide_and_wake
 from toolwire_client.run.state import PendingCall, RunState
@@ -23,6 +24,8 @@ DECIDED_SHOWN = 20
 UNKNOWN = "(not recorded)"
 """The approver of a decision recorded before approvers were kept."""
 AS_HELP = "Who decides, as recorded with the decision (default: the OS user)."
+STILL_WAITING = ("pending_approval", "pending_input", "waiting_on_child")
+"""A run with none of these calls waits for nobody: it waits for a resume (one the console could not do)."""
 
 
 @click.command("approvals")
@@ -40,13 +43,20 @@ def approvals(db: str | None, as_json: bool) -> None:
     states, tampered, decided, answered = with_store(db, work)
     waiting = [(state, p) for state in states for p in state.pending if p.waits_for_approval]
     asked = [(state, p) for state in states for p in waiting_for_input(state)]
+    stalled = [state.run_id for state in states if not any(p.state in STILL_WAITING for p in state.pending)]
     if as_json:
         rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting + asked]
         flagged = [
             {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
         ]
         decisions = [d.model_dump(mode="json") for d in decided]
-        listing = {"waiting": rows, "tampered": flagged, "decided": decisions, "answered": answered}
+        listing = {
+            "waiting": rows,
+            "tampered": flagged,
+            "decided": decisions,
+            "answered": answered,
+            "decided_not_resumed": stalled,
+        }
         click.echo(json.dumps(listing, indent=2))
         return
     console = Console(width=220)
@@ -65,6 +75,8 @@ def approvals(db: str | None, as_json: bool) -> None:
         console.print(table)
     if asked:
         print_questions(console, asked)
+    for run_id in stalled:
+        console.print(shown(texts.decided_not_resumed(run_id)), markup=False, highlight=False)
     if tampered:
         ids = [(r, c) for r, c, *_ in tampered]
         flagged_table = ids_first(["run", "call id", "tool", "what was wrong", "when"], ids, "not run: tampered")

@@ -84,7 +84,7 @@ def eval_command(
                 await store.aclose()
 
     attempts = anyio.run(main)
-    out = Console()
+    out = Console() if sys.stdout.isatty() else Console(width=1000)  # piped: whole columns, not `succe…`
     out.print(report.table(attempts))
     for line in report.failures(attempts):
         out.print(Text.assemble(("✗", "red"), " ", inert(line)))

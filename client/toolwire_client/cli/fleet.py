@@ -12,8 +12,9 @@ import click
 
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.run import config_from, submitted_config_options
+from toolwire_client.cli.run import config_from, outcome_line, submitted_config_options
 from toolwire_client.cli.servers import servers_file_option
+from toolwire_client.mistakes import TIMED_OUT, run_exit
 from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.approvals import decided
@@ -21,9 +22,6 @@ from toolwire_shared.terminal import shown
 
 if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient
-
-WAITING = 4
-"""`toolwire wait`'s exit status for a run that waits for a person (0: done, 1: stopped or failed)."""
 
 
 def _per_minute(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, int]:
@@ -112,14 +110,16 @@ class FleetWatch:
             return None
         self.next_check = time.monotonic() + self.EVERY_S
         if self.fleet is None:
-            if not await anyio.to_thread.run_sync(lambda: has_fleet(self.db)):
+            if not await anyio.to_thread.run_sync(lambda: has_fleet(self.db), abandon_on_cancel=True):
                 return None
-            self.fleet = await anyio.to_thread.run_sync(lambda: FleetClient(self.db))
+            self.fleet = await anyio.to_thread.run_sync(lambda: FleetClient(self.db), abandon_on_cancel=True)
         fleet = self.fleet
-        why = await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id))
-        if why is None and not self.noted and await anyio.to_thread.run_sync(lambda: unclaimed(fleet, run_id)):
-            self.noted = True
-            self.note(f"no worker has taken run {run_id} yet; is `toolwire worker` running on this store?")
+        why = await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id), abandon_on_cancel=True)
+        if why is None and not self.noted:
+            waits = await anyio.to_thread.run_sync(lambda: unclaimed(fleet, run_id), abandon_on_cancel=True)
+            if waits:
+                self.noted = True
+                self.note(f"no worker has taken run {run_id} yet; is `toolwire worker` running on this store?")
         return why
 
     def close(self) -> None:
@@ -132,28 +132,30 @@ class FleetWatch:
 @db_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Give up after this many seconds.")
 def wait(run_id: str, db: str | None, timeout: float | None) -> None:
-    """Block until RUN_ID ends (exit 0 done, 1 stopped or failed) or waits for approval (exit 4)."""
+    """Block until RUN_ID ends (exit 0 done, 1 stopped or failed), waits for a person (4) or --timeout passes (5)."""
 
-    async def work(store: SqlRunStore) -> RunState:
-        deadline = None if timeout is None else time.monotonic() + timeout
+    async def work(store: SqlRunStore) -> RunState | None:
         watch = FleetWatch(db, lambda line: click.echo(shown(line), err=True))
         try:
-            while True:
-                state = await store.load(run_id)
-                waits = state.status == "waiting_for_approval"
-                if state.status != "running" and not (waits and await decided(store, state)):  # decided: goes on
-                    return state
-                if deadline is not None and time.monotonic() > deadline:
-                    raise click.ClickException(f"run {run_id} is still running after {timeout:g} s")
-                why = await watch.stuck(run_id)
-                if why is not None:
-                    raise click.ClickException(f"run {run_id} is still `running` but will not go on: {why}")
-                await anyio.sleep(0.25)
+            with anyio.move_on_after(timeout):  # the fleet's first look (DBOS) can take seconds: it is cut off too
+                while True:
+                    state = await store.load(run_id)
+                    waits = state.status == "waiting_for_approval"
+                    if state.status != "running" and not (waits and await decided(store, state)):  # decided: goes on
+                        return state
+                    why = await watch.stuck(run_id)
+                    if why is not None:
+                        raise click.ClickException(f"run {run_id} is still `running` but will not go on: {why}")
+                    await anyio.sleep(0.25)
+            return None
         finally:
             watch.close()
 
     state = with_store(db, work)
-    click.echo(shown(f"{state.run_id}: {state.status} ({state.stop_reason})"))
+    if state is None:
+        click.echo(shown(f"run {run_id} is still running after {timeout:g} s; `toolwire wait {run_id}` waits again"))
+        sys.exit(TIMED_OUT)
+    click.echo(shown(outcome_line(state)))
     if state.report:
         click.echo(shown(state.report))
     if state.final_answer:
@@ -161,5 +163,4 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
     if state.status == "waiting_for_approval":
         hint = input_hint(state) or f"see `toolwire approvals`, then `toolwire approve {run_id}`"
         click.echo(shown(f"{hint}: the fleet goes on with it"))
-        sys.exit(WAITING)
-    sys.exit(0 if state.status == "done" else 1)
+    sys.exit(run_exit(state.status))

@@ -31,8 +31,9 @@ class LiveText:
 
 
 def progress_line(name: str, progress: float, total: float | None, message: str | None) -> str:
-    done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-    return shown(f"  ... tool {name}: {done}" + (f" {message}" if message else ""))
+    """`progress/total message`; no count where there is none (a task's status message comes with progress 0)."""
+    done = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}" if progress or not message else ""
+    return shown(f"  ... tool {name}: " + " ".join(part for part in (done, message) if part))
 
 
 class LiveProgress:

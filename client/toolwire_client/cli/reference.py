@@ -1,7 +1,9 @@
-"""The README's table of every `toolwire` command and option, made from the click command tree.
+"""The README's table of every `toolwire` command and option, made from the click command tree, and its table of
+exit statuses, made from mistakes.EXIT_CODES.
 
-`python -m toolwire_client.cli.reference README.md` rewrites the table between its markers; tests/test_readme.py
-checks that the README holds exactly what this makes, so a new command or option cannot be left out."""
+`python -m toolwire_client.cli.reference README.md` rewrites both tables between their markers; tests/test_readme.py
+and tests/test_rough_edges.py check that the README holds exactly what this makes, so a new command, option or exit
+status cannot be left out."""
 
 import sys
 from collections.abc import Iterator
@@ -11,6 +13,8 @@ import click
 
 BEGIN = "<!-- the command table: `make readme` writes it, the tests check it -->"
 END = "<!-- end of the command table -->"
+EXIT_BEGIN = "<!-- the exit statuses: `make readme` writes them, the tests check them -->"
+EXIT_END = "<!-- end of the exit statuses -->"
 
 
 def commands(group: click.Group, path: str = "toolwire") -> Iterator[tuple[str, click.Command]]:
@@ -79,10 +83,18 @@ def section(group: click.Group) -> str:
     return f"{BEGIN}\n{table(group)}\n{END}"
 
 
+def exit_table() -> str:
+    from toolwire_client.mistakes import EXIT_CODES
+
+    return "\n".join(["| exit | means |", "|---|---|", *(f"| {code} | {_cell(means)} |" for code, means in EXIT_CODES)])
+
+
 def rewrite(readme: Path, group: click.Group) -> None:
     text = readme.read_text(encoding="utf-8")
     start, end = text.index(BEGIN), text.index(END) + len(END)
-    readme.write_text(text[:start] + section(group) + text[end:], encoding="utf-8")
+    text = text[:start] + section(group) + text[end:]
+    start, end = text.index(EXIT_BEGIN), text.index(EXIT_END) + len(EXIT_END)
+    readme.write_text(text[:start] + f"{EXIT_BEGIN}\n{exit_table()}\n{EXIT_END}" + text[end:], encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@ with the live step table (step | call | observation | tokens so far | cost)."""
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import click
 from rich.console import Console
 
+from toolwire_client import texts
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
@@ -19,6 +20,7 @@ from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
+from toolwire_client.mistakes import INTERRUPTED, run_exit
 from toolwire_client.models import default_spec
 from toolwire_client.models.anthropic_cache import PROMPT_CACHE_CHOICES, PromptCache
 from toolwire_client.models.media import MEDIA_MODES, MediaMode
@@ -37,6 +39,7 @@ from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.terminal import inert_json, shown
+from toolwire_shared.words import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -109,6 +112,11 @@ def print_outcome(console: Console, state: RunState) -> None:
         markup=False,
         highlight=False,
     )
+
+
+def outcome_line(state: RunState) -> str:
+    """`RUN: STATUS (WHY)`, as `resume` and `wait` print how a run stands."""
+    return f"{state.run_id}: {texts.status_and_why(state.status, state.stop_reason)}"
 
 
 def print_run_id(console: Console, run_id: str) -> None:
@@ -415,6 +423,8 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
     try:
         with configure_tracing(trace_to):
             state = anyio.run(_run, task, run_id, config, db, with_prices_and_printing(console, output.line, live))
+    except KeyboardInterrupt:
+        interrupted(console, run_id, db)
     except Exception as exc:
         note_server_log(exc, output)
         raise
@@ -429,7 +439,31 @@ def run(task: str, trace_to: str | None, db: str | None, verbose: bool, as_json:
         console.print(shown(f"{hint} then `toolwire resume {state.run_id}`"), markup=False, highlight=False)
     if as_json:
         click.echo(inert_json(state.model_dump_json(indent=2)))
-    sys.exit(0 if state.status in ("done", "waiting_for_approval") else 1)
+    sys.exit(run_exit(state.status))
+
+
+def interrupted(console: Console, run_id: str, db: str | None) -> NoReturn:
+    """Ctrl-C: the run stays as its last save left it (`running`, which `resume` goes on with, settling a call that
+    was cut off); its id and the line that goes on, and exit status 130, instead of click's `Aborted!`."""
+    from toolwire_client.store import RunNotFound
+
+    async def saved() -> RunState | None:
+        store = await open_store(db)
+        try:
+            return await store.load(run_id)
+        except RunNotFound:
+            return None
+        finally:
+            await store.aclose()
+
+    state = anyio.run(saved)
+    if state is None:
+        line = f"interrupted before run {run_id} was saved; nothing to resume"
+    else:
+        steps = counted(len(state.steps), "step")
+        line = f"interrupted: run {run_id} saved after {steps}; `toolwire resume {run_id}` goes on"
+    console.print(shown(line), markup=False, highlight=False)
+    sys.exit(INTERRUPTED)
 
 
 async def _run(task: str, run_id: str, config: RunConfig, db: str | None, build: AgentFactory) -> RunState:

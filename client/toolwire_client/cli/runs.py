@@ -1,6 +1,7 @@
 """`toolwire runs` lists saved runs; `toolwire resume RUN` continues one in this process, under a claim."""
 
 import json
+import sys
 
 import click
 from rich.console import Console
@@ -11,11 +12,12 @@ from toolwire_client.assembly.resume import resume_run
 from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.run import note_server_log, print_server_log, verbose_option
+from toolwire_client.cli.run import interrupted, note_server_log, outcome_line, print_server_log, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig, ServerSpec
 from toolwire_client.loop import Agent
+from toolwire_client.mistakes import run_exit
 from toolwire_client.run.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
@@ -73,10 +75,12 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
 
     try:
         state = with_store(db, work)
+    except KeyboardInterrupt:
+        interrupted(Console(soft_wrap=True), run_id, db)
     except Exception as exc:
         note_server_log(exc, output)
         raise
-    click.echo(shown(f"{state.run_id}: {state.status} ({state.stop_reason})"))
+    click.echo(shown(outcome_line(state)))
     if state.report:
         click.echo(shown(state.report))
     if state.final_answer:
@@ -86,3 +90,4 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
         hint = input_hint(state)
         hint = hint or f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`"
         click.echo(shown(hint))
+    sys.exit(run_exit(state.status))

@@ -83,6 +83,12 @@ def ui(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     with_store(db, _exists)  # a console of a store that is not there: one line (StoreMissing), none made
+    from toolwire_server.transports.http import PortInUse, check_bindable
+
+    try:
+        check_bindable(host, port)  # a port in use: this one line and exit 1, as `serve` says it
+    except PortInUse as exc:
+        raise click.ClickException(str(exc)) from exc
     settings = UiSettings(
         db=db,
         host=host,

@@ -14,6 +14,7 @@ from rich.text import Text
 from toolwire_client.run.state import RunState
 from toolwire_client.run.timeline import Bar, bars, run_end_s
 from toolwire_shared.terminal import inert, shown
+from toolwire_shared.words import counted
 
 __all__ = ["ERROR_BAR", "MODEL_BAR", "TOOL_BAR", "Bar", "bars", "waterfall", "waterfall_text"]
 
@@ -73,7 +74,7 @@ def _drawing(state: RunState, rows: list[Bar], width: int) -> RenderableType:
         table.add_row(inert(bar.label), _bar_text(bar, total, width), duration, inert(bar.mark))
     legend = Text(
         f"{MODEL_BAR} model  {TOOL_BAR} tool  {ERROR_BAR} error  ↻ retry  ⏸ waiting  — run {shown(state.run_id)}: "
-        f"{state.status}, {len(state.steps)} steps, {_seconds(total)}",
+        f"{state.status}, {counted(len(state.steps), 'step')}, {_seconds(total)}",
         style="dim",
     )
     return Group(table, legend)

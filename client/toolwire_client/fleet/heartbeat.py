@@ -112,13 +112,14 @@ async def _beat_until(
 
     async def take_over() -> None:
         """Recovery first, row last: a taker that dies in between leaves the row, and the next live worker recovers
-        again (DBOS makes that a no-op for workflows already back on the queue)."""
+        again (DBOS makes that a no-op for workflows already back on the queue). The takeover is said before the row
+        goes, so a row gone means it was said."""
         for dead, beat_at in await dead_executors(store):
             if dead == executor_id:
                 continue  # our own beat was late (a stalled process): we are evidently alive
             taken = await anyio.to_thread.run_sync(recover, [dead])
-            await forget(store, dead, beat_at)
             on_takeover(dead, taken)
+            await forget(store, dead, beat_at)
 
     store = await open_store(db, connections=2)
     try:

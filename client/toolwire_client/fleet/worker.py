@@ -16,6 +16,7 @@ from toolwire_client.fleet.tables import ensure_tables
 from toolwire_client.fleet.workflow import SETTINGS
 from toolwire_client.store import open_store
 from toolwire_client.tools.shared_connections import SharedConnections
+from toolwire_shared.words import counted
 
 DB_CONNECTIONS = 8
 """At most this many run-store connections per worker, shared by the runs it drives: a step holds one for a
@@ -76,7 +77,8 @@ async def _serve(options: WorkerOptions, say: Callable[[str], None]) -> None:
                 return len(DBOS._recover_pending_workflows(executor_ids))
 
             def taken(dead: str, count: int) -> None:
-                say(f"worker {executor_id}: took over {count} run(s) of dead worker {dead}")
+                if count:  # a worker that stopped cleanly left none: nothing to say
+                    say(f"worker {executor_id}: took over {counted(count, 'run')} of dead worker {dead}")
 
             async def is_fleet_run(run_id: str) -> bool:
                 return await DBOS.get_workflow_status_async(run_id) is not None

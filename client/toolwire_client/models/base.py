@@ -18,6 +18,8 @@ class ModelReply(BaseModel):
     latency_s: float = 0.0
     attempts: int = 1
     """How many HTTP attempts the call took (retries + 1); the waterfall marks model calls that were retried."""
+    waited_s: float = 0.0
+    """Seconds spent waiting between those attempts (a rate limit's retry-after); the waterfall marks it ⏸."""
 
 
 class ModelCallFailed(Exception):

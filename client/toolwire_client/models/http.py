@@ -48,6 +48,7 @@ class Posted:
     data: dict[str, Any]
     latency_s: float
     attempts: int
+    waited_s: float = 0.0
 
     def reply(self, message: AssistantMessage, usage: Usage, finish_reason: str | None) -> ModelReply:
         return ModelReply(
@@ -58,6 +59,7 @@ class Posted:
             response_model=self.data.get("model"),
             latency_s=self.latency_s,
             attempts=self.attempts,
+            waited_s=self.waited_s,
         )
 
 
@@ -179,7 +181,8 @@ class HttpModel:
                     return response
                 return httpx2.Response(200, json=await read_stream(response, assembler(), self.on_text))
 
-        response = await send_with_retries(self.provider, send, self.retry, [self._api_key])
+        waits: list[float] = []
+        response = await send_with_retries(self.provider, send, self.retry, [self._api_key], waits.append)
         latency = time.perf_counter() - started
         try:
             data = response.json()
@@ -187,7 +190,7 @@ class HttpModel:
             raise self._unreadable(f"not JSON ({exc})") from None
         if not isinstance(data, dict):
             raise self._unreadable(f"a JSON {type(data).__name__}, not an object")
-        return Posted(data, latency, attempts)
+        return Posted(data, latency, attempts, sum(waits))
 
     def _unreadable(self, problem: str) -> ModelCallFailed:
         reason = redact(f"{self.provider} sent a reply toolwire could not read: {problem}", [self._api_key])

@@ -5,6 +5,7 @@ Retried: 408, 409, 429, 5xx (529 included) and connection errors/timeouts, unles
 `enforced_spend_limit_reached`, 402), because waiting does not refill an account.
 """
 
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -19,6 +20,8 @@ from toolwire_client.models.base import ModelCallFailed
 from toolwire_otel.spans import record_retry
 
 RETRY_STATUSES = frozenset({408, 409, 429})
+log = logging.getLogger("toolwire.client.retry")
+"""A wait between attempts is said as it starts (a rate limit's retry-after can be a minute): a warning."""
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -164,8 +167,10 @@ async def send_with_retries(
     send: Callable[[], Awaitable[httpx2.Response]],
     policy: RetryPolicy,
     secrets: Iterable[str | None] = (),
+    on_wait: Callable[[float], None] | None = None,
 ) -> httpx2.Response:
-    """Send until a 2xx comes back; otherwise raise ModelCallFailed with a readable, key-free reason."""
+    """Send until a 2xx comes back; otherwise raise ModelCallFailed with a readable, key-free reason. Each wait
+    before another try is logged as it starts and given to `on_wait` (its seconds)."""
     secret_list = list(secrets)
     failures: list[Failure] = []
     while True:
@@ -189,4 +194,10 @@ async def send_with_retries(
             )
         wait_s = policy.wait_for(len(failures) - 1, failure.headers)
         record_retry(len(failures), redact(f"{provider}: {failure.summary}", secret_list), wait_s)
+        asked = " (as it asked)" if failure.headers is not None and retry_after_s(failure.headers) is not None else ""
+        said = f"{provider} {'returned' if failure.status is not None else 'hit'} {failure.summary}"
+        tries = f"try {len(failures) + 1} of {policy.max_tries}"
+        log.warning("%s; waiting %.1f s%s before %s", redact(said, secret_list), wait_s, asked, tries)
+        if on_wait is not None:
+            on_wait(wait_s)
         await policy.sleep(wait_s)

@@ -3,6 +3,7 @@
 from collections import Counter
 
 from toolwire_client.run.state import RunState, RunStatus
+from toolwire_shared.words import counted
 
 
 class RunExit(Exception):
@@ -24,7 +25,7 @@ class RunExit(Exception):
 
 class FinalAnswer(RunExit, code="final_answer", status="done"):
     def __init__(self, text: str, steps: int):
-        super().__init__(f"finished with a final answer after {_steps(steps)}")
+        super().__init__(f"finished with a final answer after {counted(steps, 'step')}")
         self.text = text
 
 
@@ -69,10 +70,6 @@ class HarnessFailed(RunExit, code="harness_error", status="failed"):
 class SaveFailed(RunExit, code="save_failed", status="failed"):
     """The run store refused a save (not for its content, which text_codec.py makes storable): the run ends here
     rather than going on unrecorded, or being left `running` by the exception."""
-
-
-def _steps(n: int) -> str:
-    return f"{n} step" if n == 1 else f"{n} steps"
 
 
 def finish(state: RunState, exit_: RunExit) -> None:

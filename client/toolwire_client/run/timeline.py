@@ -54,9 +54,12 @@ def origin_of(state: RunState) -> datetime:
 
 def _model_mark(step: StepRecord) -> str:
     attempts = step.model_reply.attempts if step.model_reply else 1
+    waited = step.model_reply.waited_s if step.model_reply else 0.0
     tokens = f"{step.usage.input_tokens}→{step.usage.output_tokens} tok"
     if attempts > 1:
-        return f"{tokens}  ↻ {attempts} attempts"
+        tokens += f"  ↻ {attempts} attempts"
+    if waited >= 0.1:
+        tokens += f"  ⏸ waited {waited:.1f} s"
     return tokens
 
 

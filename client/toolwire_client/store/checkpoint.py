@@ -7,6 +7,7 @@ from toolwire_client.run import exits
 from toolwire_client.run.state import RunState, now
 from toolwire_client.store.base import LeaseLost, RunStore, SaveRefused
 from toolwire_client.store.lease import Lease
+from toolwire_shared.words import counted
 
 log = logging.getLogger("toolwire.client.loop")  # the loop's log, where these lines always were
 
@@ -20,7 +21,7 @@ async def save(store: RunStore | None, state: RunState, lease: Lease | None) -> 
     except LeaseLost as exc:
         raise (lease.lose(str(exc)) if lease else exits.NoLongerDriving(f"stopped: {exc}")) from exc
     except SaveRefused as exc:
-        raise exits.SaveFailed(f"stopped after {len(state.steps)} steps: {exc}") from exc
+        raise exits.SaveFailed(f"stopped after {counted(len(state.steps), 'step')}: {exc}") from exc
 
 
 async def save_last(store: RunStore | None, state: RunState, lease: Lease | None) -> None:

@@ -17,9 +17,10 @@ from mcp.client import Transport
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolwire_client.tools import stdout_noise
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_logs import LogBudget
-from toolwire_client.tools.server_stderr import ServerStderr, error_line
+from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import StartFailure, ToolServerFailed, ToolTransportError
 from toolwire_shared import errors
 from toolwire_shared.mcp_kit.errors import first
@@ -112,10 +113,16 @@ class Connector:
         """The SDK's stdio transport with the server's stderr on our pipe; our copy of its write end is closed once
         the server holds its own, so the pipe ends when the server does."""
         self._spawn_ok = False
-        async with stdio_client(params, errlog=errlog) as streams:
-            self._spawn_ok = True
-            errlog.close()
-            yield streams
+        with stdout_noise.named(self.name, self._note):  # a tool's print(): a line that names this server
+            async with stdio_client(params, errlog=errlog) as streams:
+                self._spawn_ok = True
+                errlog.close()
+                yield streams
+
+    def _note(self, text: str) -> None:
+        """A note of toolwire's on this server, where its stderr goes (inline with `-v`, else the run's server log)."""
+        with suppress(Exception):
+            self.stderr.sink(self.name, NOTE + text)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """A server's log message (MCP logging) goes where its stderr goes: the run's server log, or inline with
@@ -165,7 +172,8 @@ class Connector:
             return ToolServerFailed(self.name, target, "unreachable", "cannot be reached", said)
         if self._http_error is not None:
             status = self._http_error
-            kind = "not_found" if " 404" in status else "refused" if status[5:8] in ("401", "403") else "failed"
+            denied: StartFailure = "token_refused" if self.token else "refused"  # one sent: not recognised
+            kind = "not_found" if " 404" in status else denied if status[5:8] in ("401", "403") else "failed"
             return ToolServerFailed(self.name, target, kind, "refused MCP's initialize", status)
         return ToolServerFailed(self.name, target, "failed", "failed MCP's initialize", str(exc) or type(exc).__name__)
 

@@ -213,7 +213,16 @@ class ToolTransportError(Exception):
 
 
 StartFailure = Literal[
-    "no_command", "exited", "dropped", "list_failed", "unreachable", "refused", "not_found", "timeout", "failed"
+    "no_command",
+    "exited",
+    "dropped",
+    "list_failed",
+    "unreachable",
+    "refused",
+    "token_refused",
+    "not_found",
+    "timeout",
+    "failed",
 ]
 """`exited`: before it answered initialize; `dropped`: after initialize, before it listed its tools; `list_failed`: it
 answered tools/list with an error of its own."""

@@ -163,6 +163,7 @@ async def _followed(
     call, task_id = request.call, str(task["taskId"])
     deadline = started + request.timeout_s
     polls, status = 0, str(task.get("status", "working"))
+    said: str | None = None
     with task_span(call.name, task_id, resumed=resumed) as span:
         try:
             while True:  # a CreateTaskResult carries no result, whatever its status: only a tasks/get does
@@ -181,7 +182,7 @@ async def _followed(
                 record_poll(span, polls, status, task.get("statusMessage"))
                 if status in ("completed", "failed", "cancelled"):
                     break
-                await _progress(request, task)
+                said = await _progress(request, task, said)
                 if status == "input_required":
                     answered = await _answer(session, request, task, on_input)
                     if answered is not None:  # paused on a question (the task waits), or failed (cancelled)
@@ -205,11 +206,15 @@ def _interval(task: dict[str, Any], polls: int) -> float:
     return max(base, min(MAX_POLL_S, base * BACKOFF ** max(0, polls - 2)))
 
 
-async def _progress(request: ToolRequest, task: dict[str, Any]) -> None:
-    """A task's statusMessage is its progress line; shown like any call's progress."""
+async def _progress(request: ToolRequest, task: dict[str, Any], said: str | None) -> str | None:
+    """A task's statusMessage is its progress line, shown like any call's progress (a message only: no count), once
+    (polls that find the same message say nothing). Returns the message last shown."""
     message = task.get("statusMessage")
-    if request.on_progress is not None and isinstance(message, str) and task.get("status") == "working":
+    if message == said or not isinstance(message, str) or task.get("status") != "working":
+        return said
+    if request.on_progress is not None:
         await request.on_progress(0, None, message)
+    return message
 
 
 async def _answer(

@@ -6,6 +6,7 @@ import logging
 
 from anyio.abc import TaskGroup
 
+from toolwire_client import texts
 from toolwire_client.assembly.resume import rebuilt, resume_run
 from toolwire_client.assembly.trusted_servers import ServerTrust
 from toolwire_client.mistakes import explain
@@ -37,10 +38,10 @@ class LocalResumes:
     async def _resume(self, root_id: str) -> None:
         try:
             state = await resume_run(self.store, root_id, rebuilt, self.trust)
-            self.notes[root_id] = f"resumed here: {state.status} ({state.stop_reason})"
+            self.notes[root_id] = f"resumed here: {texts.status_and_why(state.status, state.stop_reason)}"
         except Exception as exc:
             said = explain(exc).message
-            self.notes[root_id] = f"could not go on here: {said}"
+            self.notes[root_id] = f"could not go on here: {said}; {texts.resumed_elsewhere(root_id)}"
             log.warning("run %s: could not go on: %s", root_id, said)
         finally:
             self.running.discard(root_id)
