@@ -76,6 +76,7 @@ def test_empty_lists_say_so_and_json_is_there_for_scripts(tmp_path: Path) -> Non
         "tampered": [],
         "decided": [],
         "answered": [],
+        "decided_not_resumed": [],
     }
 
     done = run_toolwire(

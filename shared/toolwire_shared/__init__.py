@@ -1,19 +1,44 @@
-"""The vocabulary the tool server and the agent loop both speak: messages, tool specs, results, errors, ids."""
+"""The vocabulary the tool server and the agent loop both speak: messages, tool specs, results, errors, ids.
 
-from toolwire_shared.ids import new_call_id, new_run_id
-from toolwire_shared.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    dump_messages,
-    load_messages,
-)
-from toolwire_shared.results import ErrorKind, ToolResult
-from toolwire_shared.tools import ToolPolicy, ToolSpec
-from toolwire_shared.usage import Usage
+Names load on first use, so a module of this package that needs none of them (`words`, `terminal`, `db_timeouts`) is
+imported without pydantic and the MCP types; type checkers see them as plain imports."""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolwire_shared.ids import new_call_id, new_run_id
+    from toolwire_shared.messages import (
+        AssistantMessage,
+        Message,
+        SystemMessage,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+        dump_messages,
+        load_messages,
+    )
+    from toolwire_shared.results import ErrorKind, ToolResult
+    from toolwire_shared.tools import ToolPolicy, ToolSpec
+    from toolwire_shared.usage import Usage
+
+_WHERE = {
+    "new_call_id": "ids",
+    "new_run_id": "ids",
+    "AssistantMessage": "messages",
+    "Message": "messages",
+    "SystemMessage": "messages",
+    "ToolCall": "messages",
+    "ToolResultMessage": "messages",
+    "UserMessage": "messages",
+    "dump_messages": "messages",
+    "load_messages": "messages",
+    "ErrorKind": "results",
+    "ToolResult": "results",
+    "ToolPolicy": "tools",
+    "ToolSpec": "tools",
+    "Usage": "usage",
+}
 
 __all__ = [
     "AssistantMessage",
@@ -32,3 +57,12 @@ __all__ = [
     "new_call_id",
     "new_run_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'toolwire_shared' has no attribute {name!r}")
+    value = getattr(import_module(f"toolwire_shared.{where}"), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value

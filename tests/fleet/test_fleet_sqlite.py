@@ -140,7 +140,7 @@ def test_wait_says_when_no_worker_will_end_the_run(db: str, tmp_path: Path) -> N
     )  # fmt: skip
     run_id = queued.stdout.strip()
     still = toolwire("wait", run_id, "--db", db, "--timeout", "5")  # the first look at the queue is after 3 s
-    assert still.returncode == 1 and f"run {run_id} is still running after 5 s" in still.stderr
+    assert still.returncode == 5 and f"run {run_id} is still running after 5 s" in still.stdout  # 5: timed out
     note = f"no worker has taken run {run_id} yet; is `toolwire worker` running on this store?"
     assert still.stderr.splitlines()[0] == note, still.stderr  # said once, while it goes on waiting
     fleet = FleetClient(db)

@@ -76,7 +76,7 @@ def test_check_is_its_own_command_and_the_old_spelling_says_so(folder: Path) -> 
     config.write_text('tools = "tools.py:registry"\n[agents.support]\ntoken = "t"\ntools = ["shout"]\n')
     done = _toolwire(folder, "check", "server.toml")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "server.toml: ok: 1 tools, 1 agents, 0 limit rules, audit off"
+    assert done.stdout.strip() == "server.toml: ok: 1 tool, 1 agent, 0 limit rules, audit off"
     old = _toolwire(folder, "serve", "--check", "server.toml")
     assert old.returncode == 0 and old.stdout == done.stdout
     assert old.stderr.strip() == (

@@ -23,6 +23,7 @@ SUMMARIES: dict[str, str] = {
     "tools": "List the tools the servers offer: name, arguments, annotations, description.",
     "trace": "Show or export the saved trace of a run.",
     "ui": "A run console in the browser: runs live, a run's steps and waterfall, approve or reject waiting calls.",
-    "wait": "Block until RUN_ID ends (exit 0 done, 1 stopped or failed) or waits for approval (exit 4).",
+    "wait": "Block until RUN_ID ends (exit 0 done, 1 stopped or failed), waits for a person (4) "
+    "or --timeout passes (5).",
     "worker": "Take submitted runs from the fleet's queue and drive them, until stopped (SIGTERM or Ctrl-C).",
 }
