@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class Cluster:
     links: list[int] = field(default_factory=list)
     made: list[str] = field(default_factory=list)
     postgres_started: bool = False
+    processes: list["subprocess.Popen[bytes]"] = field(default_factory=list)
 
     # -- names ---------------------------------------------------------------------------------------------------
     def ns(self, name: str) -> str:
@@ -131,6 +133,22 @@ class Cluster:
         _run(_as_server_user([pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"]))
         self._pg_ctl_start()
 
+    def start(self, n: int, argv: list[str], log: Path, env: dict[str, str] | None = None) -> "subprocess.Popen[bytes]":
+        """A process in namespace `w{n}` (its output in `log`), stopped by `close()` if the test has not."""
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                [*self.in_worker(n), *argv], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            )
+        self.processes.append(proc)
+        return proc
+
+    def bridge(self, n: int, port: int) -> Path:
+        """A Unix socket (returned) that reaches 127.0.0.1:`port` in namespace `w{n}` (uds_bridge.py)."""
+        socket = self.root / f"bridge-{n}-{port}.sock"
+        bridge = Path(__file__).with_name("uds_bridge.py")
+        self.start(n, [sys.executable, str(bridge), str(socket), str(port)], self.root / f"bridge-{n}.log")
+        return socket
+
     # -- partitions ----------------------------------------------------------------------------------------------
     def cut(self, n: int, silent: bool = True) -> None:
         if silent:
@@ -148,6 +166,10 @@ class Cluster:
 
     def close(self) -> None:
         """Everything this cluster made, whatever state it is in."""
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
         if self.postgres_started:
             pg_ctl = _pg_bin("pg_ctl") or "pg_ctl"
             subprocess.run(
