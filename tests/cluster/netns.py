@@ -54,6 +54,7 @@ class Cluster:
     root: Path
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
     links: list[int] = field(default_factory=list)
+    joins: list[tuple[int, int]] = field(default_factory=list)
     made: list[str] = field(default_factory=list)
     postgres_started: bool = False
     processes: list["subprocess.Popen[bytes]"] = field(default_factory=list)
@@ -97,6 +98,23 @@ class Cluster:
             _ip("-n", self.ns(f"w{n}"), "link", "set", worker_end, "up")
             self.links.append(n)
         self._start_postgres()
+
+    def join(self, a: int, b: int) -> str:
+        """A link of its own between worker namespaces `a` and `b` (a worker and a tool-server replica), 10.213.(100
+        + its number).0/30; returns b's address on it, as a reaches it."""
+        self.joins.append((a, b))
+        subnet = 100 + len(self.joins)
+        end_a, end_b = self._join_end(a, b, "a"), self._join_end(a, b, "b")
+        _ip("link", "add", end_a, "netns", self.ns(f"w{a}"), "type", "veth", "peer", end_b)
+        _ip("link", "set", end_b, "netns", self.ns(f"w{b}"))
+        _ip("-n", self.ns(f"w{a}"), "addr", "add", f"10.213.{subnet}.1/30", "dev", end_a)
+        _ip("-n", self.ns(f"w{b}"), "addr", "add", f"10.213.{subnet}.2/30", "dev", end_b)
+        _ip("-n", self.ns(f"w{a}"), "link", "set", end_a, "up")
+        _ip("-n", self.ns(f"w{b}"), "link", "set", end_b, "up")
+        return f"10.213.{subnet}.2"
+
+    def _join_end(self, a: int, b: int, end: str) -> str:
+        return f"tw{self.tag}j{a}{b}{end}"
 
     def _namespace(self, name: str) -> None:
         _ip("netns", "add", self.ns(name))
@@ -160,6 +178,30 @@ class Cluster:
         _ip("-n", self.ns("pg"), "link", "set", self.pg_end(n), "up")
         subprocess.run(
             ["ip", "-n", self.ns(f"w{n}"), "route", "del", "unreachable", f"{self.pg_address(n)}/32"],
+            capture_output=True,
+            timeout=30,
+        )
+
+    def cut_join(self, a: int, b: int, silent: bool = True) -> None:
+        """The link `join(a, b)` made, cut: b's end down (silent), or b unreachable from a (fast), and then every
+        TCP connection a holds to b aborted (`ss -K`: a connection cut mid-call fails at once, as a reset does)."""
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        if silent:
+            _ip("-n", self.ns(f"w{b}"), "link", "set", self._join_end(a, b, "b"), "down")
+        else:
+            _ip("-n", self.ns(f"w{a}"), "route", "add", "unreachable", f"{address}/32")
+            self.reset_join(a, b)
+
+    def reset_join(self, a: int, b: int) -> None:
+        """Every TCP connection namespace a holds to b on their link aborted, the link itself left up."""
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        _run(["ip", "netns", "exec", self.ns(f"w{a}"), "ss", "-K", "dst", address])
+
+    def heal_join(self, a: int, b: int) -> None:
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        _ip("-n", self.ns(f"w{b}"), "link", "set", self._join_end(a, b, "b"), "up")
+        subprocess.run(
+            ["ip", "-n", self.ns(f"w{a}"), "route", "del", "unreachable", f"{address}/32"],
             capture_output=True,
             timeout=30,
         )
