@@ -76,6 +76,8 @@ LISTEN_WAIT_S = 5.0
 that never opens it only delays the start)."""
 LOST = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError, httpx2.TransportError)
 """What a dropped connection looks like from inside call_tool."""
+SDK_HTTP_ERROR = "Server returned an error response"
+"""mcp.client.streamable_http's message for a POST answered with an error status and no JSON-RPC error."""
 LOG_LEVEL: types.LoggingLevel = "info"
 """The server log messages asked for in the 2026-07-28 era (a handshake-era server sends what it sends)."""
 CallRound = types.CallToolResult | types.InputRequiredResult
@@ -629,6 +631,8 @@ class McpSource:
             if _closed(exc):
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
+            if _no_answer(exc):  # the connection stands (a proxy's 502/504): no restart, the outcome unknown
+                raise ToolTransportError(f"the tool server '{self.name}' {texts.HTTP_ERROR_NO_RESULT}") from exc
             text = errors.tool_failed(call.name, exc.error.message)
             return failed(call.id, call.name, "tool_failed", text, since=started)
         except LOST as exc:
@@ -707,6 +711,14 @@ def _closed(exc: MCPError) -> bool:
     """The SDK's own "the connection closed": code -32000 is also the first of the range a server's own errors use
     (JSON-RPC), so a server's `-32000: backend unavailable` is its answer, not a lost connection."""
     return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
+
+
+def _no_answer(exc: MCPError) -> bool:
+    """The SDK's stand-in for an HTTP error status that carried no JSON-RPC answer: a proxy that lost the replica
+    mid-call (nginx's 502 when it died, 504 when it stalled past `proxy_read_timeout`), or a server that failed before
+    it could answer. The call may have run: its outcome is unknown, never a tool's own failure (issue 38)."""
+    error = exc.error
+    return error.code == types.INTERNAL_ERROR and error.message == SDK_HTTP_ERROR and not error.data
 
 
 def _announced_changes(client: Client) -> tuple[bool, bool]:

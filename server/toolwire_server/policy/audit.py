@@ -4,7 +4,9 @@ it took, how large the answer was, the trace it belongs to, the replica that ser
 
 The call path only appends to a queue; a thread writes the queue in batches (every `flush_s`, or once `batch`
 records wait) to SQLite or PostgreSQL, and the rest when the process stops cleanly (atexit, and the finaliser a
-spawned `--workers` process runs). `read_records` is what `toolwire audit` shows."""
+spawned `--workers` process runs). A batch whose write fails (the database away, a partition) goes back to the front
+of the queue and the connection is opened anew for the next try, so what was queued is written once the database
+answers again; past MAX_QUEUED held records, new ones are dropped, counted and said in the log. `read_records` is what `toolwire audit` shows."""
 
 import atexit
 import contextlib
@@ -185,7 +187,8 @@ class AuditLog:
                     except Exception as exc:  # the database is away: keep the records, reconnect, try again
                         log.warning("audit: writing %d records failed (%s); will retry", len(records), exc)
                         self._queue.extendleft(reversed(records))
-                        sink = _closed(sink)
+                        _close(sink)
+                        sink = None
                         if stopping:
                             log.error("audit: %d records not written: the database is away at exit", len(self._queue))
                             return
@@ -194,10 +197,10 @@ class AuditLog:
                 if stopping:
                     return
         finally:
-            _closed(sink)
+            _close(sink)
 
 
-def _closed(sink: "_Sink | None") -> None:
+def _close(sink: "_Sink | None") -> None:
     """Closes a sink whose connection may be broken already (a broken connection is never used again)."""
     if sink is not None:
         with contextlib.suppress(Exception):
