@@ -6,7 +6,8 @@ The call path only appends to a queue; a thread writes the queue in batches (eve
 records wait) to SQLite or PostgreSQL, and the rest when the process stops cleanly (atexit, and the finaliser a
 spawned `--workers` process runs). A batch whose write fails (the database away, a partition) goes back to the front
 of the queue and the connection is opened anew for the next try, so what was queued is written once the database
-answers again; past MAX_QUEUED held records, new ones are dropped, counted and said in the log. `read_records` is what `toolwire audit` shows."""
+answers again; past MAX_QUEUED held records, new ones are dropped, counted and said in the log. `read_records` is
+what `toolwire audit` shows."""
 
 import atexit
 import contextlib
