@@ -66,7 +66,7 @@ async def test_a_worker_cut_from_its_tool_server_replica_mid_call(
         (gate / f"hold_{tool}").touch()  # each writes its effect, then holds before it answers
     replica_address = cluster.join(1, 2)
     log = tmp_path / "replica.log"
-    env = {"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate), "PYTHONPATH": ":".join(sys.path)}
+    env = {"DURABLE_TEST_DB": str(tools_db), "DURABLE_GATE_DIR": str(gate)}
     serve = [sys.executable, "-m", "toolwire_server", str(REPO / "tests/store/durable_tools.py") + ":registry"]
     replica = cluster.start(2, [*serve, "--http", "--host", "0.0.0.0", "--port", str(PORT)], log, env)
     socket = cluster.bridge(2, PORT)

@@ -113,7 +113,6 @@ async def test_a_replica_cut_from_its_limits_and_audit_store(cluster: Cluster, t
         "LIMITS_DB": cluster.worker_url(1),
         "TOOLWIRE_DB_CONNECT_TIMEOUT_S": "2",
         "TOOLWIRE_DB_UNACKED_TIMEOUT_S": "2",
-        "PYTHONPATH": ":".join(sys.path),
     }
     argv = [sys.executable, "-m", "toolwire_server", f"--config={config}", "--http", "--host", "127.0.0.1"]
     replica = cluster.start(1, [*argv, "--port", str(PORT)], log, env)
