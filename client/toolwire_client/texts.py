@@ -53,6 +53,9 @@ def changed_after_approval() -> str:
     return rejected("the arguments changed after they were approved")
 
 
+HTTP_ERROR_NO_RESULT = "answered the call with an HTTP error status and no result: a proxy cut its answer, or it failed"
+
+
 def transport_failed(name: str, problem: str, *, retried: bool) -> str:
     again = (
         "It was sent again with the same idempotency key and failed again."

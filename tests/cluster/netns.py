@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -53,8 +54,10 @@ class Cluster:
     root: Path
     tag: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
     links: list[int] = field(default_factory=list)
+    joins: list[tuple[int, int]] = field(default_factory=list)
     made: list[str] = field(default_factory=list)
     postgres_started: bool = False
+    processes: list["subprocess.Popen[bytes]"] = field(default_factory=list)
 
     # -- names ---------------------------------------------------------------------------------------------------
     def ns(self, name: str) -> str:
@@ -96,6 +99,23 @@ class Cluster:
             self.links.append(n)
         self._start_postgres()
 
+    def join(self, a: int, b: int) -> str:
+        """A link of its own between worker namespaces `a` and `b` (a worker and a tool-server replica), 10.213.(100
+        + its number).0/30; returns b's address on it, as a reaches it."""
+        self.joins.append((a, b))
+        subnet = 100 + len(self.joins)
+        end_a, end_b = self._join_end(a, b, "a"), self._join_end(a, b, "b")
+        _ip("link", "add", end_a, "netns", self.ns(f"w{a}"), "type", "veth", "peer", end_b)
+        _ip("link", "set", end_b, "netns", self.ns(f"w{b}"))
+        _ip("-n", self.ns(f"w{a}"), "addr", "add", f"10.213.{subnet}.1/30", "dev", end_a)
+        _ip("-n", self.ns(f"w{b}"), "addr", "add", f"10.213.{subnet}.2/30", "dev", end_b)
+        _ip("-n", self.ns(f"w{a}"), "link", "set", end_a, "up")
+        _ip("-n", self.ns(f"w{b}"), "link", "set", end_b, "up")
+        return f"10.213.{subnet}.2"
+
+    def _join_end(self, a: int, b: int, end: str) -> str:
+        return f"tw{self.tag}j{a}{b}{end}"
+
     def _namespace(self, name: str) -> None:
         _ip("netns", "add", self.ns(name))
         self.made.append(self.ns(name))
@@ -131,6 +151,22 @@ class Cluster:
         _run(_as_server_user([pg_ctl, "-D", str(self.root / "data"), "-m", "immediate", "-w", "stop"]))
         self._pg_ctl_start()
 
+    def start(self, n: int, argv: list[str], log: Path, env: dict[str, str] | None = None) -> "subprocess.Popen[bytes]":
+        """A process in namespace `w{n}` (its output in `log`), stopped by `close()` if the test has not."""
+        with log.open("ab") as out:
+            proc = subprocess.Popen(
+                [*self.in_worker(n), *argv], stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            )
+        self.processes.append(proc)
+        return proc
+
+    def bridge(self, n: int, port: int) -> Path:
+        """A Unix socket (returned) that reaches 127.0.0.1:`port` in namespace `w{n}` (uds_bridge.py)."""
+        socket = self.root / f"bridge-{n}-{port}.sock"
+        bridge = Path(__file__).with_name("uds_bridge.py")
+        self.start(n, [sys.executable, str(bridge), str(socket), str(port)], self.root / f"bridge-{n}.log")
+        return socket
+
     # -- partitions ----------------------------------------------------------------------------------------------
     def cut(self, n: int, silent: bool = True) -> None:
         if silent:
@@ -146,8 +182,36 @@ class Cluster:
             timeout=30,
         )
 
+    def cut_join(self, a: int, b: int, silent: bool = True) -> None:
+        """The link `join(a, b)` made, cut: b's end down (silent), or b unreachable from a (fast), and then every
+        TCP connection a holds to b aborted (`ss -K`: a connection cut mid-call fails at once, as a reset does)."""
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        if silent:
+            _ip("-n", self.ns(f"w{b}"), "link", "set", self._join_end(a, b, "b"), "down")
+        else:
+            _ip("-n", self.ns(f"w{a}"), "route", "add", "unreachable", f"{address}/32")
+            self.reset_join(a, b)
+
+    def reset_join(self, a: int, b: int) -> None:
+        """Every TCP connection namespace a holds to b on their link aborted, the link itself left up."""
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        _run(["ip", "netns", "exec", self.ns(f"w{a}"), "ss", "-K", "dst", address])
+
+    def heal_join(self, a: int, b: int) -> None:
+        address = f"10.213.{101 + self.joins.index((a, b))}.2"
+        _ip("-n", self.ns(f"w{b}"), "link", "set", self._join_end(a, b, "b"), "up")
+        subprocess.run(
+            ["ip", "-n", self.ns(f"w{a}"), "route", "del", "unreachable", f"{address}/32"],
+            capture_output=True,
+            timeout=30,
+        )
+
     def close(self) -> None:
         """Everything this cluster made, whatever state it is in."""
+        for proc in self.processes:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
         if self.postgres_started:
             pg_ctl = _pg_bin("pg_ctl") or "pg_ctl"
             subprocess.run(

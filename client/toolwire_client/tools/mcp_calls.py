@@ -27,7 +27,7 @@ from toolwire_client.tools.server_asks import ServerAsks
 from toolwire_client.tools.source import ToolRequest, ToolTransportError
 from toolwire_shared import errors
 from toolwire_shared.elicitation import CALL_TAG_META
-from toolwire_shared.mcp_kit.errors import LOST, closed
+from toolwire_shared.mcp_kit.errors import LOST, closed, no_answer
 from toolwire_shared.results import ToolResult, failed, from_call_result
 
 CallRound = types.CallToolResult | types.InputRequiredResult
@@ -134,6 +134,8 @@ class CallProtocol:
             if closed(exc):
                 self._lost(generation)
                 raise ToolTransportError(f"the tool server '{self.name}' closed the connection") from exc
+            if no_answer(exc):  # the connection stands (a proxy's 502/504): no restart, the outcome unknown
+                raise ToolTransportError(f"the tool server '{self.name}' {texts.HTTP_ERROR_NO_RESULT}") from exc
             text = errors.tool_failed(call.name, exc.error.message)
             return failed(call.id, call.name, "tool_failed", text, since=started)
         except LOST as exc:

@@ -4,9 +4,13 @@ it took, how large the answer was, the trace it belongs to, the replica that ser
 
 The call path only appends to a queue; a thread writes the queue in batches (every `flush_s`, or once `batch`
 records wait) to SQLite or PostgreSQL, and the rest when the process stops cleanly (atexit, and the finaliser a
-spawned `--workers` process runs). `read_records` is what `toolwire audit` shows."""
+spawned `--workers` process runs). A batch whose write fails (the database away, a partition) goes back to the front
+of the queue and the connection is opened anew for the next try, so what was queued is written once the database
+answers again; past MAX_QUEUED held records, new ones are dropped, counted and said in the log. `read_records` is
+what `toolwire audit` shows."""
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import json
@@ -165,31 +169,42 @@ class AuditLog:
             self._thread, self._stopping = None, False
 
     def _run(self) -> None:
-        sink = _open(self.database)
+        sink: _Sink | None = None  # opened when first needed, and again after a write that failed
         pruned = 0.0
         try:
             while True:
                 self._wake.wait(self.flush_s)
                 self._wake.clear()
                 stopping = self._stopping
-                if time.time() - pruned > RETENTION_EVERY_S:
-                    sink.prune(time.time() - self.retention_s)
-                    pruned = time.time()
                 while self._queue:
                     records = [self._queue.popleft() for _ in range(min(len(self._queue), self.batch))]
                     try:
+                        sink = sink or _open(self.database)
+                        if time.time() - pruned > RETENTION_EVERY_S:
+                            sink.prune(time.time() - self.retention_s)
+                            pruned = time.time()
                         sink.write(records)
                         self.written += len(records)
-                    except Exception as exc:  # the database is away: keep the records and try again
+                    except Exception as exc:  # the database is away: keep the records, reconnect, try again
                         log.warning("audit: writing %d records failed (%s); will retry", len(records), exc)
                         self._queue.extendleft(reversed(records))
+                        _close(sink)
+                        sink = None
                         if stopping:
+                            log.error("audit: %d records not written: the database is away at exit", len(self._queue))
                             return
                         time.sleep(min(self.flush_s * 4, 5.0))
                         break
                 if stopping:
                     return
         finally:
+            _close(sink)
+
+
+def _close(sink: "_Sink | None") -> None:
+    """Closes a sink whose connection may be broken already (a broken connection is never used again)."""
+    if sink is not None:
+        with contextlib.suppress(Exception):
             sink.close()
 
 

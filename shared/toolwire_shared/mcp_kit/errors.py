@@ -20,6 +20,18 @@ def closed(exc: MCPError) -> bool:
     return exc.error.code == types.CONNECTION_CLOSED and exc.error.message == "Connection closed" and not exc.error.data
 
 
+SDK_HTTP_ERROR = "Server returned an error response"
+"""mcp.client.streamable_http's message for a POST answered with an error status and no JSON-RPC error."""
+
+
+def no_answer(exc: MCPError) -> bool:
+    """The SDK's stand-in for an HTTP error status that carried no JSON-RPC answer: a proxy that lost the replica
+    mid-call (nginx's 502 when it died, 504 when it stalled past `proxy_read_timeout`), or a server that failed before
+    it could answer. The call may have run: its outcome is unknown, never a tool's own failure (issue 38)."""
+    error = exc.error
+    return error.code == types.INTERNAL_ERROR and error.message == SDK_HTTP_ERROR and not error.data
+
+
 def first(exc: BaseException, kind: type[E]) -> E | None:
     """The first `kind` in an exception, the groups it is in or the errors that caused it."""
     seen: set[int] = set()
