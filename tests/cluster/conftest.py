@@ -2,8 +2,35 @@
 their folder is importable here as it is there."""
 
 import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+
+import pytest
+
+from toolwire_client.store import SqlRunStore, open_store
 
 FLEET = str(Path(__file__).resolve().parents[1] / "fleet")
 if FLEET not in sys.path:
     sys.path.insert(0, FLEET)
+
+from cluster.netns import Cluster, open_cluster  # noqa: E402  (after the fleet folder is importable)
+
+
+@pytest.fixture
+def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
+    """PostgreSQL and the test module's `WORKERS` worker namespaces, always torn down."""
+    made = open_cluster(workers=request.module.WORKERS)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture
+async def store(cluster: Cluster) -> AsyncIterator[SqlRunStore]:
+    """The cluster's run store, reached over PostgreSQL's Unix socket."""
+    opened = await open_store(cluster.url)
+    try:
+        yield opened
+    finally:
+        await opened.aclose()

@@ -7,17 +7,16 @@ key), the note's result in the model's history is either worker 1's own saved on
 
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from fleet_procs import FAST_TAKEOVER, Worker, start_worker, started
 from test_fleet_replay import durable_server, submit_refund_and_note
 
-from cluster.netns import Cluster, open_cluster
+from cluster.netns import Cluster
 from helpers.polling import await_until, wait_until
 from store.procs import DRIVER, kill_pid_in, rows
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 from toolwire_client.store.events import late_recorded
 
 pytestmark = [pytest.mark.postgres, pytest.mark.alone, pytest.mark.timeout(240)]
@@ -26,22 +25,8 @@ LEASE_S = 6
 """Short leases, so a takeover comes seconds after a cut (a worker gives up at half of it)."""
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    made = open_cluster(workers=2)
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-async def store(cluster: Cluster) -> AsyncIterator[SqlRunStore]:
-    opened = await open_store(cluster.url)
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+WORKERS = 2
+"""How many worker namespaces the cluster fixture (conftest.py) makes."""
 
 
 def worker(cluster: Cluster, n: int, tmp: Path, gate: Path, tools_db: Path) -> Worker:

@@ -9,7 +9,6 @@ outcome is unknown, or its answer); the refund was written once, whatever was se
 the first send's key."""
 
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -17,12 +16,12 @@ import pytest
 from fleet_procs import Worker, start_worker, started
 from test_fleet_replay import submit_refund_and_note
 
-from cluster.netns import Cluster, open_cluster
+from cluster.netns import Cluster
 from helpers.polling import await_until, wait_until
 from helpers.servers import REPO
 from store.procs import DRIVER, rows
 from toolwire_client.config import ServerSpec
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 
 pytestmark = [pytest.mark.postgres, pytest.mark.alone, pytest.mark.timeout(240)]
 
@@ -30,22 +29,8 @@ PORT = 8000
 """The replica's port in its own namespace."""
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    made = open_cluster(workers=2)  # w1: the worker; w2: the tool-server replica
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-async def store(cluster: Cluster) -> AsyncIterator[SqlRunStore]:
-    opened = await open_store(cluster.url)
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+WORKERS = 2  # w1: the worker; w2: the tool-server replica
+"""How many worker namespaces the cluster fixture (conftest.py) makes."""
 
 
 def answers(socket: Path) -> bool:

@@ -4,7 +4,6 @@ approval). Checked from the records: every run ends `done`, every approved refun
 ran without its approval, and no worker failed a run. TOOLWIRE_CHAOS_RUNS sets the count (`make chaos`: 200)."""
 
 import os
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import psycopg
@@ -22,33 +21,19 @@ from fleet_procs import (
     support_server,
 )
 
-from cluster.netns import Cluster, open_cluster
+from cluster.netns import Cluster
 from helpers.cli import TOOLWIRE
 from helpers.polling import await_until, wait_until
 from toolwire_client.fleet.submit import FleetClient
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 
 pytestmark = [pytest.mark.postgres, pytest.mark.alone, pytest.mark.timeout(900)]
 
 RUNS = int(os.environ.get("TOOLWIRE_CHAOS_RUNS", "24"))
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    made = open_cluster(workers=3)
-    try:
-        yield made
-    finally:
-        made.close()
-
-
-@pytest.fixture
-async def store(cluster: Cluster) -> AsyncIterator[SqlRunStore]:
-    opened = await open_store(cluster.url)
-    try:
-        yield opened
-    finally:
-        await opened.aclose()
+WORKERS = 3
+"""How many worker namespaces the cluster fixture (conftest.py) makes."""
 
 
 def tampered(url: str) -> int:

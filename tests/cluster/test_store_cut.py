@@ -7,7 +7,7 @@ exactly one record per call, those made while cut included (the writer kept them
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from cluster.netns import Cluster, open_cluster
+from cluster.netns import Cluster
 from helpers.polling import Bounds, await_until, wait_until
 from helpers.servers import REPO, text_of
 from toolwire_shared.results import ERROR_KIND_META
@@ -54,13 +54,8 @@ CALLS = 3
 """Calls of each agent before the cut, and again while cut."""
 
 
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    made = open_cluster(workers=1)  # namespace w1 holds the replica, joined to PostgreSQL by link 1
-    try:
-        yield made
-    finally:
-        made.close()
+WORKERS = 1  # namespace w1 holds the replica, joined to PostgreSQL by link 1
+"""How many worker namespaces the cluster fixture (conftest.py) makes."""
 
 
 @asynccontextmanager
