@@ -9,8 +9,9 @@ use, so `import toolwire_client` (and every CLI start) stays cheap; type checker
     state = await agent.run("What does order A123 cost with GST?")
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire_shared.lazy import loader
 
 PUBLIC: dict[str, tuple[str, ...]] = {
     "assembly.agents": ("build_agent", "run_task", "toolbox_for"),
@@ -102,10 +103,4 @@ if TYPE_CHECKING:
     from toolwire_client.tools.toolbox import ToolBox as ToolBox
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'toolwire_client' has no attribute {name!r}")
-    value = getattr(import_module(f"toolwire_client.{where}"), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
+__getattr__ = loader(__name__, _WHERE, globals())

@@ -3,8 +3,9 @@
 Names load on first use, so `toolwire serve --help` (and every `toolwire` command that reaches this package) does
 not import the MCP SDK and the HTTP stack; type checkers see them as plain imports."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire_shared.lazy import loader
 
 if TYPE_CHECKING:
     from toolwire_server.app import build_server
@@ -62,10 +63,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'toolwire_server' has no attribute {name!r}")
-    value = getattr(import_module(f"toolwire_server.{where}"), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
+__getattr__ = loader(__name__, _WHERE, globals())

@@ -3,8 +3,9 @@
 Names load on first use, so a module of this package that needs none of them (`words`, `terminal`, `db_timeouts`) is
 imported without pydantic and the MCP types; type checkers see them as plain imports."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from toolwire_shared.lazy import loader
 
 if TYPE_CHECKING:
     from toolwire_shared.ids import new_call_id, new_run_id
@@ -59,10 +60,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'toolwire_shared' has no attribute {name!r}")
-    value = getattr(import_module(f"toolwire_shared.{where}"), name)
-    globals()[name] = value  # once loaded, a plain attribute
-    return value
+__getattr__ = loader(__name__, _WHERE, globals())
