@@ -15,6 +15,7 @@ from external.driver import calls
 from external.servers import needs, npm_server, toolwire
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
+from toolwire_client.mistakes import WAITING
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
@@ -31,7 +32,7 @@ pytestmark = needs(EVERYTHING)
 def test_a_run_pauses_on_the_question_the_cli_answers_it_and_resume_ends_with_the_result(tmp_path: Path) -> None:
     server = " ".join(EVERYTHING)
     code, out, err = toolwire(tmp_path, "run", TASK, "--model", "scripted:calls", "--server", server, "--json")
-    assert code == 0, err
+    assert code == WAITING, err  # the run waits for a person: exit 4
     paused = json.loads(out)
     run_id = paused["run_id"]
     assert paused["status"] == "waiting_for_approval", paused["stop_reason"]

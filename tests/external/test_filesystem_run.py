@@ -10,6 +10,7 @@ from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, openai_call, openai_completion
 from toolwire_client import texts
 from toolwire_client.calls import DESTRUCTIVE
+from toolwire_client.mistakes import WAITING
 from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 
 FILESYSTEM = npm_server("server-filesystem")
@@ -34,7 +35,7 @@ def test_a_big_read_is_cut_and_write_file_waits_saying_why(tmp_path: Path) -> No
         server = f"{FILESYSTEM[0]} {FILESYSTEM[1]} {files}"
         args = ["--model", "openai:gpt-fake", "--base-url", fake.openai_url, "--server", server, "--json"]
         done = run_toolwire("run", "read big.txt, then write new.txt", *args, env=env)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == WAITING and "Traceback" not in done.stderr, done.stderr  # write_file waits: exit 4
     state = json.loads(done.stdout)
     assert state["status"] == "waiting_for_approval" and not written.exists()
 
