@@ -58,12 +58,8 @@ def waiting_runs(db: str, support_db: Path, tasks: list[str]) -> list[RunState]:
 ARGS = {"order_id": "A123", "amount_cents": 2500}
 
 
-def waiting_run(db: str, run_id: str, agent: str = "agent") -> None:
-    """A run of `agent` saved as waiting on one refund (no model needed: only the decision is under test)."""
-    call = ToolCall(id="call_1", name="issue_refund", arguments=ARGS)
-    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(ARGS))
-    state = RunState(run_id=run_id, agent_name=agent, task="Refund A123", model="m", pending=[pending])
-    state.status = "waiting_for_approval"
+def saved(db: str, state: RunState) -> None:
+    """`state` saved in the store at `db` (made if missing)."""
 
     async def save() -> None:
         store = await open_store(db)
@@ -73,6 +69,15 @@ def waiting_run(db: str, run_id: str, agent: str = "agent") -> None:
             await store.aclose()
 
     anyio.run(save)
+
+
+def waiting_run(db: str, run_id: str, agent: str = "agent") -> None:
+    """A run of `agent` saved as waiting on one refund (no model needed: only the decision is under test)."""
+    call = ToolCall(id="call_1", name="issue_refund", arguments=ARGS)
+    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(ARGS))
+    state = RunState(run_id=run_id, agent_name=agent, task="Refund A123", model="m", pending=[pending])
+    state.status = "waiting_for_approval"
+    saved(db, state)
 
 
 def question_run(db: str, run_id: str, url: str | None = None, agent: str = "agent") -> None:
@@ -88,15 +93,7 @@ def question_run(db: str, run_id: str, url: str | None = None, agent: str = "age
     pending = PendingCall(call=call, state="pending_input", args_hash=args_hash({}), input=wanted)
     state = RunState(run_id=run_id, agent_name=agent, task="Book a table", model="m", pending=[pending])
     state.status = "waiting_for_approval"
-
-    async def save() -> None:
-        store = await open_store(db)
-        try:
-            await store.save(state)
-        finally:
-            await store.aclose()
-
-    anyio.run(save)
+    saved(db, state)
 
 
 def answered(db: str, run_id: str) -> list[tuple[str, str | None, str | None]]:
