@@ -101,7 +101,7 @@ def test_failures_fail_the_gate_and_are_saved_for_replay(tmp_path: Path) -> None
     db = tmp_path / "runs.sqlite3"
     out = tmp_path / "report.json"
     result = toolwire(
-        *["eval", str(evals), "--json", str(out), "--min-success", "0.9", "--db", str(db), "--concurrency", "3"]
+        *["eval", str(evals), "--report", str(out), "--min-success", "0.9", "--db", str(db), "--concurrency", "3"]
     )
     assert result.exit_code == 1, result.output
     assert out.exists(), result.output
@@ -137,7 +137,7 @@ STRATEGIES = REPO / "examples" / "evals" / "strategies.toml"
 
 def test_strategy_tasks_pass_with_their_path_metrics(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
-    result = toolwire(*["eval", str(STRATEGIES), "--json", str(out), "--min-success", "1.0", "--no-save"])
+    result = toolwire(*["eval", str(STRATEGIES), "--report", str(out), "--min-success", "1.0", "--no-save"])
     assert result.exit_code == 0, result.output
     attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
     assert set(attempts) == {
@@ -161,7 +161,7 @@ def test_a_replan_or_a_review_over_its_ceiling_fails_the_task(tmp_path: Path) ->
         + 'review = { criteria = ["Give the currency as INR."] }\n',
     )
     out = tmp_path / "report.json"
-    result = toolwire(*["eval", str(evals), "--json", str(out), "--min-success", "0.5", "--no-save"])
+    result = toolwire(*["eval", str(evals), "--report", str(out), "--min-success", "0.5", "--no-save"])
     assert result.exit_code == 1, result.output
     attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
     assert attempts["replanned"]["answer_ok"] is True and attempts["replanned"]["within_replans"] is False
@@ -208,7 +208,7 @@ def test_cost_column_uses_price_override_and_cost_ceiling(tmp_path: Path) -> Non
         )
     )
     out = tmp_path / "r.json"
-    result = toolwire(*["eval", str(evals), "--prices", str(prices), "--json", str(out), "--no-save"])
+    result = toolwire(*["eval", str(evals), "--prices", str(prices), "--report", str(out), "--no-save"])
     assert result.exit_code == 0, result.output  # no --min-success: no gate
     attempts = {a["task"]: a for a in json.loads(out.read_text())["attempts"]}
     cheap = attempts["cheap"]
@@ -259,7 +259,7 @@ def test_waterfall_of_a_saved_failed_run(tmp_path: Path) -> None:
         tmp_path, task("refund-not-approved", refund, "scripted:support_demo", '{ contains = "Refunded" }')
     )
     db, out = tmp_path / "runs.sqlite3", tmp_path / "r.json"
-    assert toolwire("eval", str(evals), "--db", str(db), "--json", str(out)).exit_code == 0
+    assert toolwire("eval", str(evals), "--db", str(db), "--report", str(out)).exit_code == 0
     attempt = json.loads(out.read_text())["attempts"][0]
     assert attempt["status"] == "waiting_for_approval" and attempt["saved"] is True
     shown = toolwire("trace", "show", attempt["run_id"], "--waterfall", "--db", str(db))

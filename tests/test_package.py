@@ -1,8 +1,11 @@
 """The package as a user gets it: `python -m build` makes an sdist and a wheel, the wheel installs into a fresh venv
 (its dependencies from PyPI, as `pip install` does), and from a folder outside the checkout, with nothing of the
-checkout on the path, `toolwire demo` runs the support agent end to end and `toolwire call` calls a tool of a file
-there. Issue 37 item 7. Heavy (a build, then pip fetching ~60 packages: about 2 minutes here), so `alone`."""
+checkout on the path and no provider key, the README's first hour: `toolwire demo`, then a `tools.py` of one's own
+seen with `toolwire tools`, called with `toolwire call`, run with `--model test` (a risky tool pauses it: approve,
+resume) and with `--model script:FILE`, and read back with `trace show`. Issue 37 items 7 and "done when". Heavy (a
+build, then pip fetching ~60 packages: about 2 minutes here), so `alone`."""
 
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +28,19 @@ registry = Registry("installed")
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
+
+
+@registry.tool(risky=True)
+def send_invoice(customer: str, amount: int) -> str:
+    """Send an invoice to a customer (asks a person first)."""
+    return f"invoice of {amount} sent to {customer}"
 '''
+
+SCRIPT = """[
+  {"calls": [{"name": "add", "args": {"a": 20, "b": 22}}]},
+  {"text": "the sum is 42"}
+]
+"""
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
@@ -61,8 +76,35 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
     assert "Traceback" not in demo.stderr
 
     (elsewhere / "tools.py").write_text(TOOLS)
-    call = _run(
-        [str(bin_dir / "toolwire"), "call", "add", "a=2", "b=40", "--server", "toolwire serve tools.py"], elsewhere, env
-    )
-    assert call.stdout.strip() == "42"
+    _first_hour(bin_dir / "toolwire", elsewhere, env, tmp_path / "first-hour.db")
     assert not (dev_tools := [n for n in ("pytest", "mypy", "ruff", "playwright") if (bin_dir / n).exists()]), dev_tools
+
+
+def _first_hour(toolwire: Path, here: Path, env: dict[str, str], db: Path) -> None:
+    """The README's first hour from the installed command, each step checked by what it printed."""
+    server = ["--server", "mine=toolwire serve tools.py"]  # a named server, as --trust and --allow-sampling take
+
+    def step(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([str(toolwire), *args], cwd=here, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == code, f"{args}: exit {done.returncode}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    listed = json.loads(step("tools", *server, "--json").stdout)
+    assert {tool["name"] for tool in listed} == {"add", "send_invoice"}, listed
+    assert step("call", "add", "a=2", "b=40", *server).stdout.strip() == "42"
+
+    paused = json.loads(
+        step("run", "use every tool", "--model", "test", *server, "--db", str(db), "--json", code=4).stdout
+    )
+    run_id = paused["run_id"]
+    assert paused["status"] == "waiting_for_approval", paused["status"]
+    step("approve", run_id, "--db", str(db))
+    resumed = step("resume", run_id, "--db", str(db))
+    assert "invoice of" in resumed.stdout, resumed.stdout
+    shown = step("trace", "show", run_id, "--db", str(db)).stdout
+    assert "send_invoice" in shown and "add" in shown, shown
+
+    (here / "turns.json").write_text(SCRIPT)
+    scripted = json.loads(step("run", "add", "--model", "script:turns.json", *server, "--db", str(db), "--json").stdout)
+    assert scripted["status"] == "done" and scripted["final_answer"] == "the sum is 42", scripted

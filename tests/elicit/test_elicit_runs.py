@@ -90,18 +90,18 @@ async def test_a_question_pauses_the_run_and_the_cli_answers_it(tmp_path: Path) 
     assert 'book_table({"restaurant": "Noma"}) | waiting for input: Who is the table at Noma for?' in shown.stdout
 
     early = await in_process(db, "resume", run_id)  # nothing answered yet: it says how to answer, and runs nothing
-    assert f"`toolwire answer {run_id} call_book --json '{{...}}'`" in early.stdout, early.stdout + early.stderr
-    unfit = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": "four"}')
+    assert f"`toolwire answer {run_id} call_book --value '{{...}}'`" in early.stdout, early.stdout + early.stderr
+    unfit = await in_process(db, "answer", run_id, "--value", '{"name": "Ada", "party": "four"}')
     assert unfit.exit_code != 0 and len(unfit.stderr.strip().splitlines()) == 1, unfit.stderr
     assert "'four' is not of type 'integer'" in unfit.stderr and '"party": integer' in unfit.stderr
-    garbled = toolwire(db, "answer", run_id, "--json", "{name: Ada}")
+    garbled = toolwire(db, "answer", run_id, "--value", "{name: Ada}")
     assert (
         garbled.returncode != 0
-        and "--json is not JSON" in garbled.stderr
+        and "--value is not JSON" in garbled.stderr
         and len(garbled.stderr.strip().splitlines()) == 1
     )
 
-    given = await in_process(db, "answer", run_id, "--json", '{"name": "Ada", "party": 4}', "--as", "maître d")
+    given = await in_process(db, "answer", run_id, "--value", '{"name": "Ada", "party": 4}', "--as", "maître d")
     assert given.exit_code == 0 and "by maître d" in given.stdout, given.stderr
     listed = await in_process(db, "approvals", "--json")
     [recorded] = json.loads(listed.stdout)["answered"]

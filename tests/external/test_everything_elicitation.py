@@ -40,7 +40,7 @@ def test_a_run_pauses_on_the_question_the_cli_answers_it_and_resume_ends_with_th
     assert pending["call"]["name"] == TOOL and pending["state"] == "pending_input"
     assert (pending["input"]["era"], pending["input"]["message"]) == ("handshake", QUESTION)
     assert pending["input"]["requested_schema"]["required"] == ["name"]
-    assert f"toolwire answer {run_id} call_0 --json" in err
+    assert f"toolwire answer {run_id} call_0 --value" in err
 
     code, table, err = toolwire(tmp_path, "approvals")
     assert code == 0 and "input requested" in table and run_id in table and TOOL in table, table + err
@@ -53,7 +53,7 @@ def test_a_run_pauses_on_the_question_the_cli_answers_it_and_resume_ends_with_th
     assert code != 0 and len(err.strip().splitlines()) == 1, err
     assert "integer: 500 is greater than the maximum of 100" in err and "(required: name)" in err
     answer = '{"name": "Ada Lovelace", "check": true, "integer": 7}'
-    code, said, err = toolwire(tmp_path, "answer", run_id, "--json", answer, "--as", "ada")
+    code, said, err = toolwire(tmp_path, "answer", run_id, "--value", answer, "--as", "ada")
     assert code == 0 and f"answered call_0: {TOOL} of run {run_id}" in said and "by ada" in said, err
 
     # a new server process runs the tool again from its start; it asks again and gets the recorded answer (the first

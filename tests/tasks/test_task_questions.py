@@ -65,10 +65,11 @@ async def test_a_task_s_question_pauses_the_run_and_resume_answers_the_same_task
         shown = await cli(db, "trace", "show", paused.run_id)
         assert "waiting for input: Who is the table at Noma for?" in shown.stdout, shown.stdout
         assert f"task {wanted.task_id[:8]}" in shown.stdout and "input_required" in shown.stdout, shown.stdout
-        unfit = await cli(db, "answer", paused.run_id, "--json", '{"name": "Ada", "party": 0}')
+        unfit = await cli(db, "answer", paused.run_id, "--value", '{"name": "Ada", "party": 0}')
         assert unfit.exit_code != 0 and "minimum of 1" in unfit.stderr, unfit.stderr
         given = await cli(db, "answer", paused.run_id, "--json", '{"name": "Ada", "party": 4}', "--as", "host")
-        assert given.exit_code == 0, given.stderr
+        assert given.exit_code == 0, given.stderr  # the old spelling of --value still works this release, with a note
+        assert "note: `--json VALUE` is now `--value VALUE`" in given.stderr, given.stderr
 
         resumed = await anyio.to_thread.run_sync(
             lambda: run_toolwire("resume", paused.run_id, "--db", str(db), command=DRIVER, timeout_s=90)

@@ -43,7 +43,7 @@ def test_only_a_web_address_becomes_a_link() -> None:
 def test_a_schema_no_form_can_ask_points_to_the_cli() -> None:
     schema = {"type": "object", "properties": {"items": {"type": "array"}}}
     html = question_card("run_1", asking(mode="form", requested_schema=schema), "", "tok", "/")
-    assert "cannot be answered in a form here" in html and "toolwire answer run_1 c1 --json" in html
+    assert "cannot be answered in a form here" in html and "toolwire answer run_1 c1 --value" in html
     assert 'value="accept"' not in html and 'value="decline"' in html
 
 

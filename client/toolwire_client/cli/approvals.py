@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from toolwire_client import texts
+from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.fleet.decide import Decide, decide_and_wake
 from toolwire_client.run.state import PendingCall, RunState
@@ -16,7 +17,7 @@ from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
-from toolwire_shared.terminal import inert, shown
+from toolwire_shared.terminal import inert, inert_json, shown
 
 HASH_SHOWN = 12
 DECIDED_SHOWN = 20
@@ -102,7 +103,7 @@ def approvals(db: str | None, as_json: bool) -> None:
 
 def print_questions(console: Console, asked: list[tuple[RunState, PendingCall]]) -> None:
     """The calls whose tool asked a person a question: the server's message and what it asks for (the form's
-    schema, or the URL to visit), answered with `toolwire answer RUN CALL --json '{...}'` (or --accept, --decline)."""
+    schema, or the URL to visit), answered with `toolwire answer RUN CALL --value '{...}'` (or --accept, --decline)."""
     headers: list[str | Column] = ["run", "call id", "tool", Column("question", max_width=60, overflow="fold")]
     table = ids_first([*headers, Column("asks for", max_width=70, overflow="fold"), "since"],
                       [(state.run_id, p.call.id) for state, p in asked], "input requested")  # fmt: skip
@@ -112,7 +113,9 @@ def print_questions(console: Console, asked: list[tuple[RunState, PendingCall]])
         asks = f"visit {wanted.url}" if wanted.mode == "url" else json.dumps(wanted.requested_schema, sort_keys=True)
         since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
         add_row(table, state.run_id, p.call.id, p.call.name, wanted.message, asks, since)
-    table.caption = "answer: toolwire answer RUN CALL --json '{...}' (a form) | --accept (a URL) | --decline | --cancel"
+    table.caption = (
+        "answer: toolwire answer RUN CALL --value '{...}' (a form) | --accept (a URL) | --decline | --cancel"
+    )
     console.print(table)
 
 
@@ -139,13 +142,19 @@ def _said(verb: str, run_id: str, p: PendingCall, workflow: str | None) -> str:
     return f"{verb} {p.call.id}: {p.call.name}({args}) [hash {p.args_hash[:HASH_SHOWN]}] of run {run_id}{by}; {go_on}"
 
 
-def _decided(db: str | None, run_id: str, decide: Decide) -> None:
+def _decided(db: str | None, run_id: str, decide: Decide, as_json: bool) -> None:
     """Record the decision; a run that was submitted to the worker fleet is told (its workflow waits for it)."""
 
     async def work(store: SqlRunStore) -> tuple[PendingCall, str | None]:
         return await decide_and_wake(db, store, run_id, decide)
 
     pending, workflow = with_store(db, work)
+    if as_json:
+        said: dict[str, Any] = {"run_id": run_id, "call_id": pending.call.id, "tool": pending.call.name}
+        said |= {"arguments": pending.call.arguments, "args_hash": pending.args_hash, "decision": pending.decided_as}
+        said |= {"by": pending.decided_by, "reason": pending.decision_reason, "workflow": workflow}
+        click.echo(inert_json(json.dumps(said, indent=2)))
+        return
     click.echo(shown(_said(pending.decided_as, run_id, pending, workflow)))
 
 
@@ -154,14 +163,17 @@ def _decided(db: str | None, run_id: str, decide: Decide) -> None:
 @click.argument("call_id", required=False)
 @click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
 @click.option("--as", "approver", default=None, metavar="NAME", help=AS_HELP)
+@json_option("Print the decision as JSON.")
 @db_option
-def approve(run_id: str, call_id: str | None, shown_hash: str | None, approver: str | None, db: str | None) -> None:
+def approve(
+    run_id: str, call_id: str | None, shown_hash: str | None, approver: str | None, as_json: bool, db: str | None
+) -> None:
     """Approve CALL_ID of RUN_ID (or its only waiting call). Used once, for exactly these arguments."""
 
     async def work(store: SqlRunStore) -> PendingCall:
         return await decisions.approve(store, run_id, call_id, shown_hash=shown_hash, by=approver)
 
-    _decided(db, run_id, work)
+    _decided(db, run_id, work, as_json)
 
 
 @click.command("reject")
@@ -170,13 +182,20 @@ def approve(run_id: str, call_id: str | None, shown_hash: str | None, approver: 
 @click.option("--reason", required=True, help="Why; the model reads it and picks another path.")
 @click.option("--hash", "shown_hash", default=None, help="The args hash you were shown; refused if it differs.")
 @click.option("--as", "approver", default=None, metavar="NAME", help=AS_HELP)
+@json_option("Print the decision as JSON.")
 @db_option
 def reject(
-    run_id: str, call_id: str | None, reason: str, shown_hash: str | None, approver: str | None, db: str | None
+    run_id: str,
+    call_id: str | None,
+    reason: str,
+    shown_hash: str | None,
+    approver: str | None,
+    as_json: bool,
+    db: str | None,
 ) -> None:
     """Reject CALL_ID of RUN_ID (or its only waiting call) with a reason."""
 
     async def work(store: SqlRunStore) -> PendingCall:
         return await decisions.reject(store, run_id, call_id, reason, shown_hash=shown_hash, by=approver)
 
-    _decided(db, run_id, work)
+    _decided(db, run_id, work, as_json)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from toolwire_client.cli._json import json_option, printing_json
 from toolwire_client.cli._store import db_option
 
 
@@ -20,11 +21,12 @@ class BadInput(click.ClickException):
 @click.option("--repeat", default=1, show_default=True, type=click.IntRange(min=1), help="Run every task N times.")
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(min=1), help="How many runs at once.")
 @click.option(
-    "--json",
-    "json_out",
+    "--report",
+    "report_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every figure and every attempt as JSON to this file ('-' for stdout).",
 )
+@json_option("Print every figure and every attempt as JSON on stdout (the table on stderr).", old_value="--report")
 @click.option(
     "--min-success",
     type=click.FloatRange(0.0, 1.0),
@@ -42,7 +44,8 @@ def eval_command(
     file: Path,
     repeat: int,
     concurrency: int,
-    json_out: Path | None,
+    report_file: Path | None,
+    as_json: str | None,
     min_success: float | None,
     db: str | None,
     no_save: bool,
@@ -63,6 +66,10 @@ def eval_command(
     from toolwire_client.models.pricing import PriceFileError, load_prices
     from toolwire_shared.terminal import inert
 
+    print_json, old_report = printing_json(as_json, "--report")
+    if old_report is not None and report_file is not None:
+        raise BadInput("give the report file once: --report FILE")
+    json_out = Path(old_report) if old_report is not None else report_file
     try:
         evals = load_eval_file(file)
         prices = load_prices(prices_file)
@@ -84,13 +91,16 @@ def eval_command(
                 await store.aclose()
 
     attempts = anyio.run(main)
-    out = Console() if sys.stdout.isatty() else Console(width=1000)  # piped: whole columns, not `succe…`
+    piped = not (sys.stderr if print_json else sys.stdout).isatty()
+    out = Console(stderr=print_json, width=1000 if piped else None)  # piped: whole columns, not `succe…`
     out.print(report.table(attempts))
     for line in report.failures(attempts):
         out.print(Text.assemble(("✗", "red"), " ", inert(line)))
     data = report.as_json(attempts, threshold=min_success)
+    text = json.dumps(data, indent=2, default=str)
+    if print_json:
+        sys.stdout.write(text + "\n")
     if json_out is not None:
-        text = json.dumps(data, indent=2, default=str)
         if str(json_out) == "-":
             sys.stdout.write(text + "\n")
         else:

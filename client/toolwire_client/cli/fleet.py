@@ -1,6 +1,7 @@
 """`toolwire worker`, `toolwire submit`, `toolwire wait`: runs on a fleet of worker processes sharing one run store
 (a PostgreSQL URL shares them between machines; the default SQLite file, between processes of one machine)."""
 
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -10,15 +11,16 @@ import anyio
 import anyio.to_thread
 import click
 
+from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.run import config_from, outcome_line, submitted_config_options
+from toolwire_client.cli.run import config_from, say_outcome, submitted_config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.mistakes import TIMED_OUT, run_exit
 from toolwire_client.run.state import RunState
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.approvals import decided
-from toolwire_shared.terminal import shown
+from toolwire_shared.terminal import inert_json, shown
 
 if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient
@@ -72,7 +74,8 @@ def worker(
 @click.argument("task")
 @submitted_config_options
 @db_option
-def submit(task: str, db: str | None, **options: object) -> None:
+@json_option('Print the run id as JSON ({"run_id": ...}).')
+def submit(task: str, db: str | None, as_json: bool, **options: object) -> None:
     """Save a run of TASK and put it on the fleet's queue; prints its run id (`toolwire wait RUN_ID` follows it)."""
     from toolwire_client.fleet.submit import FleetClient
     from toolwire_client.fleet.submit import submit as enqueue
@@ -86,7 +89,8 @@ def submit(task: str, db: str | None, **options: object) -> None:
         finally:
             fleet.close()
 
-    click.echo(with_store(db, work, create=True))
+    run_id = with_store(db, work, create=True)
+    click.echo(json.dumps({"run_id": run_id}) if as_json else run_id)
 
 
 class FleetWatch:
@@ -131,7 +135,8 @@ class FleetWatch:
 @click.argument("run_id")
 @db_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Give up after this many seconds.")
-def wait(run_id: str, db: str | None, timeout: float | None) -> None:
+@json_option("Print the run state as JSON on stdout (the lines on stderr).")
+def wait(run_id: str, db: str | None, timeout: float | None, as_json: bool) -> None:
     """Block until RUN_ID ends (exit 0 done, 1 stopped or failed), waits for a person (4) or --timeout passes (5)."""
 
     async def work(store: SqlRunStore) -> RunState | None:
@@ -153,14 +158,15 @@ def wait(run_id: str, db: str | None, timeout: float | None) -> None:
 
     state = with_store(db, work)
     if state is None:
-        click.echo(shown(f"run {run_id} is still running after {timeout:g} s; `toolwire wait {run_id}` waits again"))
+        line = f"run {run_id} is still running after {timeout:g} s; `toolwire wait {run_id}` waits again"
+        click.echo(shown(line), err=as_json)
+        if as_json:
+            click.echo(json.dumps({"run_id": run_id, "status": "running", "timed_out": True}))
         sys.exit(TIMED_OUT)
-    click.echo(shown(outcome_line(state)))
-    if state.report:
-        click.echo(shown(state.report))
-    if state.final_answer:
-        click.echo(shown(f"answer: {state.final_answer}"))
+    say_outcome(state, err=as_json)
     if state.status == "waiting_for_approval":
         hint = input_hint(state) or f"see `toolwire approvals`, then `toolwire approve {run_id}`"
-        click.echo(shown(f"{hint}: the fleet goes on with it"))
+        click.echo(shown(f"{hint}: the fleet goes on with it"), err=as_json)
+    if as_json:
+        click.echo(inert_json(state.model_dump_json(indent=2)))
     sys.exit(run_exit(state.status))

@@ -1,13 +1,16 @@
 """`toolwire replay RUN`: re-run a saved run with no network, model or tool server and say whether the path is the
 same. Optional limit overrides show what a change to the harness would have done to this run."""
 
+import json
+
 import click
 
+from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.config import RunLimits, config_of
 from toolwire_client.replay import ReplayOutcome, replay
 from toolwire_client.store import SqlRunStore
-from toolwire_shared.terminal import shown
+from toolwire_shared.terminal import inert_json, shown
 
 
 @click.command("replay")
@@ -21,9 +24,15 @@ from toolwire_shared.terminal import shown
     help="Replay with this repeated-call limit (the same call this many times is a loop; 2 or more).",
 )
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Replay with this token budget.")
+@json_option("Print the outcome as JSON: identical, the first difference, the replayed steps and calls.")
 @db_option
 def replay_command(
-    run_id: str, max_steps: int | None, repeat_limit: int | None, max_tokens: int | None, db: str | None
+    run_id: str,
+    max_steps: int | None,
+    repeat_limit: int | None,
+    max_tokens: int | None,
+    as_json: bool,
+    db: str | None,
 ) -> None:
     """Re-run RUN_ID from its record, offline: "identical" (exit 0) or the first difference (exit 1)."""
 
@@ -42,6 +51,12 @@ def replay_command(
         return await replay(recorded, limits=limits)
 
     outcome = with_store(db, work)
-    click.echo(shown(f"{run_id}: {outcome.describe()}"))
+    if as_json:
+        said = {"run_id": run_id, "identical": outcome.identical, "difference": outcome.difference}
+        said |= {"steps": len(outcome.replayed.steps), "tool_calls": len(outcome.sent)}
+        said["status"] = outcome.replayed.status
+        click.echo(inert_json(json.dumps(said, indent=2)))
+    else:
+        click.echo(shown(f"{run_id}: {outcome.describe()}"))
     if not outcome.identical:
         raise SystemExit(1)

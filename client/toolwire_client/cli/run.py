@@ -316,8 +316,8 @@ def config_from(
     *,
     model_spec: str | None,
     base_url: str | None = None,
-    commands: list[list[str]] | None = None,
-    urls: list[str] | None = None,
+    commands: list[servers.Command] | None = None,
+    urls: list[servers.Url] | None = None,
     token_env: str | None = None,
     server_env: tuple[dict[str, str], list[str]] = ({}, []),
     server_names: list[str] | None = None,
@@ -476,3 +476,12 @@ async def _run(task: str, run_id: str, config: RunConfig, db: str | None, build:
             await agent.model.aclose()
     finally:
         await store.aclose()
+
+
+def say_outcome(state: RunState, *, err: bool = False) -> None:
+    """How a run ended, its report and its answer: `resume`'s and `wait`'s lines (on stderr under --json)."""
+    click.echo(shown(outcome_line(state)), err=err)
+    if state.report:
+        click.echo(shown(state.report), err=err)
+    if state.final_answer:
+        click.echo(shown(f"answer: {state.final_answer}"), err=err)

@@ -10,9 +10,10 @@ from rich.table import Table
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import resume_run
 from toolwire_client.assembly.trusted_servers import resume_trust
+from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.run import interrupted, note_server_log, outcome_line, print_server_log, verbose_option
+from toolwire_client.cli.run import interrupted, note_server_log, print_server_log, say_outcome, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig, ServerSpec
@@ -22,7 +23,7 @@ from toolwire_client.run.state import RunState
 from toolwire_client.store import RunSummary, SqlRunStore
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.tree import as_tree
-from toolwire_shared.terminal import inert, shown
+from toolwire_shared.terminal import inert, inert_json, shown
 
 
 def _when(summary: RunSummary, field: str) -> str:
@@ -62,7 +63,8 @@ def runs(db: str | None, limit: int, as_json: bool) -> None:
     "Tool servers to start for the run, by the names it saved (for a run this user's toolwire did not save)."
 )
 @verbose_option
-def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool) -> None:
+@json_option("Print the final run state as JSON on stdout (the lines on stderr).")
+def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool, as_json: bool) -> None:
     """Continue RUN_ID: run approved calls, answer rejected ones, settle calls cut off by a crash, go on."""
     output = ServerOutput(run_id, verbose=verbose)
     trust = resume_trust(servers_file)
@@ -80,14 +82,12 @@ def resume(run_id: str, db: str | None, servers_file: str | None, verbose: bool)
     except Exception as exc:
         note_server_log(exc, output)
         raise
-    click.echo(shown(outcome_line(state)))
-    if state.report:
-        click.echo(shown(state.report))
-    if state.final_answer:
-        click.echo(shown(f"answer: {state.final_answer}"))
-    print_server_log(Console(soft_wrap=True), output)
+    say_outcome(state, err=as_json)
+    print_server_log(Console(soft_wrap=True, stderr=as_json), output)
     if state.status == "waiting_for_approval":
         hint = input_hint(state)
         hint = hint or f"see `toolwire approvals`, then `toolwire approve {state.run_id} CALL` or `toolwire reject ...`"
-        click.echo(shown(hint))
+        click.echo(shown(hint), err=as_json)
+    if as_json:
+        click.echo(inert_json(state.model_dump_json(indent=2)))
     sys.exit(run_exit(state.status))

@@ -7,7 +7,8 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -19,10 +20,42 @@ from toolwire_client.config import ServerSpec
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[list[str]]:
-    """--server values as argv lists; a program that cannot be found is a usage error."""
-    argvs = []
-    for value in values:
+NAMED = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,63})=(\S.*)", re.DOTALL)
+"""`--server NAME=CMD`, `--server-url NAME=URL`: a name the run's other options (`--trust`, `--allow-sampling`) and
+its logs use. A command never starts with `WORD=` (that is no program), nor a URL (its scheme has a colon)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NamedCommand:
+    """A --server command the user named."""
+
+    name: str
+    argv: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class NamedUrl:
+    """A --server-url the user named."""
+
+    name: str
+    url: str
+
+
+Command = list[str] | NamedCommand
+Url = str | NamedUrl
+
+
+def split_name(value: str) -> tuple[str | None, str]:
+    """`NAME=REST` -> (NAME, REST); anything else -> (None, value)."""
+    match = NAMED.fullmatch(value.strip())
+    return (match[1], match[2]) if match else (None, value)
+
+
+def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Command]:
+    """--server values as argv lists (named ones as Named); a program that cannot be found is a usage error."""
+    argvs: list[Command] = []
+    for given in values:
+        name, value = split_name(given)
         try:
             argv = shlex.split(value)
         except ValueError as exc:
@@ -34,7 +67,7 @@ def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
         if shutil.which(argv[0]) is None:
             where = "is not an executable file" if os.sep in argv[0] else "is not on PATH"
             raise click.BadParameter(f"{value!r}: the program '{argv[0]}' {where}", ctx, param)
-        argvs.append(argv)
+        argvs.append(NamedCommand(name, argv) if name else argv)
     return argvs
 
 
@@ -57,14 +90,17 @@ def this_toolwire() -> list[str]:
     return [str(beside)] if beside.is_file() else [sys.executable, "-m", "toolwire_client.cli"]
 
 
-def urls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
-    for value in values:
+def urls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[Url]:
+    checked: list[Url] = []
+    for given in values:
+        name, value = split_name(given)
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise click.BadParameter(
-                f"{value!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8000/mcp)", ctx, param
+                f"{value!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8000/mcp, or NAME=URL)", ctx, param
             )
-    return list(values)
+        checked.append(NamedUrl(name, value) if name else value)
+    return checked
 
 
 def token_variable(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -100,15 +136,19 @@ def server_env(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 
 def server_specs(
-    argvs: list[list[str]],
-    urls: list[str],
+    argvs: Sequence[Command],
+    urls: Sequence[Url],
     token_env: str | None,
     env: tuple[dict[str, str], list[str]] = ({}, []),
 ) -> list[ServerSpec]:
-    """One ServerSpec per server, each named after what it serves (the log's prefix and, for tools two servers
-    share, the tool names' prefix). A command runs in the folder it was typed in (its `cwd`, saved with the run),
-    so `resume` or a worker started elsewhere finds the files it names."""
-    names: list[str] = []
+    """One ServerSpec per server, named as the user named it (`NAME=CMD`) or else after what it serves (the log's
+    prefix and, for tools two servers share, the tool names' prefix). A command runs in the folder it was typed in
+    (its `cwd`, saved with the run), so `resume` or a worker started elsewhere finds the files it names."""
+    chosen = [item.name for item in [*argvs, *urls] if isinstance(item, NamedCommand | NamedUrl)]
+    twice = sorted({name for name in chosen if chosen.count(name) > 1})
+    if twice:
+        raise click.UsageError(f"two tool servers are named {twice[0]}; give each --server NAME=CMD its own name")
+    names: list[str] = list(chosen)
 
     def unique(name: str) -> str:
         taken = names.count(name)
@@ -117,11 +157,15 @@ def server_specs(
 
     values, passed = env
     here = os.getcwd()
-    specs = [
-        ServerSpec(name=unique(_safe(_command_name(argv))), command=argv, env=values, pass_env=passed, cwd=here)
-        for argv in argvs
-    ]
-    specs += [ServerSpec(name=unique("http"), url=url, token_env=token_env) for url in urls]
+    specs = []
+    for item in argvs:
+        argv = item.argv if isinstance(item, NamedCommand) else item
+        name = item.name if isinstance(item, NamedCommand) else unique(_safe(_command_name(argv)))
+        specs.append(ServerSpec(name=name, command=argv, env=values, pass_env=passed, cwd=here))
+    for url_item in urls:
+        url = url_item.url if isinstance(url_item, NamedUrl) else url_item
+        name = url_item.name if isinstance(url_item, NamedUrl) else unique("http")
+        specs.append(ServerSpec(name=name, url=url, token_env=token_env))
     return specs
 
 
@@ -144,16 +188,17 @@ CONNECTION_OPTIONS: list[Callable[[Any], Any]] = [
         "--server",
         "commands",
         multiple=True,
-        metavar="CMD",
+        metavar="[NAME=]CMD",
         callback=commands,
         help="A stdio tool server command (e.g. 'toolwire serve examples.support_tools:registry --stdio'; "
-        "`toolwire` there is this toolwire, on PATH or not).",
+        "`toolwire` there is this toolwire, on PATH or not); NAME= names it for --trust and --allow-sampling "
+        "(else it is named after its program or module).",
     ),
     click.option(
         "--server-url",
         "urls",
         multiple=True,
-        metavar="URL",
+        metavar="[NAME=]URL",
         callback=urls,
         help="A Streamable HTTP tool server (toolwire serve --http answers at http://HOST:PORT/mcp).",
     ),

@@ -29,7 +29,7 @@ def problem_with(wanted: InputWanted, answer: InputAnswer) -> str | None:
     if wanted.mode == "url":
         return None if answer.content is None else "a URL question is answered by --accept, --decline or --cancel"
     if answer.content is None:
-        return "an accepted form needs its values (--json '{...}')"
+        return "an accepted form needs its values (--value '{...}')"
     errors = sorted(jsonschema.Draft202012Validator(wanted.requested_schema or {}).iter_errors(answer.content), key=str)
     if not errors:
         return None

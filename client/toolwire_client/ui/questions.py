@@ -63,7 +63,7 @@ def _form_body(
         return f'<div class="fields">{render_fields(schema, posted)}</div>', True
     except FormRefused as exc:
         said = f"this question cannot be answered in a form here ({exc}); answer it with `toolwire answer {run_id} "
-        return f"<p class=\"refused\">{e(said)}{e(call_id)} --json '{{...}}'`</p>", False
+        return f"<p class=\"refused\">{e(said)}{e(call_id)} --value '{{...}}'`</p>", False
 
 
 def _url_body(url: str) -> str:
