@@ -284,7 +284,7 @@ def test_help_lists_the_commands_by_purpose() -> None:
     assert list(listed) == [*GROUPS, *(["Other"] if "Other" in listed else [])]
     named = [name for names in listed.values() for name in names]
     assert sorted(named) == sorted(COMMANDS)  # each command once
-    assert listed["Fleet"] == ["worker", "submit", "wait"] and listed["Serve tools"] == ["serve"]
+    assert listed["Fleet"] == ["worker", "submit", "wait"] and listed["Serve tools"] == ["serve", "dev", "check"]
 
 
 def test_the_readmes_in_process_agent_prints_what_the_mcp_one_does(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from importlib import import_module
 import click
 
 from toolwire_client._version import __version__
+from toolwire_client.cli.help_pages import stored_page
 from toolwire_client.cli.summaries import SUMMARIES
 from toolwire_client.mistakes import ToolwireGroup, one_line_logs
 
@@ -21,6 +22,14 @@ class _Subcommands(ToolwireGroup):
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         ctx.meta[_LISTING] = True  # the command list shows each command's summary without importing it
         super().format_help(ctx, formatter)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if not ctx.meta.get(_LISTING) and (page := stored_page(args)) is not None:
+            click.echo(page, nl=False)  # `COMMAND --help`, answered without importing COMMAND (help_pages.py)
+            ctx.exit(0)
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         where = COMMANDS.get(cmd_name)
@@ -81,7 +90,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "Run agents": ("run", "demo", "eval", "tools", "call"),
-    "Serve tools": ("serve",),
+    "Serve tools": ("serve", "dev", "check"),
     "Runs and decisions": (
         "runs",
         "trace",

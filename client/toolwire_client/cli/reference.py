@@ -1,7 +1,8 @@
 """The README's table of every `toolwire` command and option, made from the click command tree, and its table of
 exit statuses, made from mistakes.EXIT_CODES.
 
-`python -m toolwire_client.cli.reference README.md` rewrites both tables between their markers; tests/test_readme.py
+`python -m toolwire_client.cli.reference README.md` rewrites both tables between their markers (and each command's
+stored `--help` page, help_pages.py); tests/test_readme.py
 and tests/test_rough_edges.py check that the README holds exactly what this makes, so a new command, option or exit
 status cannot be left out."""
 
@@ -99,5 +100,7 @@ def rewrite(readme: Path, group: click.Group) -> None:
 
 if __name__ == "__main__":
     from toolwire_client.cli import main
+    from toolwire_client.cli.help_pages import write_pages
 
     rewrite(Path(sys.argv[1] if len(sys.argv) > 1 else "README.md"), main)
+    write_pages(main)  # and each command's --help page, which `toolwire COMMAND --help` prints without importing it
