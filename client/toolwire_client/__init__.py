@@ -22,7 +22,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "fleet.gc": ("tune_gc_for_many_runs",),
     "fleet.submit": ("FleetClient", "submit"),
     "loop": ("Agent",),
-    "models": ("default_spec", "key_envs", "make_model", "spec_or_script"),
+    "models.choose": ("default_spec", "key_envs", "make_model", "spec_or_script"),
     "models.anthropic": ("AnthropicModel",),
     "models.anthropic_cache": ("PromptCache",),
     "models.base": ("Model", "ModelReply"),
@@ -67,14 +67,14 @@ if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient as FleetClient
     from toolwire_client.fleet.submit import submit as submit
     from toolwire_client.loop import Agent as Agent
-    from toolwire_client.models import default_spec as default_spec
-    from toolwire_client.models import key_envs as key_envs
-    from toolwire_client.models import make_model as make_model
-    from toolwire_client.models import spec_or_script as spec_or_script
     from toolwire_client.models.anthropic import AnthropicModel as AnthropicModel
     from toolwire_client.models.anthropic_cache import PromptCache as PromptCache
     from toolwire_client.models.base import Model as Model
     from toolwire_client.models.base import ModelReply as ModelReply
+    from toolwire_client.models.choose import default_spec as default_spec
+    from toolwire_client.models.choose import key_envs as key_envs
+    from toolwire_client.models.choose import make_model as make_model
+    from toolwire_client.models.choose import spec_or_script as spec_or_script
     from toolwire_client.models.function_model import FunctionModel as FunctionModel
     from toolwire_client.models.pricing import default_prices as default_prices
     from toolwire_client.models.scripted import ScriptedModel as ScriptedModel

@@ -215,7 +215,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     """The errors of an exception group (the MCP kit's `leaves`), a cancellation none of them."""
     import asyncio
 
-    from toolwire_shared.mcp_kit.errors import leaves
+    from toolwire_shared.mcp_kit.groups import leaves
 
     return [leaf for leaf in leaves(exc) if not isinstance(leaf, asyncio.CancelledError)]
 

@@ -69,7 +69,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("toolwire_server.dev", "dev"),
     "eval": ("toolwire_client.cli.eval", "eval_command"),
     "runs": ("toolwire_client.cli.runs", "runs"),
-    "resume": ("toolwire_client.cli.runs", "resume"),
+    "resume": ("toolwire_client.cli.resume", "resume"),
     "approvals": ("toolwire_client.cli.approvals", "approvals"),
     "approve": ("toolwire_client.cli.approvals", "approve"),
     "reject": ("toolwire_client.cli.approvals", "reject"),
