@@ -11,24 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import clean_env, run_toolwire
-
-TOOLS = '''
-from toolwire_server import Registry
-
-registry = Registry("vocab")
-
-
-@registry.tool()
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-@registry.tool(risky=True)
-def send_invoice(customer: str, amount: int) -> str:
-    """Send an invoice (asks a person first)."""
-    return f"invoice of {amount} sent to {customer}"
-'''
+from helpers.invoice_tools import TOOLS
 
 EVALS = """
 [[servers]]

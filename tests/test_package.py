@@ -15,26 +15,10 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import REPO, clean_env
+from helpers.invoice_tools import TOOLS
 
 pytestmark = [pytest.mark.alone, pytest.mark.timeout(900)]
 
-TOOLS = '''
-from toolwire_server import Registry
-
-registry = Registry("installed")
-
-
-@registry.tool()
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
-
-@registry.tool(risky=True)
-def send_invoice(customer: str, amount: int) -> str:
-    """Send an invoice to a customer (asks a person first)."""
-    return f"invoice of {amount} sent to {customer}"
-'''
 
 SCRIPT = """[
   {"calls": [{"name": "add", "args": {"a": 20, "b": 22}}]},
