@@ -1,0 +1,60 @@
+"""Who drives the runs the AG-UI endpoint starts and resumes: this process, in the app's task group, as `toolwire
+run` and `toolwire resume` would (the same agent, store, lease and seal). A stream only reads the store; it asks
+here whether the run it follows could not start or go on, to end with RUN_ERROR instead of waiting for ever."""
+
+import logging
+
+from anyio.abc import TaskGroup
+
+from toolwire_client.assembly.agents import build_agent
+from toolwire_client.assembly.resume import rebuilt, resume_run
+from toolwire_client.assembly.trusted_servers import ServerTrust
+from toolwire_client.config import RunConfig
+from toolwire_client.mistakes import explain
+from toolwire_client.models.pricing import default_prices
+from toolwire_client.store import SqlRunStore
+
+log = logging.getLogger("toolwire.agui")
+
+
+class Driver:
+    def __init__(self, store: SqlRunStore, config: RunConfig, trust: ServerTrust, group: TaskGroup) -> None:
+        self.store, self.config, self.trust, self.group = store, config, trust, group
+        self.driving: set[str] = set()
+        self.failed: dict[str, str] = {}
+        """Run id -> why it could not start or go on here (one line), until it is driven again."""
+
+    def start(self, run_id: str, task: str) -> None:
+        """Run the served agent on `task` as run `run_id` (saved under that id from its first step)."""
+        self._drive(run_id, self._run(run_id, task))
+
+    def go_on(self, run_id: str) -> None:
+        """Resume `run_id` (a top run whose every call waiting for a person is decided)."""
+        if run_id not in self.driving:
+            self._drive(run_id, resume_run(self.store, run_id, rebuilt, self.trust))
+
+    def trouble(self, run_id: str) -> str | None:
+        return self.failed.get(run_id)
+
+    def _drive(self, run_id: str, work: object) -> None:
+        self.driving.add(run_id)
+        self.failed.pop(run_id, None)
+
+        async def drive() -> None:
+            try:
+                await work  # type: ignore[misc]
+            except Exception as exc:
+                self.failed[run_id] = explain(exc).message
+                log.warning("run %s: %s", run_id, self.failed[run_id])
+            finally:
+                self.driving.discard(run_id)
+
+        self.group.start_soon(drive)
+
+    async def _run(self, run_id: str, task: str) -> None:
+        prices, model = default_prices(), self.config.model.partition(":")[2] or self.config.model
+        agent = build_agent(self.config, store=self.store, price_fn=lambda usage: prices.cost(model, usage))
+        try:
+            await agent.run(task, run_id)
+        finally:
+            await agent.model.aclose()
