@@ -4,6 +4,7 @@ each event validated by the ag-ui-protocol types."""
 
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,10 +15,37 @@ from ag_ui.core import BaseEvent, Event
 from pydantic import TypeAdapter
 
 from helpers.cli import REPO, TOOLWIRE, clean_env
+from helpers.fake_providers import RecordedRequest, Reply, anthropic_message
 from helpers.servers import free_port, stop_process, wait_until_ok
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 SUPPORT = f"{TOOLWIRE} serve examples.support_tools:registry --stdio"
+PARALLEL = [
+    ("toolu_order", "get_order", {"order_id": "A123"}),
+    ("toolu_policy", "get_policy", {"topic": "damaged_item"}),
+]
+REFUND = ("toolu_refund", "issue_refund", {"order_id": "A123", "amount_cents": 2500})
+ANSWER = "Refunded 25.00 for order A123."
+
+
+class Model:
+    """The loopback model: parallel lookups, then (once `gate` is set) the refund, then the answer."""
+
+    def __init__(self, *, gated: bool) -> None:
+        self.gate = threading.Event()
+        if not gated:
+            self.gate.set()
+        self.replies = [
+            anthropic_message("Looking it up.", PARALLEL),
+            anthropic_message("Refunding one keyboard.", [REFUND]),
+            anthropic_message(ANSWER),
+        ]
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+        if asked == 1:
+            assert self.gate.wait(120), "the test never let the second model call go on"
+        return self.replies[asked]
 
 
 def people_file(folder: Path, people: dict[str, tuple[str, list[str]]]) -> Path:

@@ -5,7 +5,6 @@ records it, under the person's name); a client that reconnects mid-run gets the 
 live, with no event lost or doubled; a stranger's token, or none, gets nothing and decides nothing."""
 
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,49 +13,38 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from agui_procs import agent_server, people_file, run_input, stream
+from agui_procs import ANSWER, PARALLEL, REFUND, Model, agent_server, people_file, run_input, stream
 
-from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message
+from helpers.fake_providers import FakeProvider
 from toolwire_client.store import open_store
 
 ALICE, BOB = "tok-alice-0123456789", "tok-bob-0123456789"
 THREAD = "thread-refund-a123"
-PARALLEL = [
-    ("toolu_order", "get_order", {"order_id": "A123"}),
-    ("toolu_policy", "get_policy", {"topic": "damaged_item"}),
-]
-REFUND = ("toolu_refund", "issue_refund", {"order_id": "A123", "amount_cents": 2500})
-ANSWER = "Refunded 25.00 for order A123."
-
-
-class Model:
-    """The loopback model: parallel lookups, then (once `gate` is set) the refund, then the answer."""
-
-    def __init__(self) -> None:
-        self.gate = threading.Event()
-        self.replies = [
-            anthropic_message("Looking it up.", PARALLEL),
-            anthropic_message("Refunding one keyboard.", [REFUND]),
-            anthropic_message(ANSWER),
-        ]
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
-        if asked == 1:
-            assert self.gate.wait(120), "the test never let the second model call go on"
-        return self.replies[asked]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Model]]:
     folder = tmp_path_factory.mktemp("agui")
     tokens = people_file(folder, {"alice": (ALICE, ["support*"]), "bob": (BOB, ["billing*"])})
-    model = Model()
+    model = Model(gated=True)
     with (
         FakeProvider(responder=model) as fake,
         agent_server(folder, fake.anthropic_url, "--tokens", str(tokens)) as url,
     ):
         yield folder, url, model
+
+
+def after_results(calls: list[tuple[str, str, Any]]) -> Any:
+    """A stop for Stream.until: the STEP_FINISHED after the results of all `calls` (a step is saved with its calls
+    first, then again with their results)."""
+    waiting = {i for i, _, _ in calls}
+
+    def done(event: Any) -> bool:
+        if event.type.value == "TOOL_CALL_RESULT":
+            waiting.discard(event.tool_call_id)
+        return not waiting and event.type.value == "STEP_FINISHED"
+
+    return done
 
 
 def kinds(events: list[Any]) -> list[str]:
@@ -103,7 +91,7 @@ def test_a_run_streams_replays_and_resumes(served: tuple[Path, str, Model]) -> N
     with httpx2.Client(timeout=60) as client:
         # the first connection: the run starts; it reads the parallel calls and their results, then goes away
         with stream(client, url, run_input(THREAD, "leg-1", "Refund one keyboard of order A123"), ALICE) as first:
-            first.until(lambda e: e.type.value == "STEP_FINISHED")
+            first.until(after_results(PARALLEL))
         seen_first = first.events
         assert kinds(seen_first)[:2] == ["RUN_STARTED", "STATE_SNAPSHOT"]
         calls = [e for e in seen_first if e.type.value == "TOOL_CALL_START"]
@@ -116,7 +104,7 @@ def test_a_run_streams_replays_and_resumes(served: tuple[Path, str, Model]) -> N
 
         # a reconnect with the run id: the store's records first (replayed), then live, then the interrupt
         with stream(client, url, run_input(THREAD, "leg-2"), ALICE) as second:
-            replayed = second.until(lambda e: e.type.value == "STEP_FINISHED")
+            replayed = second.until(after_results(PARALLEL))
             model.gate.set()
             live = second.to_end()
         check_sequence(second.events)

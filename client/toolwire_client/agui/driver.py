@@ -3,7 +3,9 @@ run` and `toolwire resume` would (the same agent, store, lease and seal). A stre
 here whether the run it follows could not start or go on, to end with RUN_ERROR instead of waiting for ever."""
 
 import logging
+from collections.abc import Awaitable
 
+import anyio
 from anyio.abc import TaskGroup
 
 from toolwire_client.assembly.agents import build_agent
@@ -13,6 +15,7 @@ from toolwire_client.config import RunConfig
 from toolwire_client.mistakes import explain
 from toolwire_client.models.pricing import default_prices
 from toolwire_client.store import SqlRunStore
+from toolwire_client.store import approvals as decisions
 
 log = logging.getLogger("toolwire.agui")
 
@@ -20,7 +23,8 @@ log = logging.getLogger("toolwire.agui")
 class Driver:
     def __init__(self, store: SqlRunStore, config: RunConfig, trust: ServerTrust, group: TaskGroup) -> None:
         self.store, self.config, self.trust, self.group = store, config, trust, group
-        self.driving: set[str] = set()
+        self.driving: dict[str, anyio.Event] = {}
+        """Run id -> set when this process's drive of it (a start, a resume) has ended, tool servers closed."""
         self.failed: dict[str, str] = {}
         """Run id -> why it could not start or go on here (one line), until it is driven again."""
 
@@ -29,25 +33,37 @@ class Driver:
         self._drive(run_id, self._run(run_id, task))
 
     def go_on(self, run_id: str) -> None:
-        """Resume `run_id` (a top run whose every call waiting for a person is decided)."""
-        if run_id not in self.driving:
-            self._drive(run_id, resume_run(self.store, run_id, rebuilt, self.trust))
+        """Resume `run_id` (a top run whose every call waiting for a person is decided) once the drive before has
+        ended (a front end resumes as soon as it sees the interrupt, while that drive still closes its servers),
+        unless someone else went on with it meanwhile."""
+        before = self.driving.get(run_id)
+
+        async def resume() -> None:
+            if before is not None:
+                await before.wait()
+            state = await self.store.load(run_id)
+            if state.status == "waiting_for_approval" and await decisions.decided(self.store, state):
+                await resume_run(self.store, run_id, rebuilt, self.trust)
+
+        self._drive(run_id, resume())
 
     def trouble(self, run_id: str) -> str | None:
         return self.failed.get(run_id)
 
-    def _drive(self, run_id: str, work: object) -> None:
-        self.driving.add(run_id)
+    def _drive(self, run_id: str, work: Awaitable[object]) -> None:
+        self.driving[run_id] = ended = anyio.Event()
         self.failed.pop(run_id, None)
 
         async def drive() -> None:
             try:
-                await work  # type: ignore[misc]
+                await work
             except Exception as exc:
                 self.failed[run_id] = explain(exc).message
                 log.warning("run %s: %s", run_id, self.failed[run_id])
             finally:
-                self.driving.discard(run_id)
+                ended.set()
+                if self.driving.get(run_id) is ended:
+                    del self.driving[run_id]
 
         self.group.start_soon(drive)
 
