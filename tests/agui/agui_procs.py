@@ -61,14 +61,15 @@ def people_file(folder: Path, people: dict[str, tuple[str, list[str]]]) -> Path:
 
 
 @contextmanager
-def agent_server(folder: Path, model_url: str, *args: str) -> Iterator[str]:
-    """`toolwire agent serve --ag-ui` on the support tools and the model at `model_url`; its /ag-ui URL."""
+def agent_server(folder: Path, model_url: str, *args: str, server: str = SUPPORT) -> Iterator[str]:
+    """`toolwire agent serve --ag-ui` on the support tools (or `server`) and the model at `model_url`; its /ag-ui
+    URL."""
     port = free_port()
     log = folder / f"agent-{port}.log"
     argv = [
         TOOLWIRE, "agent", "serve", "--ag-ui", "--name", "support", "--port", str(port),
         "--db", str(folder / "runs.db"), "--model", "anthropic:claude-fake", "--base-url", model_url,
-        "--server", SUPPORT, "--server-env", f"TOOLWIRE_SUPPORT_DB={folder / 'support.sqlite3'}", *args,
+        "--server", server, "--server-env", f"TOOLWIRE_SUPPORT_DB={folder / 'support.sqlite3'}", *args,
     ]  # fmt: skip
     env = clean_env(ANTHROPIC_API_KEY="sk-ant-test")
     with log.open("w") as out:

@@ -69,8 +69,11 @@ def _decision(run_id: str, pending: PendingCall, entry: ResumeEntry, by: str | N
     if not isinstance(payload, dict):
         raise ResumeRefused(400, f"the payload answering {entry.interrupt_id} must be a JSON object")
     call_id = pending.call.id
-    if pending.waits_for_input:
+    if pending.waits_for_input and pending.input is not None:
         given = _answer(entry.status, payload)
+        if (problem := answers.problem_with(pending.input, given)) is not None:
+            fits = f"; what fits: {answers.what_fits(pending.input)}" if pending.input.mode == "form" else ""
+            raise ResumeRefused(400, f"the answer to {entry.interrupt_id} does not fit: {problem}{fits}")
         return lambda store: answers.answer(store, run_id, call_id, given, by=by)
     if entry.status == "cancelled":
         reason = str(payload.get("reason") or CANCELLED)
