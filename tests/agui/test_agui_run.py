@@ -133,6 +133,10 @@ def test_a_run_streams_replays_and_resumes(served: tuple[Path, str, Model]) -> N
         assert client.post(url, json=run_input(THREAD, "x"), headers=bob).status_code == 404
         started = client.post(url, json=run_input("thread-bob", "x", "Refund everything"), headers=bob)
         assert started.status_code == 403 and "bob may not run support" in started.text
+        rebound = client.post(
+            url, json=run_input(THREAD, "x", resume=resume), headers={**bob, "host": "attacker.example"}
+        )
+        assert rebound.status_code == 421
         assert decisions(folder) == []
         bad = [{"interruptId": waiting.id, "status": "resolved", "payload": {"approved": "yes"}}]
         refused = client.post(

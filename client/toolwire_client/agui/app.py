@@ -28,6 +28,7 @@ from toolwire_client.agui.mapping import parts
 from toolwire_client.agui.stream import Leg, events
 from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig
+from toolwire_client.run.state import RunState
 from toolwire_client.store import RunNotFound, SqlRunStore, open_store
 from toolwire_client.store import approvals as decisions
 from toolwire_client.ui.people import EVERYONE, Person
@@ -52,29 +53,88 @@ class AgUiSettings:
     trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
 
 
+class Endpoint:
+    """What the endpoint holds while the app runs: the store and the driver of the runs it starts and resumes."""
+
+    store: SqlRunStore
+    driver: Driver
+
+    def __init__(self, settings: AgUiSettings) -> None:
+        self.settings = settings
+
+    async def handle(self, request: Request) -> Response:
+        person = _person(request, self.settings.people)
+        if person is None:
+            return _refused(401, "send a person's token of the tokens file: Authorization: Bearer TOKEN")
+        body = await request.body()
+        if len(body) > BODY_BYTES:
+            return _refused(413, f"a RunAgentInput is at most {BODY_BYTES} bytes")
+        try:
+            given = RunAgentInput.model_validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            return _refused(400, f"not a RunAgentInput ({where}: {first['msg']}); e.g. {EXAMPLE}")
+        if not THREAD_ID.fullmatch(given.thread_id):
+            said = f"threadId {given.thread_id[:40]!r}: a thread is a run id, 1-128 of A-Z a-z 0-9 _ . : -"
+            return _refused(400, said)
+        try:
+            leg = await self._leg(given, person)
+        except resumes.Refused as exc:
+            return _refused(exc.status, str(exc))
+        headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
+        stream = events(self.store, leg, self.driver.trouble)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+    async def _leg(self, given: RunAgentInput, person: Person) -> Leg:
+        """What this request's stream is: a new run started, a run followed from its start, or a run resumed
+        after the interrupt the front end answers (the records it has already are not sent again)."""
+        run_id, store = given.thread_id, self.store
+        try:
+            saved: RunState | None = await store.load(run_id)
+        except RunNotFound:
+            saved = None
+        agent = saved.agent_name if saved is not None else self.settings.config.name
+        if not person.sees(agent):  # another person's run reads as no run at all
+            raise resumes.Refused(
+                *((404, f"no run {run_id}") if saved else (403, f"{person.name} may not run {agent}"))
+            )
+        leg = Leg(given, run_id)
+        if given.resume:
+            if saved is None:
+                raise resumes.Refused(404, f"no run {run_id} to resume")
+            leg.sent = {part.key for part in parts(saved)}  # the front end has it, up to the interrupt
+            root = await decisions.root_run(store, run_id)
+            woken = await resumes.record(self.settings.db, store, root, given.resume, person)
+            if not woken and await decisions.decided(store, await store.load(root)):
+                self.driver.go_on(root)
+        elif saved is None and run_id not in self.driver.driving:
+            task = _task(given)
+            if task is None:
+                raise resumes.Refused(400, f"a new thread needs a user message with text; e.g. {EXAMPLE}")
+            self.driver.start(run_id, task)
+        return leg
+
+
 def build_app(settings: AgUiSettings) -> ASGIApp:
-    state: dict[str, object] = {}
+    endpoint = Endpoint(settings)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        store = await open_store(settings.db, connections=4)
+        endpoint.store = await open_store(settings.db, connections=4)
         try:
             async with anyio.create_task_group() as group:
-                state["store"], state["driver"] = store, Driver(store, settings.config, settings.trust, group)
+                endpoint.driver = Driver(endpoint.store, settings.config, settings.trust, group)
                 yield
                 group.cancel_scope.cancel()
         finally:
-            await store.aclose()
-
-    async def endpoint(request: Request) -> Response:
-        store, driver = state["store"], state["driver"]
-        assert isinstance(store, SqlRunStore) and isinstance(driver, Driver)
-        return await _serve(request, settings, store, driver)
+            await endpoint.store.aclose()
 
     async def about(request: Request) -> Response:
         return JSONResponse({"agent": settings.config.name, "protocol": "AG-UI", "post": PATH})
 
-    app = Starlette(routes=[Route(PATH, endpoint, methods=["POST"]), Route(PATH, about)], lifespan=lifespan)
+    routes = [Route(PATH, endpoint.handle, methods=["POST"]), Route(PATH, about)]
+    app = Starlette(routes=routes, lifespan=lifespan)
     return HostOriginCheck(app, HostOriginRule(settings.host, settings.port))
 
 
@@ -88,51 +148,6 @@ def _person(request: Request, people: dict[str, Person] | None) -> Person | None
         return EVERYONE
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     return find_token(people, token.strip()) if scheme.lower() == "bearer" and token.strip() else None
-
-
-async def _serve(request: Request, settings: AgUiSettings, store: SqlRunStore, driver: Driver) -> Response:
-    person = _person(request, settings.people)
-    if person is None:
-        return _refused(401, "send a person's token of the tokens file: Authorization: Bearer TOKEN")
-    body = await request.body()
-    if len(body) > BODY_BYTES:
-        return _refused(413, f"a RunAgentInput is at most {BODY_BYTES} bytes")
-    try:
-        given = RunAgentInput.model_validate_json(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return _refused(400, f"not a RunAgentInput ({where}: {first['msg']}); e.g. {EXAMPLE}")
-    run_id = given.thread_id
-    if not THREAD_ID.fullmatch(run_id):
-        return _refused(400, f"threadId {run_id[:40]!r}: a thread is a run id, 1-128 of A-Z a-z 0-9 _ . : -")
-    leg = Leg(given, run_id)
-    try:
-        saved: object = await store.load(run_id)
-    except RunNotFound:
-        saved = None
-    agent = getattr(saved, "agent_name", settings.config.name)
-    if not person.sees(agent):  # another person's run reads as no run at all
-        status, said = (404, f"no run {run_id}") if saved is not None else (403, f"{person.name} may not run {agent}")
-        return _refused(status, said)
-    if given.resume:
-        if saved is None:
-            return _refused(404, f"no run {run_id} to resume")
-        root = await decisions.root_run(store, run_id)
-        leg.sent = {part.key for part in parts(await store.load(run_id))}  # the front end has it up to the interrupt
-        try:
-            woken = await resumes.record(settings.db, store, root, given.resume, person)
-        except resumes.ResumeRefused as exc:
-            return _refused(exc.status, str(exc))
-        if not woken and await decisions.decided(store, await store.load(root)):
-            driver.go_on(root)
-    elif saved is None and run_id not in driver.driving:
-        task = _task(given)
-        if task is None:
-            return _refused(400, f"a new thread needs a user message with text; e.g. {EXAMPLE}")
-        driver.start(run_id, task)
-    headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
-    return StreamingResponse(events(store, leg, driver.trouble), media_type="text/event-stream", headers=headers)
 
 
 def _task(given: RunAgentInput) -> str | None:

@@ -19,7 +19,9 @@ CANCELLED = "cancelled in the front end"
 APPROVAL_PAYLOAD = '{"approved": true} or {"approved": false, "reason": "why not"}'
 
 
-class ResumeRefused(Exception):
+class Refused(Exception):
+    """A request refused, recording nothing: its HTTP status and why (one line)."""
+
     def __init__(self, status: int, said: str) -> None:
         super().__init__(said)
         self.status = status
@@ -38,7 +40,7 @@ async def record(
         try:
             _, workflow = await decide_and_wake(db, store, run_id, decide)
         except ApprovalRefused as exc:
-            raise ResumeRefused(409, str(exc)) from exc
+            raise Refused(409, str(exc)) from exc
         woken += [workflow] if workflow else []
     return woken
 
@@ -48,39 +50,39 @@ async def _checked(store: SqlRunStore, root_id: str, entry: ResumeEntry, person:
     waits for a person the caller may decide, with a payload that says what to do."""
     run_id, _, call_id = entry.interrupt_id.partition("/")
     if not run_id or not call_id:
-        raise ResumeRefused(400, f"interrupt id {entry.interrupt_id!r} is not one this endpoint gave (RUN/CALL)")
+        raise Refused(400, f"interrupt id {entry.interrupt_id!r} is not one this endpoint gave (RUN/CALL)")
     try:
         state = await store.load(run_id)
         theirs = person.sees(state.agent_name) and await decisions.root_run(store, run_id) == root_id
     except RunNotFound:
         theirs = False
     if not theirs:
-        raise ResumeRefused(404, f"interrupt {entry.interrupt_id} is of no run of this thread")
+        raise Refused(404, f"interrupt {entry.interrupt_id} is of no run of this thread")
     waiting = [p for p in state.pending if p.call.id == call_id and p.waits_for_person]
     if not waiting:
-        raise ResumeRefused(409, f"call {call_id} of run {run_id} does not wait for a person (decided already?)")
+        raise Refused(409, f"call {call_id} of run {run_id} does not wait for a person (decided already?)")
     if not person.decides(state.agent_name, waiting[0].call.name):
-        raise ResumeRefused(403, f"{person.name} may not decide {waiting[0].call.name} of run {run_id}")
+        raise Refused(403, f"{person.name} may not decide {waiting[0].call.name} of run {run_id}")
     return run_id, _decision(run_id, waiting[0], entry, person.name)
 
 
 def _decision(run_id: str, pending: PendingCall, entry: ResumeEntry, by: str | None) -> Decide:
     payload = entry.payload if entry.payload is not None else {}
     if not isinstance(payload, dict):
-        raise ResumeRefused(400, f"the payload answering {entry.interrupt_id} must be a JSON object")
+        raise Refused(400, f"the payload answering {entry.interrupt_id} must be a JSON object")
     call_id = pending.call.id
     if pending.waits_for_input and pending.input is not None:
         given = _answer(entry.status, payload)
         if (problem := answers.problem_with(pending.input, given)) is not None:
             fits = f"; what fits: {answers.what_fits(pending.input)}" if pending.input.mode == "form" else ""
-            raise ResumeRefused(400, f"the answer to {entry.interrupt_id} does not fit: {problem}{fits}")
+            raise Refused(400, f"the answer to {entry.interrupt_id} does not fit: {problem}{fits}")
         return lambda store: answers.answer(store, run_id, call_id, given, by=by)
     if entry.status == "cancelled":
         reason = str(payload.get("reason") or CANCELLED)
         return lambda store: decisions.reject(store, run_id, call_id, reason, by=by)
     approved, shown = payload.get("approved"), payload.get("argsHash")
     if not isinstance(approved, bool) or not (shown is None or isinstance(shown, str)):
-        raise ResumeRefused(400, f"an approval is answered with {APPROVAL_PAYLOAD}, not {json.dumps(payload)}")
+        raise Refused(400, f"an approval is answered with {APPROVAL_PAYLOAD}, not {json.dumps(payload)}")
     if approved:
         return lambda store: decisions.approve(store, run_id, call_id, shown_hash=shown, by=by)
     reason = str(payload.get("reason") or "")
