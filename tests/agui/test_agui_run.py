@@ -138,6 +138,11 @@ def test_a_run_streams_replays_and_resumes(served: tuple[Path, str, Model]) -> N
         )
         assert rebound.status_code == 421
         assert decisions(folder) == []
+        alice = {"authorization": f"Bearer {ALICE}"}
+        malformed = client.post(url, json={"threadId": THREAD}, headers=alice)
+        assert malformed.status_code == 400 and "not a RunAgentInput (runId" in malformed.json()["error"]
+        wordless = client.post(url, json=run_input("thread-empty", "x"), headers=alice)
+        assert wordless.status_code == 400 and "a new thread needs a user message" in wordless.json()["error"]
         bad = [{"interruptId": waiting.id, "status": "resolved", "payload": {"approved": "yes"}}]
         refused = client.post(
             url, json=run_input(THREAD, "x", resume=bad), headers={"authorization": f"Bearer {ALICE}"}
