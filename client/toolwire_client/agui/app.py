@@ -95,10 +95,10 @@ class Endpoint:
         except RunNotFound:
             saved = None
         agent = saved.agent_name if saved is not None else self.settings.config.name
-        if not person.sees(agent):  # another person's run reads as no run at all
-            raise resumes.Refused(
-                *((404, f"no run {run_id}") if saved else (403, f"{person.name} may not run {agent}"))
-            )
+        if not person.sees(agent) and saved is not None:  # another person's run reads as no run at all
+            raise resumes.Refused(404, f"no run {run_id}")
+        if not person.sees(agent):
+            raise resumes.Refused(403, f"{person.name} may not run {agent}")
         leg = Leg(given, run_id)
         if given.resume:
             if saved is None:
