@@ -82,6 +82,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("toolwire_client.cli.tools", "tools_command"),
     "call": ("toolwire_client.cli.tools", "call_command"),
     "demo": ("toolwire_client.cli.demo", "demo"),
+    "agent": ("toolwire_client.cli.agent", "agent"),
     "worker": ("toolwire_client.cli.fleet", "worker"),
     "submit": ("toolwire_client.cli.fleet", "submit"),
     "wait": ("toolwire_client.cli.fleet", "wait"),
@@ -91,6 +92,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 GROUPS: dict[str, tuple[str, ...]] = {
     "Run agents": ("run", "demo", "eval", "tools", "call"),
     "Serve tools": ("serve", "dev", "check"),
+    "Serve agents": ("agent",),
     "Runs and decisions": (
         "runs",
         "trace",

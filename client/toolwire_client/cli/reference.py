@@ -31,7 +31,7 @@ def commands(group: click.Group, path: str = "toolwire") -> Iterator[tuple[str, 
 
 
 def _value(option: click.Option) -> str:
-    if option.is_flag:
+    if option.is_flag or option.metavar == "":  # metavar "": a flag that still takes an old spelling's value (_json.py)
         return ""
     if option.metavar:
         return f" {option.metavar}"

@@ -1,0 +1,174 @@
+"""The AG-UI endpoint: POST /ag-ui with a RunAgentInput, answered by an SSE stream of AG-UI events (stream.py).
+
+A thread is a toolwire run: the input's threadId is the run's id. A thread the store does not hold is a new run of
+the served agent on the last user message; a thread it holds is followed (replayed from the store, then live); a
+resume (the input's `resume` entries, answering the interrupts the last stream ended with) records each decision as
+`toolwire approve`/`answer` would and goes on with the run here (or lets the worker fleet go on with it). Who may
+use it: a person of the tokens file, by `Authorization: Bearer TOKEN` (ui/people.py: the runs of their agents, the
+calls of their tools); without a tokens file, bound to loopback only, the OS user. The Host/Origin rule of the tool
+server applies to every request."""
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
+from ag_ui.core import RunAgentInput, UserMessage
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolwire_client.agui import resumes
+from toolwire_client.agui.driver import Driver
+from toolwire_client.agui.mapping import parts
+from toolwire_client.agui.stream import Leg, events
+from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
+from toolwire_client.config import RunConfig
+from toolwire_client.run.state import RunState
+from toolwire_client.store import RunNotFound, SqlRunStore, open_store
+from toolwire_client.store import approvals as decisions
+from toolwire_client.ui.people import EVERYONE, Person
+from toolwire_shared.host_origin import HostOriginRule, request_headers
+from toolwire_shared.tokens import find_token
+
+PATH = "/ag-ui"
+THREAD_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+EXAMPLE = '{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "Refund A123"}]}'
+BODY_BYTES = 1_000_000
+
+
+@dataclass(frozen=True)
+class AgUiSettings:
+    config: RunConfig
+    """The served agent: every new thread is a run of it (its name is the agent a person must see)."""
+    db: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8500
+    people: dict[str, Person] | None = None
+    """token -> Person (ui/people.py); None: no tokens file, the OS user (loopback only)."""
+    trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
+
+
+class Endpoint:
+    """What the endpoint holds while the app runs: the store and the driver of the runs it starts and resumes."""
+
+    store: SqlRunStore
+    driver: Driver
+
+    def __init__(self, settings: AgUiSettings) -> None:
+        self.settings = settings
+
+    async def handle(self, request: Request) -> Response:
+        person = _person(request, self.settings.people)
+        if person is None:
+            return _refused(401, "send a person's token of the tokens file: Authorization: Bearer TOKEN")
+        body = await request.body()
+        if len(body) > BODY_BYTES:
+            return _refused(413, f"a RunAgentInput is at most {BODY_BYTES} bytes")
+        try:
+            given = RunAgentInput.model_validate_json(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            return _refused(400, f"not a RunAgentInput ({where}: {first['msg']}); e.g. {EXAMPLE}")
+        if not THREAD_ID.fullmatch(given.thread_id):
+            said = f"threadId {given.thread_id[:40]!r}: a thread is a run id, 1-128 of A-Z a-z 0-9 _ . : -"
+            return _refused(400, said)
+        try:
+            leg = await self._leg(given, person)
+        except resumes.Refused as exc:
+            return _refused(exc.status, str(exc))
+        headers = {"cache-control": "no-store", "x-accel-buffering": "no"}
+        stream = events(self.store, leg, self.driver.trouble)
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+    async def _leg(self, given: RunAgentInput, person: Person) -> Leg:
+        """What this request's stream is: a new run started, a run followed from its start, or a run resumed
+        after the interrupt the front end answers (the records it has already are not sent again)."""
+        run_id, store = given.thread_id, self.store
+        try:
+            saved: RunState | None = await store.load(run_id)
+        except RunNotFound:
+            saved = None
+        agent = saved.agent_name if saved is not None else self.settings.config.name
+        if not person.sees(agent) and saved is not None:  # another person's run reads as no run at all
+            raise resumes.Refused(404, f"no run {run_id}")
+        if not person.sees(agent):
+            raise resumes.Refused(403, f"{person.name} may not run {agent}")
+        leg = Leg(given, run_id)
+        if given.resume:
+            if saved is None:
+                raise resumes.Refused(404, f"no run {run_id} to resume")
+            leg.sent = {part.key for part in parts(saved)}  # the front end has it, up to the interrupt
+            root = await decisions.root_run(store, run_id)
+            woken = await resumes.record(self.settings.db, store, root, given.resume, person)
+            if not woken and await decisions.decided(store, await store.load(root)):
+                self.driver.go_on(root)
+        elif saved is None and run_id not in self.driver.driving:
+            task = _task(given)
+            if task is None:
+                raise resumes.Refused(400, f"a new thread needs a user message with text; e.g. {EXAMPLE}")
+            self.driver.start(run_id, task)
+        return leg
+
+
+def build_app(settings: AgUiSettings) -> ASGIApp:
+    endpoint = Endpoint(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        endpoint.store = await open_store(settings.db, connections=4)
+        try:
+            async with anyio.create_task_group() as group:
+                endpoint.driver = Driver(endpoint.store, settings.config, settings.trust, group)
+                yield
+                group.cancel_scope.cancel()
+        finally:
+            await endpoint.store.aclose()
+
+    async def about(request: Request) -> Response:
+        return JSONResponse({"agent": settings.config.name, "protocol": "AG-UI", "post": PATH})
+
+    routes = [Route(PATH, endpoint.handle, methods=["POST"]), Route(PATH, about)]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return HostOriginCheck(app, HostOriginRule(settings.host, settings.port))
+
+
+def _refused(status: int, said: str) -> Response:
+    headers = {"www-authenticate": 'Bearer realm="toolwire"'} if status == 401 else None
+    return JSONResponse({"error": said}, status, headers=headers)
+
+
+def _person(request: Request, people: dict[str, Person] | None) -> Person | None:
+    if people is None:
+        return EVERYONE
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return find_token(people, token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _task(given: RunAgentInput) -> str | None:
+    """The last user message's text: the task of a new run."""
+    for message in reversed(given.messages):
+        if isinstance(message, UserMessage):
+            content = message.content
+            text = content if isinstance(content, str) else "\n".join(getattr(p, "text", "") or "" for p in content)
+            return text.strip() or None
+    return None
+
+
+class HostOriginCheck:
+    """The tool server's Host/Origin rule on every request, before any route (a page on another name must not
+    reach a loopback endpoint by DNS rebinding, nor a page on another origin post to it)."""
+
+    def __init__(self, app: ASGIApp, rule: HostOriginRule) -> None:
+        self.app, self.rule = app, rule
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and (refusal := self.rule.check(*request_headers(scope))) is not None:
+            await JSONResponse({"error": refusal.message}, refusal.status)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
