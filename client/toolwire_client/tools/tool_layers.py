@@ -7,7 +7,7 @@ and returns those it offers; it may drop a route, rename or mark its spec, or ad
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.tool_names import known_names
@@ -27,6 +27,8 @@ class Route:
     sources share, or one that reads as another source's)."""
     aliases: frozenset[str]
     """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
+    hidden: bool = False
+    """Routed but not offered to the model (a tool search has not loaded it yet: tools/tool_search.py)."""
 
 
 class NoSuchTool(ValueError):
@@ -47,6 +49,19 @@ class ToolLayer(Protocol):
     def offer(self, routes: list[Route]) -> list[Route]:
         """The routes offered above this layer, from those offered below it."""
         ...
+
+
+@runtime_checkable
+class LoadingLayer(Protocol):
+    """A layer whose offer changes as the run goes (tool search's loads): the ToolBox routes again before the next
+    request when `changed`, and a step records `loaded` (None while the layer offers every tool as it is)."""
+
+    changed: bool
+
+    @property
+    def loading(self) -> list[str] | None: ...
+
+    def load(self, names: Sequence[str]) -> list[str]: ...
 
 
 def named(listed: list[tuple[ToolSource, ToolSpec]]) -> list[Route]:

@@ -19,7 +19,16 @@ from toolwire_client.tools.source import (
     ToolSource,
     ToolTransportError,
 )
-from toolwire_client.tools.tool_layers import AllowFilter, ApprovalMarks, NoSuchTool, Route, ToolLayer, WireNames, named
+from toolwire_client.tools.tool_layers import (
+    AllowFilter,
+    ApprovalMarks,
+    LoadingLayer,
+    NoSuchTool,
+    Route,
+    ToolLayer,
+    WireNames,
+    named,
+)
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
@@ -74,6 +83,8 @@ class ToolBox:
         self.layers: list[ToolLayer] = [AllowFilter(allow), *layers, WireNames(), ApprovalMarks(marked, risky)]
         """What the model is offered of the tools listed, bottom first: the `--allow` filter, the given layers, the
         wire names, then the approval marks (a servers file's `risky`; the run's `--risky` names checked)."""
+        self._loading = [layer for layer in layers if isinstance(layer, LoadingLayer)]
+        """The layers whose offer changes as the run goes (tool search)."""
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
@@ -105,7 +116,8 @@ class ToolBox:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
         changed = [source for source in self.sources if source.tools_changed]
-        if not changed or not any(id(source) in self._listed for source in self.sources):
+        loads = any(layer.changed for layer in self._loading)
+        if not (changed or loads) or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         before = self.specs
         for source in changed:
@@ -163,8 +175,23 @@ class ToolBox:
 
     @property
     def specs(self) -> list[ToolSpec]:
-        """The tool definitions the model sees."""
-        return [route.spec for route in self._routes.values()]
+        """The tool definitions the model sees (not the tools routed but hidden: a tool search's, not loaded yet)."""
+        return [route.spec for route in self._routes.values() if not route.hidden]
+
+    @property
+    def loaded(self) -> list[str] | None:
+        """The tools a tool search has loaded so far (saved with each step); None when no tool search is on."""
+        for layer in self._loading:
+            names = layer.loading
+            if names is not None:
+                return names
+        return None
+
+    def load(self, names: list[str]) -> None:
+        """Load these tools again (a resumed run's, as its last step recorded them): offered from the next request
+        on, once `refresh` routes again."""
+        for layer in self._loading:
+            layer.load(names)
 
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
         """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts, retries
