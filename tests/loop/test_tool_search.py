@@ -5,10 +5,14 @@ is offered in full from the next request on."""
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import (
     FakeProvider,
+    RecordedRequest,
+    Reply,
     anthropic_message,
     openai_call,
     openai_completion,
@@ -18,6 +22,8 @@ from helpers.fake_providers import (
 )
 from loop.conftest import REPO
 from toolwire_client.loop import Agent
+from toolwire_client.mistakes import WAITING
+from toolwire_client.replay import replay
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
@@ -89,6 +95,8 @@ async def test_openai_responses_a_tool_called_before_it_is_loaded_is_loaded_and_
     unknown = state.steps[2].results[0]
     assert unknown.error_kind == "unknown_tool" and "crm_frobnicate" in unknown.content
     assert [step.loaded for step in state.steps] == [["crm_get_contact"]] * 4
+    replayed = await replay(state)  # the early call is answered from the record, as it was
+    assert replayed.identical, replayed.difference
 
 
 async def test_anthropic_native_tool_search_defers_the_tools_and_records_what_it_loaded() -> None:
@@ -156,3 +164,38 @@ async def test_auto_offers_every_tool_of_a_small_run() -> None:
         state = await Agent(model, ToolBox([catalog(10)], layers=[ToolSearch("auto")])).run("Hello")
         await model.aclose()
     assert len(chat_tools(fake.requests[0].body)) == 10 and state.steps[0].loaded is None
+
+
+def test_a_run_paused_for_approval_resumes_in_a_new_process_with_the_same_loaded_tools(tmp_path: Path) -> None:
+    """`toolwire run --tool-search on` pauses at a risky tool a search found; `toolwire resume` (another process)
+    offers the model the same tools as before the pause, and `toolwire replay` finds the run identical."""
+    env, db = clean_env(), str(tmp_path / "runs.db")
+    server = f"{sys.executable} {CATALOG} 40"
+    with FakeProvider(searching_model) as fake:
+        model = ("--model", "openai:gpt-fake", "--base-url", fake.openai_url)
+        flags = ("--tool-search", "on", "--keep-tool", "wiki_*", "--risky", "crm_get_contact", "--db", db)
+        paused = run_toolwire("run", "Look up contact c7", *model, "--server", server, *flags, "--json", env=env)
+        assert paused.returncode == WAITING, paused.stdout + paused.stderr
+        state = json.loads(paused.stdout)
+        assert [step["loaded"] for step in state["steps"]] == [FOUND, FOUND]
+        assert run_toolwire("approve", state["run_id"], "--db", db, env=env).returncode == 0
+        resumed = run_toolwire("resume", state["run_id"], "--db", db, env=env)
+        assert resumed.returncode == 0 and "c7 is Ada" in resumed.stdout, resumed.stdout + resumed.stderr
+    first, before, after = (chat_tools(request.body) for request in fake.requests)
+    assert first == ["search_tools", "wiki_create_page", "wiki_get_page"]
+    assert after == before == sorted([*first, *FOUND])
+    replayed = run_toolwire("replay", state["run_id"], "--db", db, env=env)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+FOUND = ["crm_get_contact", "crm_create_contact"]
+
+
+def searching_model(request: RecordedRequest) -> Reply:
+    """Searches, calls the contact lookup it found, then answers from its result."""
+    results = [m["content"] for m in request.body["messages"] if m["role"] == "tool"]
+    if not results:
+        return openai_completion(None, [openai_call("c1", "search_tools", '{"query": "get a CRM contact", "limit": 2}')])
+    if len(results) == 1:
+        return openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')])
+    return openai_completion(f"c7 is Ada ({results[-1]})")
