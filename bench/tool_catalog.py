@@ -104,7 +104,9 @@ def serve(count: int) -> None:
     from mcp.server import Server, ServerRequestContext
     from mcp.server.stdio import stdio_server
 
-    tools = [types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"]) for t in catalog(count)]
+    tools = [
+        types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"]) for t in catalog(count)
+    ]
     names = {t.name for t in tools}
 
     async def on_list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:

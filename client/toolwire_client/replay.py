@@ -62,12 +62,11 @@ class ReplaySource(ToolSource):
         self.sent: list[ToolCall] = []
         self.sampled: dict[str, list[SamplingRecord]] = {}
         """Call id -> the sampling requests its server made during it, counted again as they were."""
+        self.stubs: list[ToolSpec] = []
+        """The tools the record called that its first step was not offered (a tool search's, called before it was
+        loaded), listed beside every offer so their calls reach the record, which answers them as it was."""
         self.tools_changed = False
         """Set by `offer`: the ToolBox lists this source again before the next model call, as a server's change did."""
-
-    stubs: list[ToolSpec] = []
-    """The tools the record called that its first step was not offered (a tool search's, called before loaded),
-    listed beside every offer so their calls are routed to the record, which answers them as it was answered."""
 
     def offer(self, specs: list[ToolSpec]) -> None:
         """From now on, the tools a recorded step was offered after a server's tool list changed (or a tool search

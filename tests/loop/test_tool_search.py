@@ -23,10 +23,10 @@ from helpers.fake_providers import (
 from loop.conftest import REPO
 from toolwire_client.loop import Agent
 from toolwire_client.mistakes import WAITING
-from toolwire_client.replay import replay
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
+from toolwire_client.replay import replay
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.tool_search import ToolSearch
 from toolwire_client.tools.toolbox import ToolBox
@@ -88,7 +88,9 @@ async def test_openai_responses_a_tool_called_before_it_is_loaded_is_loaded_and_
     bodies = [request.body for request in fake.requests]
     assert responses_tools(bodies[0]) == ["crm_create_contact", "search_tools"]  # the kept tool and the search
     early = state.steps[0].results[0]
-    assert not early.is_error and "was not loaded, so it did not run" in early.content and "Call it again" in early.content
+    assert (
+        not early.is_error and "was not loaded, so it did not run" in early.content and "Call it again" in early.content
+    )
     assert '"contact_id": {"type": "string"' in early.content  # its definition
     assert "crm_get_contact" in responses_tools(bodies[1])
     assert state.steps[1].results[0].content == 'crm_get_contact done: {"contact_id": "c7"}'
@@ -195,7 +197,9 @@ def searching_model(request: RecordedRequest) -> Reply:
     """Searches, calls the contact lookup it found, then answers from its result."""
     results = [m["content"] for m in request.body["messages"] if m["role"] == "tool"]
     if not results:
-        return openai_completion(None, [openai_call("c1", "search_tools", '{"query": "get a CRM contact", "limit": 2}')])
+        return openai_completion(
+            None, [openai_call("c1", "search_tools", '{"query": "get a CRM contact", "limit": 2}')]
+        )
     if len(results) == 1:
         return openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')])
     return openai_completion(f"c7 is Ada ({results[-1]})")
