@@ -115,30 +115,29 @@ class ToolIndex:
 
     def __init__(self, specs: Iterable[ToolSpec]):
         self.specs: list[ToolSpec] = list(specs)
-        self._terms: list[Counter[str]] = [Counter(tool_words(spec)) for spec in self.specs]
-        self._lengths = [sum(terms.values()) for terms in self._terms]
-        self._mean = (sum(self._lengths) / len(self._lengths)) if self._lengths else 1.0
-        counts: Counter[str] = Counter()
-        for terms in self._terms:
-            counts.update(terms.keys())
+        documents = [Counter(tool_words(spec)) for spec in self.specs]
+        lengths = [sum(terms.values()) for terms in documents]
+        mean = (sum(lengths) / len(lengths)) if lengths else 1.0
         n = len(self.specs)
-        self._idf = {term: math.log(1 + (n - df + 0.5) / (df + 0.5)) for term, df in counts.items()}
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        """Term -> (tool, its BM25 weight there): a query adds up its terms' postings, nothing else."""
+        for i, terms in enumerate(documents):
+            norm = K1 * (1 - B + B * lengths[i] / mean)
+            for term, tf in terms.items():
+                self._postings.setdefault(term, []).append((i, tf * (K1 + 1) / (tf + norm)))
+        for term, posted in self._postings.items():
+            idf = math.log(1 + (n - len(posted) + 0.5) / (len(posted) + 0.5))
+            self._postings[term] = [(i, idf * weight) for i, weight in posted]
         self._by_name = {spec.name.lower(): i for i, spec in enumerate(self.specs)}
 
     def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[ToolSpec]:
         """The best `limit` matches, best first (a tool named exactly by the query first of all); none for a query
         that shares no word with any tool."""
-        exact = self._by_name.get(query.strip().lower())
         scores: dict[int, float] = {}
         for term in set(words(query)):
-            idf = self._idf.get(term)
-            if idf is None:
-                continue
-            for i, terms in enumerate(self._terms):
-                tf = terms.get(term)
-                if tf:
-                    norm = K1 * (1 - B + B * self._lengths[i] / self._mean)
-                    scores[i] = scores.get(i, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
+            for i, weight in self._postings.get(term, ()):
+                scores[i] = scores.get(i, 0.0) + weight
+        exact = self._by_name.get(query.strip().lower())
         if exact is not None:
             scores[exact] = math.inf
         ranked = sorted(scores, key=lambda i: (-scores[i], self.specs[i].name))

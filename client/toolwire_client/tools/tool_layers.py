@@ -102,15 +102,26 @@ class WireNames:
     def check(self, named: list[Route], sources: Sequence[ToolSource]) -> None:
         return None
 
+    def __init__(self) -> None:
+        self._known: tuple[str, ...] = ()
+        self._wire: dict[str, str] = {}
+        self._made: dict[int, tuple[Route, Route]] = {}
+        """id(route below) -> (it, the route named): a tool search's load routes hundreds of the same routes again."""
+
     def offer(self, routes: list[Route]) -> list[Route]:
-        wire = wire_names(route.known for route in routes)
+        known = tuple(route.known for route in routes)
+        if known != self._known:
+            self._known, self._wire, self._made = known, wire_names(known), {}
         offered: list[Route] = []
         for route in routes:
-            called = wire[route.known]
-            spec = route.spec if route.spec.name == called else route.spec.model_copy(update={"name": called})
-            offered.append(replace(route, spec=spec, aliases=route.aliases | {called}))
+            made = self._made.get(id(route))
+            if made is None or made[0] is not route:
+                called = self._wire[route.known]
+                spec = route.spec if route.spec.name == called else route.spec.model_copy(update={"name": called})
+                made = self._made[id(route)] = (route, replace(route, spec=spec, aliases=route.aliases | {called}))
+            offered.append(made[1])
         if len({route.spec.name for route in offered}) != len(offered):  # never: a tool is never hidden
-            raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
+            raise AssertionError(f"two tools of this run share a wire name: {sorted(self._wire.values())}")
         return offered
 
 

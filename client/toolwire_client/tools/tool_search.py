@@ -54,6 +54,12 @@ class ToolSearch:
         self._indexed: tuple[int, ...] = ()
         self._specs: dict[str, ToolSpec] = {}
         """Wire name -> the definition of every tool of the catalog, named by its wire name."""
+        self._wire: dict[str, str] = {}
+        """Known name -> wire name of every tool of the catalog."""
+        self._deferred: dict[str, Route] = {}
+        """Known name -> the tool's route while it is not loaded."""
+        self._kept: set[str] = set()
+        """The known names of the tools always offered (`--keep-tool`, the client's own)."""
         self._searcher = _Searcher(self)
         self._gate = _LoadGate(self)
 
@@ -71,34 +77,40 @@ class ToolSearch:
         )
         if not self.active:
             return routes
-        wire = wire_names([*(route.known for route in routes), *(() if self.native else (SEARCH_TOOL,))])
-        self._index_catalog(routes, wire)
+        self._index_catalog(routes)
         loaded = set(self.loaded)
-        offered: list[Route] = []
-        for route in routes:
-            called = wire[route.known]
-            if called in loaded or self._kept(route):
-                offered.append(route)
-            elif self.native:
-                offered.append(replace(route, spec=route.spec.model_copy(update={"deferred": True})))
-            else:
-                safe = route.spec.model_copy(update={"policy": ToolPolicy()})  # loading it runs nothing
-                offered.append(replace(route, source=self._gate, remote_name=called, spec=safe, hidden=True))
+        offered = [
+            route if route.known in self._kept or self._wire[route.known] in loaded else self._deferred[route.known]
+            for route in routes
+        ]
         if not self.native:
             offered.append(Route(self._searcher, SEARCH_TOOL, SEARCH_SPEC, SEARCH_TOOL, frozenset({SEARCH_TOOL})))
         return offered
 
-    def _kept(self, route: Route) -> bool:
+    def _always_offered(self, route: Route) -> bool:
         return any(fnmatch.fnmatchcase(name, pattern) for pattern in self._always for name in route.aliases)
 
-    def _index_catalog(self, routes: list[Route], wire: dict[str, str]) -> None:
-        """Index the catalog by the names the model calls its tools by, again only when it changed."""
+    def _index_catalog(self, routes: list[Route]) -> None:
+        """Index the catalog by the names the model calls its tools by, and make each tool's route while it is not
+        loaded; again only when the catalog changed (a load routes again, and finds both made)."""
         key = tuple(id(route.spec) for route in routes)
         if key == self._indexed and self._index is not None:
             return
+        wire = wire_names([*(route.known for route in routes), *(() if self.native else (SEARCH_TOOL,))])
         specs = [route.spec.model_copy(update={"name": wire[route.known]}) for route in routes]
         self._specs = {spec.name: spec for spec in specs}
+        self._wire = wire
+        self._kept = {route.known for route in routes if self._always_offered(route)}
+        self._deferred = {route.known: self._not_loaded(route, wire[route.known]) for route in routes}
         self._index, self._indexed = ToolIndex(specs), key
+
+    def _not_loaded(self, route: Route, called: str) -> Route:
+        """Natively: offered marked deferred. Else hidden, routed to the gate (loading it runs nothing, so it never
+        waits for approval)."""
+        if self.native:
+            return replace(route, spec=route.spec.model_copy(update={"deferred": True}))
+        safe = route.spec.model_copy(update={"policy": ToolPolicy()})
+        return replace(route, source=self._gate, remote_name=called, spec=safe, hidden=True)
 
     @property
     def loading(self) -> list[str] | None:
@@ -114,6 +126,11 @@ class ToolSearch:
             self.loaded.extend(new)
             self.changed = True
         return new
+
+    @property
+    def catalog(self) -> list[ToolSpec]:
+        """Every tool the run may call, named as the model calls it (while tool search is on)."""
+        return list(self._specs.values())
 
     def definition(self, name: str) -> ToolSpec | None:
         return self._specs.get(name)

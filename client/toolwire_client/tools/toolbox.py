@@ -91,6 +91,8 @@ class ToolBox:
         self.max_result_chars = max_result_chars
         self.limit_wait_s = LIMIT_WAIT_S
         self._routes: dict[str, Route] = {}
+        self._named: list[Route] | None = None
+        """Every tool listed, named (the bottom of the stack), as last listed."""
         self._listed: dict[int, list[ToolSpec]] = {}
         """Source (by id) -> the tools it listed last."""
         self.started = False
@@ -123,14 +125,18 @@ class ToolBox:
         for source in changed:
             source.tools_changed = False
             self._listed[id(source)] = await source.list_tools()
-        self._route()
+        self._route(relisted=bool(changed))
         return self.specs != before
 
-    def _route(self) -> list[Route]:
-        """The routes of the tools listed, each layer applied over the one below; at the start and after every
-        list_changed. Every tool listed returned, named, before any layer."""
-        listed = named([(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])])
-        routes = listed
+    def _route(self, relisted: bool = True) -> list[Route]:
+        """The routes of the tools listed, each layer applied over the one below; at the start, after every
+        list_changed, and after a layer's change (a tool search's load: the tools are named as they were). Every
+        tool listed returned, named, before any layer."""
+        if relisted or self._named is None:
+            self._named = named(
+                [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
+            )
+        listed = routes = self._named
         for layer in self.layers:
             routes = layer.offer(routes)
         self._routes = {route.spec.name: route for route in routes}
