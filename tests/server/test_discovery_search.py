@@ -85,6 +85,7 @@ async def test_the_toolwire_client_finds_and_calls_through_a_stdio_search_gatewa
     await source.start()
     try:
         assert sorted(spec.name for spec in await source.list_tools()) == ["call_tool", "search_tools"]
+
         async def call(name: str, arguments: dict[str, object]) -> str:
             request = ToolRequest(ToolCall(id="c", name=name, arguments=arguments), RunContext("run_1"), 10.0)
             return (await source.call(request)).content
