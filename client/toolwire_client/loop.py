@@ -356,6 +356,8 @@ class Agent:
         )
 
     def _why_risky(self, call: ToolCall) -> str | None:
+        if self.toolbox.loads_only(call.name):  # a tool search loads it and runs nothing: asked when called again
+            return None
         names = self.toolbox.aliases(call.name)  # what `--risky` names: the model calls it by its wire name
         return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, names)
 

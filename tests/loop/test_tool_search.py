@@ -203,3 +203,17 @@ def searching_model(request: RecordedRequest) -> Reply:
     if len(results) == 1:
         return openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')])
     return openai_completion(f"c7 is Ada ({results[-1]})")
+
+
+async def test_a_risky_tool_called_before_it_is_loaded_is_loaded_unasked_and_waits_when_called_again() -> None:
+    with FakeProvider() as fake:
+        fake.push(
+            openai_completion(None, [openai_call("c1", "crm_get_contact", '{"contact_id": "c7"}')]),
+            openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')]),
+        )
+        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        box = ToolBox([catalog()], layers=[ToolSearch("on")])
+        state = await Agent.of(model, box, risky_tools={"crm_get_contact"}).run("Look up contact c7")
+        await model.aclose()
+    assert "was not loaded, so it did not run" in state.steps[0].results[0].content  # loading it ran nothing
+    assert state.status == "waiting_for_approval" and [p.call.id for p in state.pending] == ["c2"]

@@ -18,7 +18,7 @@ from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.tool_search import ToolSearch
-from toolwire_client.tools.toolbox import OnProgress, ToolBox
+from toolwire_client.tools.toolbox import CHOICE_WORDS, OnProgress, ToolBox
 from toolwire_shared.elicitation import OnElicit
 
 
@@ -77,6 +77,7 @@ def toolbox_for(
     if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
         own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
+    forced = [config.tool_choice] if config.tool_choice not in (None, *CHOICE_WORDS) else []  # always offered
     later = {source.name for source in own}  # the client's own tools may be offered only later (read_resource)
     return ToolBox(
         [*sources, *own],
@@ -86,7 +87,7 @@ def toolbox_for(
         choice=config.tool_choice,
         risky=[name for name in config.risky_tools if name not in later],
         marked=marked,
-        layers=[ToolSearch(config.tool_search, config.keep_tools, native_search, sorted(later))]
+        layers=[ToolSearch(config.tool_search, config.keep_tools, native_search, [*sorted(later), *forced])]
         if config.tool_search != "off"
         else [],
     )
