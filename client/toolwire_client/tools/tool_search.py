@@ -5,8 +5,8 @@ toolwire_shared/tool_index.py) and loads its matches, whose full definitions are
 Every tool the run may call stays routed: a tool not loaded yet is routed to a gate that loads it and answers with
 its definition and "call it again" (never "unknown tool"). The catalog is what the layers below offer (the
 `--allow` filter's), so a search never shows a tool the run may not call. Natively (a provider with its own tool
-search, Anthropic's), the deferred tools are offered marked `deferred` and the provider searches them; the loads
-its replies name are recorded here the same way (`found`)."""
+search, Anthropic's), the deferred tools are offered marked `deferred` and the provider searches them; the tools
+its replies say it loaded (ModelReply.found_tools) are recorded here by `load`, as this layer's own loads are."""
 
 import fnmatch
 import json
@@ -78,7 +78,8 @@ class ToolSearch:
         if not self.active:
             return routes
         self._index_catalog(routes)
-        loaded = set(self.loaded)
+        # natively the provider loads what it found from its own references in the history: the offer stays the same
+        loaded = set() if self.native else set(self.loaded)
         offered = [
             route if route.known in self._kept or self._wire[route.known] in loaded else self._deferred[route.known]
             for route in routes
@@ -124,7 +125,7 @@ class ToolSearch:
         new = [name for name in dict.fromkeys(names) if name not in self.loaded and name in self._specs]
         if new:
             self.loaded.extend(new)
-            self.changed = True
+            self.changed = not self.native
         return new
 
     @property
