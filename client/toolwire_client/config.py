@@ -1,6 +1,8 @@
 """One configuration for every run, as data: the limits, the tool servers and the model, saved with the run so any
 entry point (`run`, `resume`, `demo`, `eval`, replay) rebuilds exactly the same agent (assembly/ builds it)."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
@@ -114,6 +116,10 @@ class ServerSpec(BaseModel):
         )
 
 
+ToolSearchMode = Literal["auto", "on", "off"]
+"""Tool search (tools/tool_search.py): on, off, or on past 30 tools or 8,000 tokens of definitions."""
+
+
 class RunConfig(BaseModel):
     """The agent's whole configuration, kept in RunState.config (as JSON) from the run's first checkpoint on."""
 
@@ -150,6 +156,11 @@ class RunConfig(BaseModel):
     workflow: Workflow | None = None
     """A path written in code: its steps run in order, each a model turn (see workflow.py); not with `plan`."""
     allow: list[str] | None = None
+    tool_search: ToolSearchMode = "off"
+    """Offer `search_tools` and the `keep_tools` instead of every tool, loading what a search finds (natively on
+    Anthropic): "on", "off", or "auto" (on past 30 tools or 8,000 tokens of definitions)."""
+    keep_tools: list[str] = Field(default_factory=list)
+    """With tool search on: the tools (names or globs) always offered in full."""
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
     eval_task: str | None = None

@@ -165,6 +165,7 @@ class Agent:
                     state.config = recorded_config(self.config, self.toolbox.specs, state.run_id)
                     join_instructions(state, self.toolbox.instructions)
                 if resuming:
+                    self.toolbox.load(last_loaded(state))  # what a tool search loaded, offered as before
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
                 await self._drive_held(state, resuming, span, on_record)
         return state
@@ -212,6 +213,8 @@ class Agent:
         changed = await self._refresh_tools(state)
         step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn)
         step.tools = list(self.toolbox.specs) if changed else None
+        if step.model_reply is not None and step.model_reply.found_tools:  # the provider's own tool search
+            self.toolbox.load(step.model_reply.found_tools)
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
             if await self._goes_on(state, step):
@@ -353,12 +356,15 @@ class Agent:
         )
 
     def _why_risky(self, call: ToolCall) -> str | None:
+        if self.toolbox.loads_only(call.name):  # a tool search loads it and runs nothing: asked when called again
+            return None
         names = self.toolbox.aliases(call.name)  # what `--risky` names: the model calls it by its wire name
         return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, names)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)
         step.finished_at = now()
+        step.loaded = self.toolbox.loaded
         if self.on_step:
             self.on_step(state, step)
 
@@ -370,6 +376,11 @@ class Agent:
     # ---- plumbing -------------------------------------------------------------------------------------------
     async def _save(self, state: RunState) -> None:
         await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+
+
+def last_loaded(state: RunState) -> list[str]:
+    """The tools a tool search had loaded when the run's last step ended (none without tool search)."""
+    return next((step.loaded for step in reversed(state.steps) if step.loaded is not None), [])
 
 
 def join_instructions(state: RunState, instructions: list[tuple[str, str]]) -> None:

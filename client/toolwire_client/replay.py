@@ -62,12 +62,17 @@ class ReplaySource(ToolSource):
         self.sent: list[ToolCall] = []
         self.sampled: dict[str, list[SamplingRecord]] = {}
         """Call id -> the sampling requests its server made during it, counted again as they were."""
+        self.stubs: list[ToolSpec] = []
+        """The tools the record called that its first step was not offered (a tool search's, called before it was
+        loaded), listed beside every offer so their calls reach the record, which answers them as it was."""
         self.tools_changed = False
         """Set by `offer`: the ToolBox lists this source again before the next model call, as a server's change did."""
 
     def offer(self, specs: list[ToolSpec]) -> None:
-        """From now on, the tools a recorded step was offered after a server's tool list changed."""
-        self._specs, self.tools_changed = specs, True
+        """From now on, the tools a recorded step was offered after a server's tool list changed (or a tool search
+        loaded some)."""
+        offered = {spec.name for spec in specs}
+        self._specs, self.tools_changed = specs + [s for s in self.stubs if s.name not in offered], True
 
     async def list_tools(self) -> list[ToolSpec]:
         return self._specs
@@ -127,6 +132,7 @@ async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> Repl
     config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
     results = {r.call_id: r for step in recorded.steps for r in step.results}
     source = ReplaySource(_specs(config, recorded), results)
+    source.stubs = [spec for spec in source._specs if spec.description == RECORDED]
     source.sampled = _sampled_by_call(recorded)
     replaying = config.model_copy(update={"name": recorded.agent_name, "limits": limits or config.limits})
     agent = _ReplayAgent(ReplayModel(recorded), ToolBox([source]), config=replaying)
@@ -166,14 +172,17 @@ def _opening(recorded: RunState) -> list[Message]:
     return [UserMessage(content=recorded.task)]
 
 
+RECORDED = "(recorded)"
+
+
 def _specs(config: RunConfig, recorded: RunState) -> list[ToolSpec]:
-    """The recorded tool definitions of the first step, made not risky (the loop asks _ReplayAgent instead)."""
+    """The recorded tool definitions of the first step, made not risky (the loop asks _ReplayAgent instead), and
+    each tool the record called without them (a record without definitions, a tool search's tool called before it
+    was loaded), with an open schema."""
     specs = {s.name: s for s in _safe(config.tools)}
-    offered_later = {s.name for step in recorded.steps for s in step.tools or []}
-    for step in recorded.steps:  # a record without definitions: offer each tool it called, with an open schema
+    for step in recorded.steps:
         for call in step.tool_calls:
-            if call.name not in offered_later:
-                specs.setdefault(call.name, ToolSpec(name=call.name, description="(recorded)", policy=ToolPolicy()))
+            specs.setdefault(call.name, ToolSpec(name=call.name, description=RECORDED, policy=ToolPolicy()))
     return list(specs.values())
 
 

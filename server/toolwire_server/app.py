@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from toolwire_server import texts
 from toolwire_server.auth.access import ALL_TOOLS, Grant
 from toolwire_server.catalog import catalog_handlers
+from toolwire_server.discovery import LISTING, Discovery
 from toolwire_server.functions.elicit import InputNeeded, asker_of, state_security
 from toolwire_server.isolation.watchdog import watch
 from toolwire_server.limits import ServerLimits
@@ -53,10 +54,13 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     listed = {"version": registry.version}
     hub = Hub()
     tasks = TaskEngine(TaskStore(default_location(registry.name)), registry, max_result_chars=limits.max_result_chars)
+    discovery = Discovery(registry) if registry.discovery == "search" else None
 
     async def on_list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if discovery is not None:
+            return LISTING
         if listed["version"] != registry.version:  # a tool registered at runtime: every listing is stale
             listings.clear()
             listed["version"] = registry.version
@@ -70,8 +74,14 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
     async def on_call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        who, tool = caller_grant(ctx, grant), registry.get(params.name)
-        if tool is not None and who.allows(tool.name) and as_task(tool, ctx):
+        who, name, arguments = caller_grant(ctx, grant), params.name, params.arguments
+        if discovery is not None:
+            found = discovery.answer(who, name, arguments)
+            if isinstance(found, types.CallToolResult):
+                return found
+            name, arguments = found
+        tool = registry.get(name)
+        if tool is not None and who.allows(tool.name) and name == params.name and as_task(tool, ctx):
             answer = await task_call(tasks, tool, who, ctx)
             # The SDK serialises a mapping (a CreateTaskResult) as it is; its handler type names only the core shapes.
             return answer if not isinstance(answer, dict) else cast(types.CallToolResult, answer)
@@ -79,15 +89,15 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         session = ctx.session
 
         async def send_log(level: str, data: Any) -> None:
-            logger = params.name
+            logger = name
             await session.send_log_message(level, data, logger=logger, related_request_id=ctx.request_id)  # type: ignore[arg-type]
 
         try:
             request = CallRequest(
                 registry,
                 who,
-                params.name,
-                params.arguments,
+                name,
+                arguments,
                 max_result_chars=limits.max_result_chars,
                 idempotency_key=key if isinstance(key, str) else None,
                 session=session,
@@ -100,7 +110,7 @@ def build_server(registry: Registry, *, limits: ServerLimits | None = None, gran
         except InputNeeded as asked:  # 2026-07-28: the tool asked a question; the client calls again with the answer
             return asked.result
         except anyio.get_cancelled_exc_class():
-            log.info("call of %s cancelled (client cancelled or went away)", params.name)
+            log.info("call of %s cancelled (client cancelled or went away)", name)
             raise
 
     async def on_set_level(

@@ -100,6 +100,9 @@ class ToolSpec(BaseModel):
     policy: ToolPolicy = Field(default_factory=ToolPolicy)
     source: str | None = None
     """Which tool server offers it (for routing and for prefixing duplicate names)."""
+    deferred: bool = Field(default=False, exclude_if=lambda deferred: not deferred)
+    """Offered for the provider's own tool search, not loaded until it finds it (Anthropic's `defer_loading`);
+    left out when False, so the definitions recorded before it load and save unchanged."""
 
 
 _dumped: dict[int, tuple["weakref.ReferenceType[ToolSpec]", dict[str, Any]]] = {}

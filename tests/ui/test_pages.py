@@ -70,3 +70,11 @@ def test_the_trace_is_a_link_only_with_a_backend_and_a_real_trace_id() -> None:
     assert "href" not in pages.run_head(parent, None) and TRACE in pages.run_head(parent, None)
     untraced = parent.model_copy(update={"trace_id": "0" * 32})
     assert "none recorded" in pages.run_head(untraced, "http://jaeger:16686/trace/{trace_id}")
+
+
+def test_a_step_shows_the_tools_a_tool_search_had_loaded() -> None:
+    run = RunState(run_id="run_search", agent_name="agent", task="t", model="m")
+    run.steps = [StepRecord(index=1, loaded=[]), StepRecord(index=2, loaded=["crm_get_contact", HOSTILE])]
+    steps = pages.steps_fragment(RunView(run, {}, {}, []))
+    assert "tools loaded: none" in steps and "tools loaded: crm_get_contact, &lt;script&gt;" in steps
+    assert "tools loaded" not in pages.steps_fragment(family())  # a run without tool search says nothing of it

@@ -17,7 +17,8 @@ from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
-from toolwire_client.tools.toolbox import OnProgress, ToolBox
+from toolwire_client.tools.tool_search import ToolSearch
+from toolwire_client.tools.toolbox import CHOICE_WORDS, OnProgress, ToolBox
 from toolwire_shared.elicitation import OnElicit
 
 
@@ -48,7 +49,8 @@ def build_agent(
         on_text=on_text,
     )
     specs = config.servers if servers is None else servers
-    toolbox = toolbox_for(config, build_sources(specs, stderr_sink), on_progress, risky_marks(specs))
+    native = getattr(model, "native_tool_search", False)
+    toolbox = toolbox_for(config, build_sources(specs, stderr_sink), on_progress, risky_marks(specs), native)
     return Agent(
         model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
     )
@@ -59,9 +61,11 @@ def toolbox_for(
     sources: list[ToolSource],
     on_progress: OnProgress | None = None,
     marked: dict[str, frozenset[str]] | None = None,
+    native_search: bool = False,
 ) -> ToolBox:
     """The run's ToolBox: `sources` and the client's own tools; `on_progress` gets the progress reports of running
-    calls (`toolwire run` shows them live); `marked`, the tools each server's spec says wait for approval."""
+    calls (`toolwire run` shows them live); `marked`, the tools each server's spec says wait for approval;
+    `native_search`: the model's provider searches deferred tools itself (Anthropic's tool search tool)."""
     own: list[ToolSource] = []
     if config.delegate is not None:
         own.append(DelegateSource())
@@ -73,6 +77,7 @@ def toolbox_for(
     if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
         own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
+    forced = [config.tool_choice] if config.tool_choice not in (None, *CHOICE_WORDS) else []  # always offered
     later = {source.name for source in own}  # the client's own tools may be offered only later (read_resource)
     return ToolBox(
         [*sources, *own],
@@ -82,6 +87,9 @@ def toolbox_for(
         choice=config.tool_choice,
         risky=[name for name in config.risky_tools if name not in later],
         marked=marked,
+        layers=[ToolSearch(config.tool_search, config.keep_tools, native_search, [*sorted(later), *forced])]
+        if config.tool_search != "off"
+        else [],
     )
 
 

@@ -18,7 +18,7 @@ from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec
+from toolwire_client.config import RunConfig, RunLimits, ServerSpec, ToolSearchMode
 from toolwire_client.loop import Agent
 from toolwire_client.mistakes import INTERRUPTED, run_exit
 from toolwire_client.models import default_spec
@@ -37,6 +37,7 @@ from toolwire_client.strategies.review import Review
 from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
+from toolwire_client.tools.tool_search import TOOL_SEARCH_MODES
 from toolwire_shared.ids import new_run_id
 from toolwire_shared.terminal import inert_json, shown
 from toolwire_shared.words import counted
@@ -237,6 +238,21 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Do not offer the read_resource tool (offered once a server lists resources or a tool result links one).",
     ),
     click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
+    click.option(
+        "--tool-search",
+        type=click.Choice(TOOL_SEARCH_MODES),
+        default="off",
+        show_default=True,
+        help="Offer a search_tools tool (and the --keep-tool tools) instead of every tool; what a search finds is "
+        "loaded for the next request. auto: on past 30 tools or 8,000 tokens of definitions.",
+    ),
+    click.option(
+        "--keep-tool",
+        "keep_tools",
+        multiple=True,
+        metavar="GLOB",
+        help="With --tool-search: always offer this tool in full (repeatable).",
+    ),
     click.option("--risky", multiple=True, metavar="TOOL", help="Also pause for approval before this tool."),
     click.option(
         "--review",
@@ -328,6 +344,8 @@ def config_from(
     read_resources: bool = True,
     allow: tuple[str, ...],
     risky: tuple[str, ...],
+    tool_search: ToolSearchMode = "off",
+    keep_tools: tuple[str, ...] = (),
     trust: tuple[str, ...] = (),
     allow_sampling: tuple[str, ...] = (),
     roots: tuple[str, ...] = (),
@@ -371,6 +389,8 @@ def config_from(
         spec.model_copy(update={"trust": spec.name in trust, "sampling": spec.name in allow_sampling, "roots": folders})
         for spec in specs
     ]
+    if keep_tools and tool_search == "off":
+        raise click.UsageError("--keep-tool applies with tool search: add --tool-search on (or auto)")
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
     limits = RunLimits(
@@ -399,6 +419,8 @@ def config_from(
         skills=skills,
         plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
+        tool_search=tool_search,
+        keep_tools=list(keep_tools),
     )
 
 

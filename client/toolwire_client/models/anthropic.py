@@ -21,6 +21,8 @@ DEFAULT_VERSION = "2026-10-21"
 
 class AnthropicModel(HttpModel):
     provider = "anthropic"
+    native_tool_search = True
+    """Searches deferred tools itself (its tool search tool): a run with tool search on defers to it."""
     path = "/v1/messages"
     stream_assembler = MessageAssembler
     default_base_url = DEFAULT_BASE_URL
@@ -58,13 +60,16 @@ class AnthropicModel(HttpModel):
         if system:
             body["system"] = [{"type": "text", "text": text} for text in system]
         if tools:
-            body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
-            ]
+            body["tools"] = wire_tools(tools)
             body["tool_choice"] = wire_tool_choice(self.tool_choice)
         body["messages"] = wire_messages(messages, self.media_kinds)
         place_breakpoints(body, self.prompt_cache)
         return body
+
+    def body_headers(self, body: dict[str, Any]) -> dict[str, str]:
+        """The tool search tool's beta, when the request defers tools to it."""
+        deferring = any(tool.get("type") == TOOL_SEARCH_TYPE for tool in body.get("tools", ()))
+        return {"anthropic-beta": TOOL_SEARCH_BETA} if deferring else {}
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
@@ -73,9 +78,43 @@ class AnthropicModel(HttpModel):
         content = posted.data.get("content")
         if not isinstance(content, list):
             raise self._unreadable("no content list in the message")
-        return posted.reply(
+        reply = posted.reply(
             parse_content(content), parse_usage(posted.data.get("usage")), posted.data.get("stop_reason")
         )
+        found = found_tools(content)
+        return reply.model_copy(update={"found_tools": found}) if found else reply
+
+
+TOOL_SEARCH_TYPE = "tool_search_tool_bm25_20251119"
+TOOL_SEARCH_NAME = "tool_search_tool_bm25"
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+
+
+def wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """The `tools` array. Tools offered `deferred` (tools/tool_search.py, native) go first with `defer_loading`,
+    then the others, then Anthropic's BM25 tool search tool, which finds the deferred ones: the prompt cache's
+    breakpoint goes on the last tool, which is never a deferred one."""
+    deferred = [{**_wire_tool(t), "defer_loading": True} for t in tools if t.deferred]
+    loaded = [_wire_tool(t) for t in tools if not t.deferred]
+    search = [{"type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH_NAME}] if deferred else []
+    return [*deferred, *loaded, *search]
+
+
+def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def found_tools(content: list[Any]) -> list[str]:
+    """The tools the provider's tool search loaded in this reply: the `tool_reference`s of its results."""
+    found: list[str] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_search_tool_result":
+            result = block.get("content")
+            references = result.get("tool_references") if isinstance(result, dict) else None
+            for reference in references if isinstance(references, list) else ():
+                if isinstance(reference, dict) and isinstance(reference.get("tool_name"), str):
+                    found.append(reference["tool_name"])
+    return found
 
 
 def wire_tool_choice(choice: str | dict[str, Any] | None) -> dict[str, Any]:

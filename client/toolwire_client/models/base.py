@@ -2,7 +2,7 @@
 
 from typing import Any, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tools import ToolSpec
@@ -20,6 +20,9 @@ class ModelReply(BaseModel):
     """How many HTTP attempts the call took (retries + 1); the waterfall marks model calls that were retried."""
     waited_s: float = 0.0
     """Seconds spent waiting between those attempts (a rate limit's retry-after); the waterfall marks it ⏸."""
+    found_tools: list[str] = Field(default_factory=list, exclude_if=lambda names: not names)
+    """The deferred tools the provider's own tool search found and loaded in this reply (Anthropic's
+    `tool_reference` blocks), by name: the run records them as loaded (tools/tool_search.py)."""
 
 
 class ModelCallFailed(Exception):

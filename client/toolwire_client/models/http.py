@@ -159,6 +159,10 @@ class HttpModel:
     async def _send(self, body: dict[str, Any]) -> Posted:
         return await self._post(self.path, body, self.stream_assembler if self.stream else None)
 
+    def body_headers(self, body: dict[str, Any]) -> dict[str, str]:
+        """Headers a request needs for what its body asks (Anthropic's beta of a feature it uses); none here."""
+        return {}
+
     async def _post(self, path: str, body: dict[str, Any], assembler: NewAssembler | None = None) -> Posted:
         """POST with retries.
 
@@ -168,14 +172,15 @@ class HttpModel:
         url = self.base_url + path
         started = time.perf_counter()
         attempts = 0
+        headers = {**self._headers(), **self.body_headers(body)}
 
         async def send() -> httpx2.Response:
             nonlocal started, attempts
             started = time.perf_counter()
             attempts += 1
             if assembler is None:
-                return await self._client.post(url, json=body, headers=self._headers())
-            async with self._client.stream("POST", url, json=body, headers=self._headers()) as response:
+                return await self._client.post(url, json=body, headers=headers)
+            async with self._client.stream("POST", url, json=body, headers=headers) as response:
                 if not response.is_success:
                     await response.aread()
                     return response

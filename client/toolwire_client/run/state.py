@@ -45,6 +45,10 @@ class StepRecord(BaseModel):
     tools: list[ToolSpec] | None = None
     """The tool definitions offered from this step on, when a server's tool list changed since the step before (MCP
     `list_changed`); None: the same as before (the first step's are `RunConfig.tools`). Replay offers them again."""
+    loaded: list[str] | None = Field(default=None, exclude_if=lambda loaded: loaded is None)
+    """With tool search on: the tools it had loaded when this step ended (searched out, or called before they were
+    loaded), in load order; the next step is offered them in full. A resumed run loads them again. None (and left
+    out of the saved run) without tool search."""
     """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
     the run is saved, not on every step)."""
 

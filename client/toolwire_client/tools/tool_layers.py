@@ -7,7 +7,7 @@ and returns those it offers; it may drop a route, rename or mark its spec, or ad
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.tool_names import known_names
@@ -27,6 +27,8 @@ class Route:
     sources share, or one that reads as another source's)."""
     aliases: frozenset[str]
     """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
+    hidden: bool = False
+    """Routed but not offered to the model (a tool search has not loaded it yet: tools/tool_search.py)."""
 
 
 class NoSuchTool(ValueError):
@@ -47,6 +49,19 @@ class ToolLayer(Protocol):
     def offer(self, routes: list[Route]) -> list[Route]:
         """The routes offered above this layer, from those offered below it."""
         ...
+
+
+@runtime_checkable
+class LoadingLayer(Protocol):
+    """A layer whose offer changes as the run goes (tool search's loads): the ToolBox routes again before the next
+    request when `changed`, and a step records `loaded` (None while the layer offers every tool as it is)."""
+
+    changed: bool
+
+    @property
+    def loading(self) -> list[str] | None: ...
+
+    def load(self, names: Sequence[str]) -> list[str]: ...
 
 
 def named(listed: list[tuple[ToolSource, ToolSpec]]) -> list[Route]:
@@ -87,15 +102,26 @@ class WireNames:
     def check(self, named: list[Route], sources: Sequence[ToolSource]) -> None:
         return None
 
+    def __init__(self) -> None:
+        self._known: tuple[str, ...] = ()
+        self._wire: dict[str, str] = {}
+        self._made: dict[int, tuple[Route, Route]] = {}
+        """id(route below) -> (it, the route named): a tool search's load routes hundreds of the same routes again."""
+
     def offer(self, routes: list[Route]) -> list[Route]:
-        wire = wire_names(route.known for route in routes)
+        known = tuple(route.known for route in routes)
+        if known != self._known:
+            self._known, self._wire, self._made = known, wire_names(known), {}
         offered: list[Route] = []
         for route in routes:
-            called = wire[route.known]
-            spec = route.spec if route.spec.name == called else route.spec.model_copy(update={"name": called})
-            offered.append(replace(route, spec=spec, aliases=route.aliases | {called}))
+            made = self._made.get(id(route))
+            if made is None or made[0] is not route:
+                called = self._wire[route.known]
+                spec = route.spec if route.spec.name == called else route.spec.model_copy(update={"name": called})
+                made = self._made[id(route)] = (route, replace(route, spec=spec, aliases=route.aliases | {called}))
+            offered.append(made[1])
         if len({route.spec.name for route in offered}) != len(offered):  # never: a tool is never hidden
-            raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
+            raise AssertionError(f"two tools of this run share a wire name: {sorted(self._wire.values())}")
         return offered
 
 

@@ -19,7 +19,16 @@ from toolwire_client.tools.source import (
     ToolSource,
     ToolTransportError,
 )
-from toolwire_client.tools.tool_layers import AllowFilter, ApprovalMarks, NoSuchTool, Route, ToolLayer, WireNames, named
+from toolwire_client.tools.tool_layers import (
+    AllowFilter,
+    ApprovalMarks,
+    LoadingLayer,
+    NoSuchTool,
+    Route,
+    ToolLayer,
+    WireNames,
+    named,
+)
 from toolwire_otel.content import record_tool_content
 from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
 from toolwire_shared import errors
@@ -74,12 +83,16 @@ class ToolBox:
         self.layers: list[ToolLayer] = [AllowFilter(allow), *layers, WireNames(), ApprovalMarks(marked, risky)]
         """What the model is offered of the tools listed, bottom first: the `--allow` filter, the given layers, the
         wire names, then the approval marks (a servers file's `risky`; the run's `--risky` names checked)."""
+        self._loading = [layer for layer in layers if isinstance(layer, LoadingLayer)]
+        """The layers whose offer changes as the run goes (tool search)."""
         self.timeouts = timeouts or {}
         self.transport_retries = transport_retries
         self.on_progress = on_progress
         self.max_result_chars = max_result_chars
         self.limit_wait_s = LIMIT_WAIT_S
         self._routes: dict[str, Route] = {}
+        self._named: list[Route] | None = None
+        """Every tool listed, named (the bottom of the stack), as last listed."""
         self._listed: dict[int, list[ToolSpec]] = {}
         """Source (by id) -> the tools it listed last."""
         self.started = False
@@ -105,20 +118,25 @@ class ToolBox:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
         changed = [source for source in self.sources if source.tools_changed]
-        if not changed or not any(id(source) in self._listed for source in self.sources):
+        loads = any(layer.changed for layer in self._loading)
+        if not (changed or loads) or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         before = self.specs
         for source in changed:
             source.tools_changed = False
             self._listed[id(source)] = await source.list_tools()
-        self._route()
+        self._route(relisted=bool(changed))
         return self.specs != before
 
-    def _route(self) -> list[Route]:
-        """The routes of the tools listed, each layer applied over the one below; at the start and after every
-        list_changed. Every tool listed returned, named, before any layer."""
-        listed = named([(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])])
-        routes = listed
+    def _route(self, relisted: bool = True) -> list[Route]:
+        """The routes of the tools listed, each layer applied over the one below; at the start, after every
+        list_changed, and after a layer's change (a tool search's load: the tools are named as they were). Every
+        tool listed returned, named, before any layer."""
+        if relisted or self._named is None:
+            self._named = named(
+                [(source, spec) for source in self.sources for spec in self._listed.get(id(source), [])]
+            )
+        listed = routes = self._named
         for layer in self.layers:
             routes = layer.offer(routes)
         self._routes = {route.spec.name: route for route in routes}
@@ -163,8 +181,23 @@ class ToolBox:
 
     @property
     def specs(self) -> list[ToolSpec]:
-        """The tool definitions the model sees."""
-        return [route.spec for route in self._routes.values()]
+        """The tool definitions the model sees (not the tools routed but hidden: a tool search's, not loaded yet)."""
+        return [route.spec for route in self._routes.values() if not route.hidden]
+
+    @property
+    def loaded(self) -> list[str] | None:
+        """The tools a tool search has loaded so far (saved with each step); None when no tool search is on."""
+        for layer in self._loading:
+            names = layer.loading
+            if names is not None:
+                return names
+        return None
+
+    def load(self, names: list[str]) -> None:
+        """Load these tools again (a resumed run's, as its last step recorded them): offered from the next request
+        on, once `refresh` routes again."""
+        for layer in self._loading:
+            layer.load(names)
 
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
         """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts, retries
@@ -184,6 +217,11 @@ class ToolBox:
     def spec(self, name: str) -> ToolSpec | None:
         route = self._routes.get(name)
         return route.spec if route else None
+
+    def loads_only(self, name: str) -> bool:
+        """True when a call of `name` would only load the tool (a tool search's, not loaded yet): it runs nothing."""
+        route = self._routes.get(name)
+        return route is not None and route.hidden
 
     def aliases(self, name: str) -> frozenset[str]:
         """Every name `--risky` may name the tool the model calls `name` by (only `name` for a tool not offered)."""

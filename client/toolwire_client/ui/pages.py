@@ -218,6 +218,7 @@ def _rows_of_step(view: RunView, state: RunState, step: StepRecord) -> list[str]
     attempts = step.model_reply.attempts if step.model_reply else 1
     meta = f"{step.usage.input_tokens}→{step.usage.output_tokens} tok, {step.model_latency_s * 1000:.0f} ms"
     meta += f", {attempts} attempts" if attempts > 1 else ""
+    meta += f", tools loaded: {e(', '.join(step.loaded) or 'none')}" if step.loaded is not None else ""  # tool search
     model_cell = f'<td>{reply}<div class="dim">{meta}</div></td>'
     if not step.tool_calls:
         return [

@@ -30,6 +30,9 @@ line naming the key and what it allows. An example is in docs/hosting.md.
     secret_fields = ["card_number", "password"]    # ... with these keys, at any depth, redacted
     retention_days = 30
 
+    [discovery]                                    # what an MCP client is listed [default: every tool it may call]
+    mode = "search"                                # search_tools and call_tool instead (discovery.py)
+
     [upstreams.time]                               # another MCP server's tools, re-served as time__<tool>
     command = "mcp-server-time"                    # stdio: the command, its args, and ...
     args = ["--local-timezone", "UTC"]
@@ -166,6 +169,12 @@ class UpstreamEntry(_Strict):
         return self
 
 
+class DiscoveryEntry(_Strict):
+    """How clients find the tools: listed ("list"), or by `search_tools` and `call_tool` ("search")."""
+
+    mode: Literal["list", "search"] = "list"
+
+
 class ServerConfig(_Strict):
     tools: Annotated[str, Field(pattern=r"^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     agents: dict[str, AgentEntry] = {}
@@ -175,6 +184,7 @@ class ServerConfig(_Strict):
     store: StoreEntry | None = None
     audit: AuditEntry | None = None
     upstreams: dict[Annotated[str, Field(pattern=UPSTREAM_NAME)], UpstreamEntry] = {}
+    discovery: DiscoveryEntry = DiscoveryEntry()
 
 
 class LoadedConfig:

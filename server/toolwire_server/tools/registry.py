@@ -145,6 +145,8 @@ class Registry:
         forgotten when a tool, the policy or isolation changes."""
         self.mounts: list[Mount] = []
         """Tools from elsewhere, kept here while a server runs (`serve --config` with [upstreams])."""
+        self.discovery: Literal["list", "search"] = "list"
+        """How clients find the tools (`serve --config` with [discovery]): listed, or by search (discovery.py)."""
 
     @property
     def policy(self) -> CallPolicy | None:

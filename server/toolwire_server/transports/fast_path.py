@@ -70,6 +70,8 @@ def fast_call(message: Any, registry: Registry) -> FastCall | None:
     never runs as a task."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/call":
         return None
+    if registry.discovery != "list":  # search_tools and call_tool are the SDK path's (discovery.py)
+        return None
     request_id, params = message.get("id"), message.get("params")
     if not isinstance(request_id, str | int) or isinstance(request_id, bool) or not isinstance(params, dict):
         return None

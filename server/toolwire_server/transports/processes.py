@@ -83,6 +83,7 @@ class ServeSpec:
         registry = self._prepare(registry, access)
         loaded.check_globs(registry.names(), registry.prefixes())
         registry.policy = build_policy(loaded, processes=self.workers, replica=self.replica)
+        registry.discovery = loaded.config.discovery.mode
         return registry, access
 
     def _prepare(self, registry: Registry, access: Access | None) -> Registry:
