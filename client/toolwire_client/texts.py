@@ -414,3 +414,31 @@ def unknown_resource_uri(uri: str, known: Iterable[str]) -> str:
 
 def resource_failed(uri: str, why: str) -> str:
     return f"ERROR: reading '{clip(uri, QUOTE_CHARS)}' failed: {why}"
+
+
+# ---- code mode (tools/code_mode/) -------------------------------------------------------------------------------
+
+
+def run_code_description(listing: str, calls: int, seconds: float, megabytes: int, chars: int) -> str:
+    """run_code's description: how a script calls the tools, what it gets back, its limits, then the tools."""
+    return (
+        "Run a Python script that calls the tools below as async functions, with keyword arguments: "
+        '`order = await get_order(order_id="A1")`; run independent calls at once with '
+        "`await asyncio.gather(...)` (import asyncio). A tool returns its structured result (a dict or list) or else "
+        "its text; a failed tool call raises an exception (catch it with try/except). Only the script's last "
+        "expression and what it prints come back to you, so filter, total and summarise inside the script. The "
+        "sandbox runs a subset of Python (functions, comprehensions, try/except, f-strings, asyncio, json, math, re, "
+        "datetime; no classes with inheritance, no other imports, no files, network or environment). Limits: "
+        f"{calls} tool calls, {seconds:g} s of computing, {megabytes} MB, {chars} characters of output.\n\n{listing}"
+    )
+
+
+def script_task(code: str) -> str:
+    """A script's run's task, as `runs` and `trace show` list it: run_code and its first line."""
+    first = next((line.strip() for line in code.splitlines() if line.strip()), "")
+    return f"run_code: {clip(first, QUOTE_CHARS)}"
+
+
+def script_waiting(run_id: str, waiting: list[str]) -> str:
+    calls = ", ".join(waiting) or "a call"
+    return f"not answered yet: the script (run {run_id}) waits for a person at {calls}"

@@ -12,6 +12,7 @@ from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.code_mode.layer import CodeModeLayer
 from toolwire_client.tools.delegate import DelegateSource
 from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
@@ -73,6 +74,7 @@ def toolbox_for(
     if config.read_resources and sources:  # on by default, so an allow-list must name it (`--allow read_resource`)
         own.append(ResourceReader(sources))  # after the servers, as load_skill: it lists their resources
     cap = config.limits.max_result_chars
+    layers = [CodeModeLayer(config.code_mode)] if config.code_mode is not None else []
     later = {source.name for source in own}  # the client's own tools may be offered only later (read_resource)
     return ToolBox(
         [*sources, *own],
@@ -82,6 +84,7 @@ def toolbox_for(
         choice=config.tool_choice,
         risky=[name for name in config.risky_tools if name not in later],
         marked=marked,
+        layers=layers,
     )
 
 

@@ -27,6 +27,8 @@ class Route:
     sources share, or one that reads as another source's)."""
     aliases: frozenset[str]
     """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
+    offered: bool = True
+    """False: routed, but not offered to the model (a tool code mode's `only` leaves to scripts)."""
 
 
 class NoSuchTool(ValueError):

@@ -163,8 +163,8 @@ class ToolBox:
 
     @property
     def specs(self) -> list[ToolSpec]:
-        """The tool definitions the model sees."""
-        return [route.spec for route in self._routes.values()]
+        """The tool definitions the model sees (a route a layer keeps from it is still called by name)."""
+        return [route.spec for route in self._routes.values() if route.offered]
 
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
         """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts, retries
