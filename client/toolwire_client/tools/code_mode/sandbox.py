@@ -37,10 +37,10 @@ class MontyMissing(ValueError):
 
 def require_monty() -> None:
     """MontyMissing unless `pydantic_monty` can be imported (checked before a run starts, not at its first script)."""
-    import importlib.util
-
-    if importlib.util.find_spec("pydantic_monty") is None:
-        raise MontyMissing()
+    try:
+        import pydantic_monty  # noqa: F401
+    except ImportError:
+        raise MontyMissing() from None
 
 
 class ScriptFailed(exits.RunExit, code="script_error", status="failed"):
@@ -238,12 +238,12 @@ def failure(exc: "monty.MontyError", code: str, options: CodeMode, printed: str)
     if isinstance(exc, monty.MontyRuntimeError):
         frames = exc.traceback()
         raised = exc.display("type-msg")
+        if raised.startswith("MemoryError") and f"> {4 * options.max_output_chars} bytes" in raised:
+            return f"the script printed more than its limit of {options.max_output_chars} characters"
         if raised.startswith("TimeoutError: feed time limit"):
             return f"the script ran past its limit of {options.max_script_s:g} s of computing (a loop that never ends?)" + before
         if raised.startswith("MemoryError: memory limit"):
             return f"the script used more than its limit of {options.max_memory_mb} MB of memory" + before
-        if not frames and raised.startswith("MemoryError"):
-            return f"the script printed more than its limit of {options.max_output_chars} characters" + said[:0]
         if not frames:
             return f"the script stopped: {raised}" + before
         frame = frames[-1]

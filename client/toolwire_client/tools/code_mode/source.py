@@ -107,7 +107,7 @@ def _answer(call_id: str, name: str, script: RunState, started: float) -> ToolRe
         return ToolResult(call_id=call_id, name=name, content=text, sub_run=sub, duration_s=took)
     if script.status == "done" and script.final_answer is not None:
         return ToolResult(call_id=call_id, name=name, content=script.final_answer, sub_run=sub, duration_s=took)
-    text = script.report or script.stop_reason or script.status
+    text = (script.report or script.stop_reason or script.status).removesuffix("; no final answer")
     return ToolResult(
         call_id=call_id, name=name, content=text, is_error=True, error_kind="tool_failed", sub_run=sub, duration_s=took
     )
