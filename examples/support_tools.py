@@ -393,9 +393,7 @@ def list_refunds(order_id: Annotated[str, Field(description="order id, e.g. C700
         order = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
         if order is None:
             raise ValueError(f"no order with id {order_id}; ids look like A123")
-        rows = conn.execute(
-            "SELECT * FROM refunds WHERE order_id = ? ORDER BY created_at, id", (order_id,)
-        ).fetchall()
+        rows = conn.execute("SELECT * FROM refunds WHERE order_id = ? ORDER BY created_at, id", (order_id,)).fetchall()
     return [
         {
             "refund_id": row["id"],

@@ -55,4 +55,3 @@ async def script_driven(
             exits.finish(state, exit_)
         if lease is None or lease.lost is None:
             await checkpoint.save_last(store, state, lease)
-

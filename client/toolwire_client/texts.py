@@ -422,14 +422,13 @@ def resource_failed(uri: str, why: str) -> str:
 def run_code_description(listing: str, calls: int, seconds: float, megabytes: int, chars: int) -> str:
     """run_code's description: how a script calls the tools, what it gets back, its limits, then the tools."""
     return (
-        "Run a Python script that calls the tools below as async functions, with keyword arguments: "
-        '`order = await get_order(order_id="A1")`; run independent calls at once with '
-        "`await asyncio.gather(...)` (import asyncio). A tool returns its structured result (a dict or list) or else "
-        "its text; a failed tool call raises an exception (catch it with try/except). Only the script's last "
-        "expression and what it prints come back to you, so filter, total and summarise inside the script. The "
-        "sandbox runs a subset of Python (functions, comprehensions, try/except, f-strings, asyncio, json, math, re, "
-        "datetime; no classes with inheritance, no other imports, no files, network or environment). Limits: "
-        f"{calls} tool calls, {seconds:g} s of computing, {megabytes} MB, {chars} characters of output.\n\n{listing}"
+        "Run Python that calls the tools below as async functions with keyword arguments, e.g. "
+        '`o = await get_order(order_id="A1")`; `await asyncio.gather(...)` runs calls at once. A tool returns its '
+        "structured result (dict or list) or its text; a failed call raises an exception (try/except catches it). "
+        "You get back only the last expression's value and what the script prints: filter and total in the script. "
+        "A sandboxed Python subset: no imports but asyncio, json, math, re, datetime; no files, network, environment "
+        f"or class inheritance. Limits: {calls} tool calls, {seconds:g} s of computing, {megabytes} MB, {chars} "
+        f"characters of output.\n\n{listing}"
     )
 
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from helpers.cli import TOOLWIRE, clean_env
@@ -72,7 +73,10 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Ser
     support_db = tmp_path / "support.sqlite3"
     env = {"TOOLWIRE_SUPPORT_DB": str(support_db)}
     if request.param == "stdio":
-        yield ServerSpec(name="support", command=[TOOLWIRE, "serve", LEDGER, "--stdio"], env=env, cwd=str(REPO)), support_db
+        yield (
+            ServerSpec(name="support", command=[TOOLWIRE, "serve", LEDGER, "--stdio"], env=env, cwd=str(REPO)),
+            support_db,
+        )
         return
     with HttpServer(LEDGER, env=env) as server:
         yield ServerSpec(name="support", url=server.url), support_db
@@ -85,6 +89,14 @@ async def run_scripted(db: str, model: str, server: ServerSpec, only: bool = Tru
         return await build_agent(config, store=store).run("total the refunds")
     finally:
         await store.aclose()
+
+
+async def toolwire(*args: str) -> "subprocess.CompletedProcess[str]":
+    """The installed `toolwire ARGS` in its own process (a worker thread waits for it)."""
+    argv = [TOOLWIRE, *args]
+    return await anyio.to_thread.run_sync(
+        lambda: subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=REPO, timeout=120)
+    )
 
 
 async def load(db: str, run_id: str) -> RunState:
@@ -119,9 +131,7 @@ async def test_one_script_fans_out_and_each_call_is_a_call_of_the_run(
     assert not script.pending
     check_order(script.messages)
 
-    shown = subprocess.run(
-        [TOOLWIRE, "trace", "show", state.run_id, "--db", db], capture_output=True, text=True, env=clean_env()
-    )
+    shown = await toolwire("trace", "show", state.run_id, "--db", db)
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("step 1 | run_code("), shown.stdout + shown.stderr
     nested = [line for line in lines if line.startswith("  step ")]
@@ -143,9 +153,7 @@ async def test_one_script_fans_out_and_each_call_is_a_call_of_the_run(
 
     assert all(under_run_code(s) for s in inner)
 
-    replayed = subprocess.run(
-        [TOOLWIRE, "replay", state.run_id, "--db", db], capture_output=True, text=True, env=clean_env()
-    )
+    replayed = await toolwire("replay", state.run_id, "--db", db)
     assert f"{state.run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
 
 
@@ -199,7 +207,7 @@ async def test_a_hostile_or_broken_script_comes_back_as_a_readable_error(tmp_pat
 
 def test_without_monty_code_mode_says_how_to_get_it(tmp_path: Path) -> None:
     hide = "import sys; sys.modules['pydantic_monty'] = None; from toolwire_client.cli import main; main()"
-    argv = [sys.executable, "-c", hide, "run", "hello", "--model", "scripted:smoke", "--code-mode"]
+    argv = [sys.executable, "-c", hide, "run", "hello", "--model", "scripted:support_demo", "--code-mode"]
     argv += ["--server", f"{TOOLWIRE} serve {LEDGER} --stdio", "--db", str(tmp_path / "runs.sqlite3")]
     done = subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=REPO)
     assert done.returncode == 2, done.stderr

@@ -55,7 +55,9 @@ def _env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
 
 def spawn(db: str, run_id: str, tools_db: Path, gate: Path, tmp_path: Path) -> "subprocess.Popen[str]":
     argv = [sys.executable, DRIVER, "run", db, run_id, str(tools_db), str(gate)]
-    return subprocess.Popen(argv, cwd=REPO, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        argv, cwd=REPO, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 async def cli(tmp_path: Path, db: str, *args: str, real: bool = False) -> "subprocess.CompletedProcess[str]":
@@ -68,7 +70,7 @@ async def cli(tmp_path: Path, db: str, *args: str, real: bool = False) -> "subpr
 
 def counts(tools_db: Path, table: str) -> dict[str, int]:
     with sqlite3.connect(tools_db) as conn:
-        return dict(conn.execute(f"SELECT name, COUNT(*) FROM {table} GROUP BY name").fetchall())  # noqa: S608
+        return dict(conn.execute(f"SELECT name, COUNT(*) FROM {table} GROUP BY name").fetchall())
 
 
 async def load(db: str, run_id: str) -> RunState:
@@ -163,4 +165,4 @@ async def test_a_risky_call_mid_script_waits_and_an_approval_from_another_proces
     script = await load(db, script_id)
     assert script.final_answer == '[{"paid": 5}, 9]'
     shown = await cli(tmp_path, db, "trace", "show", "run_paying", real=True)
-    assert "pay({\"cents\": 5}) [approved by" in shown.stdout, shown.stdout
+    assert 'pay({"cents": 5}) [approved by' in shown.stdout, shown.stdout

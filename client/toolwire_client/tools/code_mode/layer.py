@@ -30,7 +30,7 @@ class CodeModeLayer:
         names = python_names(wire[route.known] for route in callable_routes)
         specs = {wire[route.known]: route.spec for route in callable_routes}
         self.source.tools = ScriptTools({names[w]: w for w in specs}, specs)
-        listing = "\n\n".join(signature(names[w], spec) for w, spec in specs.items())
+        listing = "\n".join(signature(names[w], spec) for w, spec in specs.items())
         o = self.options
         spec = spec_of(
             texts.run_code_description(listing, o.max_tool_calls, o.max_script_s, o.max_memory_mb, o.max_output_chars)

@@ -92,7 +92,14 @@ class _Script:
         options: CodeMode,
         out: "monty.CollectString",
     ):
-        self.state, self.record, self.turns, self.tools, self.options, self.out = state, record, turns, tools, options, out
+        self.state, self.record, self.turns, self.tools, self.options, self.out = (
+            state,
+            record,
+            turns,
+            tools,
+            options,
+            out,
+        )
         self.printed_before = record.printed
         self.made = sum(len(step.tool_calls) for step in state.steps)
         self.batch: dict[int, ToolCall] = {}
@@ -119,7 +126,9 @@ class _Script:
         wire = self.tools.wire.get(name)
         if wire is None:
             known = ", ".join(sorted(self.tools.wire)) or "none"
-            return await snap.resume({"exc_type": "NameError", "message": f"name {name!r} is not defined (tools: {known})"})
+            return await snap.resume(
+                {"exc_type": "NameError", "message": f"name {name!r} is not defined (tools: {known})"}
+            )
         if snap.args:
             message = f"{name}() takes keyword arguments only, e.g. await {name}(name=value, ...)"
             return await snap.resume({"exc_type": "TypeError", "message": message})
@@ -241,7 +250,10 @@ def failure(exc: "monty.MontyError", code: str, options: CodeMode, printed: str)
         if raised.startswith("MemoryError") and f"> {4 * options.max_output_chars} bytes" in raised:
             return f"the script printed more than its limit of {options.max_output_chars} characters"
         if raised.startswith("TimeoutError: feed time limit"):
-            return f"the script ran past its limit of {options.max_script_s:g} s of computing (a loop that never ends?)" + before
+            return (
+                f"the script ran past its limit of {options.max_script_s:g} s of computing (a loop that never ends?)"
+                + before
+            )
         if raised.startswith("MemoryError: memory limit"):
             return f"the script used more than its limit of {options.max_memory_mb} MB of memory" + before
         if not frames:
@@ -250,5 +262,8 @@ def failure(exc: "monty.MontyError", code: str, options: CodeMode, printed: str)
         shown = f" ({frame.source_line.strip()})" if frame.source_line else ""
         return f"the script raised at line {frame.line}{shown}: {raised}" + before
     if isinstance(exc, monty.MontyCrashedError):
-        return "the sandbox stopped while it ran the script (it crashed or ran out of time); nothing after its last tool call ran" + before
+        return (
+            "the sandbox stopped while it ran the script (it crashed or ran out of time); nothing after its last tool "
+            "call ran" + before
+        )
     return f"the script was refused: {exc}"

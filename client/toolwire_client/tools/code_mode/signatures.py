@@ -74,7 +74,7 @@ def unwrapped_schema(schema: dict[str, Any]) -> Any:
 
 
 def signature(name: str, spec: ToolSpec) -> str:
-    """`async def name(*, a: str, b: int | None = None) -> dict:` and the tool's description as its docstring."""
+    """The tool's description as a comment, then `async def name(*, a: str, b: int | None = None) -> dict`."""
     properties = spec.input_schema.get("properties") or {}
     required = set(spec.input_schema.get("required") or [])
     params = []
@@ -89,4 +89,4 @@ def signature(name: str, spec: ToolSpec) -> str:
     described = " ".join(spec.description.split())
     if len(described) > MAX_DESCRIPTION:
         described = described[: MAX_DESCRIPTION - 3] + "..."
-    return f'async def {name}({args}) -> {returns_of(spec)}:\n    """{described}"""'
+    return f"# {described}\nasync def {name}({args}) -> {returns_of(spec)}"

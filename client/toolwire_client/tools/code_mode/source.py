@@ -58,7 +58,9 @@ class CodeModeSource(ToolSource):
         if not isinstance(code, str) or not code.strip() or set(call.arguments) != {"code"}:
             problems = ["code: a non-empty string of Python source is required"]
             problems += [f"{key}: not an argument of {TOOL}" for key in call.arguments if key != "code"]
-            return failed(call.id, call.name, "bad_arguments", errors.bad_arguments(TOOL, problems, SCHEMA), since=started)
+            return failed(
+                call.id, call.name, "bad_arguments", errors.bad_arguments(TOOL, problems, SCHEMA), since=started
+            )
         children, parent = run.children, run.state
         if children is None or parent is None:
             return failed(call.id, call.name, "refused", errors.refused(call.name, None), since=started)
