@@ -102,8 +102,9 @@ class RunState(BaseModel):
     """Sub-agent runs by the id of the delegate call that started each, as last counted in this run's totals."""
     sampling: list[SamplingRecord] = Field(default_factory=list)
     """The tool servers' requests for the run's model (MCP sampling), answered or refused, in order."""
-    script: ScriptRecord | None = None
-    """A code-mode script's run (a child of the run whose run_code call started it): where to resume the script."""
+    script: ScriptRecord | None = Field(default=None, exclude_if=lambda record: record is None)
+    """A code-mode script's run (a child of the run whose run_code call started it): where to resume the script.
+    Left out of the saved JSON when None: other runs save what they saved before."""
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())
