@@ -134,6 +134,7 @@ async def test_one_script_fans_out_and_each_call_is_a_call_of_the_run(
     shown = await toolwire("trace", "show", state.run_id, "--db", db)
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("step 1 | run_code("), shown.stdout + shown.stderr
+    assert lines[1] == f"  script {script.run_id}: run_code: import asyncio", shown.stdout
     nested = [line for line in lines if line.startswith("  step ")]
     assert len(nested) == 21 and nested[0].startswith('  step 1 | search_orders({"customer_id": "cus_7001"})')
 
@@ -153,8 +154,9 @@ async def test_one_script_fans_out_and_each_call_is_a_call_of_the_run(
 
     assert all(under_run_code(s) for s in inner)
 
-    replayed = await toolwire("replay", state.run_id, "--db", db)
-    assert f"{state.run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
+    for run_id in (state.run_id, script.run_id):  # the run from its record; the script run again over its record
+        replayed = await toolwire("replay", run_id, "--db", db)
+        assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
 
 
 HOSTILE = {

@@ -155,6 +155,9 @@ async def test_a_risky_call_mid_script_waits_and_an_approval_from_another_proces
     )
     assert counts(tools_db, "calls") == {"lookup_1": 1, "lookup_2": 1}
 
+    for run_id in ("run_paying", script_id):  # each replays to where its record waits
+        replayed = await cli(tmp_path, db, "replay", run_id, real=True)
+        assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
     listed = await cli(tmp_path, db, "approvals", real=True)
     assert script_id in listed.stdout and "pay" in listed.stdout, listed.stdout + listed.stderr
     approved = await cli(tmp_path, db, "approve", script_id, real=True)
@@ -164,5 +167,7 @@ async def test_a_risky_call_mid_script_waits_and_an_approval_from_another_proces
     assert counts(tools_db, "calls") == {"lookup_1": 1, "lookup_2": 1, "pay": 1, "lookup_3": 1}
     script = await load(db, script_id)
     assert script.final_answer == '[{"paid": 5}, 9]'
+    replayed = await cli(tmp_path, db, "replay", script_id, real=True)
+    assert f"{script_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
     shown = await cli(tmp_path, db, "trace", "show", "run_paying", real=True)
     assert 'pay({"cents": 5}) [approved by' in shown.stdout, shown.stdout

@@ -195,14 +195,15 @@ ERRORS: "dict[str, monty.ExcType]" = {
 
 def answer(result: ToolResult, spec: ToolSpec | None) -> "monty.ExternalSettledResult":
     """What a tool call returns to the script: its structured value (a wrapped one unwrapped), else its text; an
-    error raises an exception that names the tool and says what went wrong."""
+    error raises an exception that names the tool and says what went wrong. Without the tool's spec (a replay) a
+    value of exactly `{"result": ...}` is taken as wrapped."""
     if result.is_error:
         kind = ERRORS.get(result.error_kind or "", "RuntimeError")
         return {"exc_type": kind, "message": f"{result.name} failed ({result.error_kind}): {result.content}"}
     value: Any = result.content
     if result.structured is not None:
         value = result.structured
-        schema = spec.output_schema if spec is not None else None
+        schema = spec.output_schema if spec is not None else {"properties": {"result": {}}}
         properties = (schema or {}).get("properties")
         if isinstance(properties, dict) and list(properties) == ["result"] and list(value) == ["result"]:
             value = value["result"]
