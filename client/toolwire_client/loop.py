@@ -430,7 +430,7 @@ class SubAgents:
     def script_calls(self, state: RunState) -> AbstractAsyncContextManager[ScriptTurns]:
         """A code-mode script's run (script_turns.py), its calls on the parent's pipeline and tools."""
         p = self.parent
-        return script_driven(state, p._calls(), p.store, p._leases)
+        return script_driven(state, p._calls(), p.store, p._leases, p.on_step)
 
     def _agent(self, config: RunConfig, tools: list[str]) -> Agent:
         p = self.parent

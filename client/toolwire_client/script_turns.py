@@ -3,7 +3,7 @@ batch of its tool calls a turn of that run through the same pipeline as a model'
 authorisation from the store's record, pending calls saved `sent` before they are sent, concurrency), and its end
 recorded as any run's is (run/exits.py)."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from toolwire_client.calls import TurnCalls, answer_the_rest, append_results
@@ -13,6 +13,7 @@ from toolwire_client.store import checkpoint
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
 
+OnStep = Callable[[RunState, StepRecord], None]
 SCRIPT_REPEATS = 1_000_000
 """A script may ask for the same call again (a poll, a re-read): the repeat guard is the model's, not a script's."""
 
@@ -20,22 +21,32 @@ SCRIPT_REPEATS = 1_000_000
 class ScriptTurnsOfRun:
     """Implements ScriptTurns for one script's run: TurnCalls on the parent's parts, saving the script's run."""
 
-    def __init__(self, state: RunState, calls: TurnCalls) -> None:
-        self.state, self.calls = state, calls
+    def __init__(self, state: RunState, calls: TurnCalls, on_step: OnStep | None = None) -> None:
+        self.state, self.calls, self.on_step = state, calls, on_step
 
     async def act(self, step: StepRecord) -> None:
         await self.calls.act(self.state, step)
         append_results(self.state, step)
         step.finished_at = now()
         await self.calls.save(self.state)
+        self._ended(step)
 
     async def settle(self) -> None:
         await self.calls.settle(self.state)
+        self._ended(self.state.steps[-1])
+
+    def _ended(self, step: StepRecord) -> None:
+        if self.on_step is not None:  # the parent's live step table (`toolwire run`) shows the script's rows too
+            self.on_step(self.state, step)
 
 
 @asynccontextmanager
 async def script_driven(
-    state: RunState, parent_calls: TurnCalls, store: RunStore | None, leases: dict[str, Lease]
+    state: RunState,
+    parent_calls: TurnCalls,
+    store: RunStore | None,
+    leases: dict[str, Lease],
+    on_step: OnStep | None = None,
 ) -> AsyncIterator[ScriptTurnsOfRun]:
     """`state` driven here: its lease held, its calls on `parent_calls`' parts, and whatever exit ends the script
     recorded (status, report; the calls of a batch it stopped in answered unless it waits for a person) and saved."""
@@ -48,7 +59,7 @@ async def script_driven(
         p = parent_calls
         calls = TurnCalls(p.toolbox, store, p.hooks, limits, p.why_risky, save, p.children, p.on_elicit, p.lent)
         try:
-            yield ScriptTurnsOfRun(state, calls)
+            yield ScriptTurnsOfRun(state, calls, on_step)
         except exits.RunExit as exit_:
             if state.steps and not isinstance(exit_, exits.WaitingForApproval):
                 answer_the_rest(state, state.steps[-1], exit_.why)

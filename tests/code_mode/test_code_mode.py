@@ -215,3 +215,20 @@ def test_without_monty_code_mode_says_how_to_get_it(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.strip().splitlines()
     assert "pip install 'toolwire[code]'" in line and "Traceback" not in done.stderr
+
+
+async def test_toolwire_run_code_mode_shows_the_scripts_calls_in_its_step_table(tmp_path: Path) -> None:
+    turns = tmp_path / "turns.json"
+    turns.write_text(json.dumps([{"calls": [{"name": "run_code", "args": {"code": FAN_OUT}}]}, {"text": "totalled"}]))
+    server = f"{TOOLWIRE} serve {LEDGER} --stdio"
+    env = {"TOOLWIRE_SUPPORT_DB": str(tmp_path / "support.sqlite3")}
+    argv = [TOOLWIRE, "run", "total the refunds", "--model", f"script:{turns}", "--code-mode", "only"]
+    argv += ["--server", server, "--server-env", "TOOLWIRE_SUPPORT_DB", "--db", str(tmp_path / "runs.sqlite3")]
+    done = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(argv, capture_output=True, text=True, env=clean_env(**env), cwd=REPO, timeout=120)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line for line in done.stdout.splitlines() if "| " in line]
+    assert rows[0].startswith('    script step 1 | search_orders({"customer_id": "cus_7001"}) | '), done.stdout
+    assert sum(row.startswith("    script step 2 | list_refunds(") for row in rows) == 20, done.stdout
+    assert rows[21].startswith("  step 1 | run_code("), done.stdout  # after the calls it made

@@ -51,8 +51,9 @@ def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunS
         if live is not None:
             live.end_line()
         cost = f" | {state.cost_usd:.4f} USD" if state.cost_usd is not None else ""
+        indent = "    script " if state.script is not None else "  "  # a run_code call's script's calls, nested
         for line in step_lines(state, step):
-            console.print(shown(f"  {line}{cost}"), markup=False, highlight=False)
+            console.print(shown(f"{indent}{line}{cost}"), markup=False, highlight=False)
 
     return on_step
 
