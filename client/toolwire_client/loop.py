@@ -65,7 +65,13 @@ def config_for(
 
 
 def check_resumable(state: RunState) -> None:
-    """ValueError for a run that has ended: only one that waits for a person or was left running goes on."""
+    """ValueError for a run that has ended: only one that waits for a person or was left running goes on. A code-mode
+    script's run goes on only with the run that started it (its run_code call is sent again)."""
+    if state.script is not None and state.parent_run_id is not None:
+        raise ValueError(
+            f"run {state.run_id} is the script of a run_code call of run {state.parent_run_id}: "
+            f"`toolwire resume {state.parent_run_id}` resumes it"
+        )
     if state.status not in ("waiting_for_approval", "running"):
         raise ValueError(
             f"run {state.run_id} is {state.status}; only a run waiting for approval or left running by a crash (or "
