@@ -161,6 +161,7 @@ async def test_a_risky_call_mid_script_waits_and_an_approval_from_another_proces
         assert f"{run_id}: identical" in replayed.stdout, replayed.stdout + replayed.stderr
     listed = await cli(tmp_path, db, "approvals", real=True)
     assert script_id in listed.stdout and "pay" in listed.stdout, listed.stdout + listed.stderr
+    assert "script of run_paying" in listed.stdout, listed.stdout
     alone = await cli(tmp_path, db, "resume", script_id, real=True)  # a script goes on only with its run
     assert alone.returncode == 1 and "`toolwire resume run_paying` resumes it" in alone.stderr, alone.stderr
     approved = await cli(tmp_path, db, "approve", script_id, real=True)
