@@ -1,8 +1,9 @@
 # One venv for everything; `make install` is idempotent and re-runs when pyproject.toml changes.
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# The extras `make install` adds: dev is the test and lint tools; `make demo` installs DEMO_EXTRAS (none) instead.
-EXTRAS ?= dev
+# The extras `make install` adds: dev is the test and lint tools, code the Monty sandbox of code mode; `make demo`
+# installs DEMO_EXTRAS (none) instead.
+EXTRAS ?= dev,code
 DEMO_EXTRAS ?=
 TEST_WORKERS ?= 2  # pytest processes: the suite mostly waits on the processes it starts
 

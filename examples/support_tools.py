@@ -47,6 +47,23 @@ _SEED = [
     ("B201", "cus_4410", "usb cable", 300, 3, "cancelled", "2026-11-25T08:15:00Z"),
 ]
 
+BUSY_CUSTOMER = "cus_7001"
+"""A customer with 24 orders (C7001..C7024, one a day, newest last) and refunds on most: the fan-out of code mode's
+bench (bench/code_mode_bench.py): search_orders lists the 20 newest, list_refunds reads each one's refunds."""
+_SEED += [
+    (f"C70{n:02d}", BUSY_CUSTOMER, item, price, 1 + n % 3, "delivered", f"2026-10-{n:02d}T09:00:00Z")
+    for n, (item, price) in enumerate(
+        [("desk lamp", 2900), ("chair", 8900), ("webcam", 4500), ("notebook", 300), ("standing desk", 32000)] * 5, 1
+    )
+    if n <= 24
+]
+_SEED_REFUNDS = [
+    (f"re_seed_{n:02d}_{k}", f"C70{n:02d}", 100 * ((n * 7 + k * 13) % 40 + 1), f"2026-11-{n:02d}T12:0{k}:00Z")
+    for n in range(1, 25)
+    for k in range(n % 4)
+]
+"""Refunds already made on the busy customer's orders (0 to 3 each)."""
+
 
 def db_path() -> Path:
     return Path(os.environ.get(DB_ENV) or Path(user_data_dir("toolwire")) / "support.sqlite3")
@@ -64,6 +81,10 @@ def _connect() -> Iterator[sqlite3.Connection]:
             # One transaction: a server started beside this one sees no orders or all of them, never a part.
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany("INSERT OR IGNORE INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", _SEED)
+            conn.executemany(
+                "INSERT OR IGNORE INTO refunds (id, order_id, amount_cents, created_at) VALUES (?, ?, ?, ?)",
+                _SEED_REFUNDS,
+            )
             conn.execute("COMMIT")
         yield conn
     finally:
@@ -365,6 +386,55 @@ def refunds_total(order_id: str) -> int:
 
 desk = _desk()
 """Serve it with `toolwire serve examples.support_tools:desk --stdio` (examples/support_workflow.py does)."""
+
+
+def list_refunds(order_id: Annotated[str, Field(description="order id, e.g. C7001")]) -> list[dict[str, Any]]:
+    with _connect() as conn:
+        order = conn.execute("SELECT * FROM orders WHERE id = ?", (order_id,)).fetchone()
+        if order is None:
+            raise ValueError(f"no order with id {order_id}; ids look like A123")
+        rows = conn.execute("SELECT * FROM refunds WHERE order_id = ? ORDER BY created_at, id", (order_id,)).fetchall()
+    return [
+        {
+            "refund_id": row["id"],
+            "order_id": row["order_id"],
+            "customer_id": order["customer_id"],
+            "amount_cents": row["amount_cents"],
+            "currency": "USD",
+            "status": "succeeded",
+            "method": "original_payment",
+            "created_at": row["created_at"],
+            "note": f"refund on {order['item']} (order {order_id})",
+        }
+        for row in rows
+    ]
+
+
+def _ledger() -> Registry:
+    """The support tools plus list_refunds (every refund made on one order): code mode's fan-out (bench, tests). A
+    registry of its own, so the tools (and the token counts) of runs on `registry` stay what they were."""
+    ledger = Registry("toolwire-support-ledger")
+    for tool in registry:
+        policy = tool.policy
+        options = {"timeout_s": policy.timeout_s, "max_concurrency": policy.max_concurrency}
+        ledger.add(
+            tool.fn,
+            name=tool.name,
+            description=tool.description,
+            risky=policy.risky,
+            idempotent=policy.idempotent,
+            **options,
+        )
+    ledger.add(
+        list_refunds,
+        description="Every refund made on one order (oldest first): id, amount in cents, status, when. An empty list "
+        "when it has none.",
+    )
+    return ledger
+
+
+ledger = _ledger()
+"""Serve it with `toolwire serve examples.support_tools:ledger --stdio`."""
 
 
 # ---- the desk's skills: MCP prompts named skill.NAME (docs/skills.md). A client with skills on lists each one's

@@ -34,6 +34,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "run.limits": ("RunLimits",),
     "run.state": ("RunState", "StepRecord"),
     "store": ("RunStore", "SqlRunStore", "open_store"),
+    "strategies.code_mode": ("CodeMode",),
     "strategies.delegation": ("Delegation",),
     "strategies.plan": ("Planning",),
     "strategies.review": ("Review",),
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     from toolwire_client.store import RunStore as RunStore
     from toolwire_client.store import SqlRunStore as SqlRunStore
     from toolwire_client.store import open_store as open_store
+    from toolwire_client.strategies.code_mode import CodeMode as CodeMode
     from toolwire_client.strategies.delegation import Delegation as Delegation
     from toolwire_client.strategies.plan import Planning as Planning
     from toolwire_client.strategies.review import Review as Review

@@ -9,6 +9,7 @@ from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.media import MediaMode
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
+from toolwire_client.strategies.code_mode import CodeMode
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.review import Review
@@ -148,6 +149,8 @@ class RunConfig(BaseModel):
     """Reflection: check each draft final answer against these criteria before it stands."""
     delegate: Delegation | None = None
     """Sub-agents: offer the `delegate` tool, which runs part of the task as a child run (delegate.py)."""
+    code_mode: CodeMode | None = None
+    """Code mode: offer `run_code`, a script over the run's tools run in the Monty sandbox (tools/code_mode/)."""
     skills: bool = False
     """Skills: offer `load_skill`, with the index of the skills (prompts named `skill.*`) the servers offer; the
     model loads a skill's full text when it needs it (skills.py). Off by default: it adds a tool to every request."""

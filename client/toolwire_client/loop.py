@@ -9,6 +9,7 @@ store/checkpoint.py.
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import anyio
@@ -25,12 +26,13 @@ from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.ordering import MessageOrderError
 from toolwire_client.run.state import RunState, StepKind, StepRecord, now
+from toolwire_client.script_turns import script_driven
 from toolwire_client.store import checkpoint, seal
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
 from toolwire_client.strategies.plan import PlanError, planned, read_plan, replan_request, step_failure
 from toolwire_client.strategies.review import draft_passes
-from toolwire_client.tools.source import LentModel
+from toolwire_client.tools.source import LentModel, ScriptTurns
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_plan
 from toolwire_otel.spans import agent_span, record_run_end
@@ -63,7 +65,13 @@ def config_for(
 
 
 def check_resumable(state: RunState) -> None:
-    """ValueError for a run that has ended: only one that waits for a person or was left running goes on."""
+    """ValueError for a run that has ended: only one that waits for a person or was left running goes on. A code-mode
+    script's run goes on only with the run that started it (its run_code call is sent again)."""
+    if state.script is not None and state.parent_run_id is not None:
+        raise ValueError(
+            f"run {state.run_id} is the script of a run_code call of run {state.parent_run_id}: "
+            f"`toolwire resume {state.parent_run_id}` resumes it"
+        )
     if state.status not in ("waiting_for_approval", "running"):
         raise ValueError(
             f"run {state.run_id} is {state.status}; only a run waiting for approval or left running by a crash (or "
@@ -435,6 +443,11 @@ class SubAgents:
 
     async def resume(self, config: RunConfig, tools: list[str], state: RunState) -> RunState:
         return await self._agent(config, tools).resume(state)
+
+    def script_calls(self, state: RunState) -> AbstractAsyncContextManager[ScriptTurns]:
+        """A code-mode script's run (script_turns.py), its calls on the parent's pipeline and tools."""
+        p = self.parent
+        return script_driven(state, p._calls(), p.store, p._leases, p.on_step)
 
     def _agent(self, config: RunConfig, tools: list[str]) -> Agent:
         p = self.parent

@@ -128,7 +128,14 @@ class ReplayOutcome:
 
 
 async def replay(recorded: RunState, *, limits: RunLimits | None = None) -> ReplayOutcome:
-    """Run the loop again on the record; `limits` replaces the recorded ones (to see what a change would do)."""
+    """Run the loop again on the record; `limits` replaces the recorded ones (to see what a change would do). A
+    code-mode script's run runs its script again, its calls answered from the record (tools/code_mode/replay.py)."""
+    if recorded.script is not None:
+        from toolwire_client.tools.code_mode.replay import replay_script
+
+        script, sent = await replay_script(recorded)
+        difference = first_difference(recorded, script)
+        return ReplayOutcome(difference is None, difference, script, sent)
     config = config_of(recorded) if recorded.config else RunConfig(model=recorded.model)
     results = {r.call_id: r for step in recorded.steps for r in step.results}
     source = ReplaySource(_specs(config, recorded), results)

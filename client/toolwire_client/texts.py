@@ -414,3 +414,30 @@ def unknown_resource_uri(uri: str, known: Iterable[str]) -> str:
 
 def resource_failed(uri: str, why: str) -> str:
     return f"ERROR: reading '{clip(uri, QUOTE_CHARS)}' failed: {why}"
+
+
+# ---- code mode (tools/code_mode/) -------------------------------------------------------------------------------
+
+
+def run_code_description(listing: str, calls: int, seconds: float, megabytes: int, chars: int) -> str:
+    """run_code's description: how a script calls the tools, what it gets back, its limits, then the tools."""
+    return (
+        "Run Python that calls the tools below as async functions with keyword arguments, e.g. "
+        '`o = await get_order(order_id="A1")`; `await asyncio.gather(...)` runs calls at once. A tool returns its '
+        "structured result (dict or list) or its text; a failed call raises an exception (try/except catches it). "
+        "You get back only the last expression's value and what the script prints: filter and total in the script. "
+        "A sandboxed Python subset: no imports but asyncio, json, math, re, datetime; no files, network, environment "
+        f"or class inheritance. Limits: {calls} tool calls, {seconds:g} s of computing, {megabytes} MB, {chars} "
+        f"characters of output.\n\n{listing}"
+    )
+
+
+def script_task(code: str) -> str:
+    """A script's run's task, as `runs` and `trace show` list it: run_code and its first line."""
+    first = next((line.strip() for line in code.splitlines() if line.strip()), "")
+    return f"run_code: {clip(first, QUOTE_CHARS)}"
+
+
+def script_waiting(run_id: str, waiting: list[str]) -> str:
+    calls = ", ".join(waiting) or "a call"
+    return f"not answered yet: the script (run {run_id}) waits for a person at {calls}"

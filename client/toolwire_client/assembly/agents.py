@@ -12,11 +12,13 @@ from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.code_mode.layer import CodeModeLayer
 from toolwire_client.tools.delegate import DelegateSource
 from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import SkillSource
 from toolwire_client.tools.source import ToolSource
+from toolwire_client.tools.tool_layers import ToolLayer
 from toolwire_client.tools.tool_search import ToolSearch
 from toolwire_client.tools.toolbox import CHOICE_WORDS, OnProgress, ToolBox
 from toolwire_shared.elicitation import OnElicit
@@ -79,6 +81,11 @@ def toolbox_for(
     cap = config.limits.max_result_chars
     forced = [config.tool_choice] if config.tool_choice not in (None, *CHOICE_WORDS) else []  # always offered
     later = {source.name for source in own}  # the client's own tools may be offered only later (read_resource)
+    layers: list[ToolLayer] = []
+    if config.tool_search != "off":
+        layers.append(ToolSearch(config.tool_search, config.keep_tools, native_search, [*sorted(later), *forced]))
+    if config.code_mode is not None:
+        layers.append(CodeModeLayer(config.code_mode))
     return ToolBox(
         [*sources, *own],
         allow=allow,
@@ -87,9 +94,7 @@ def toolbox_for(
         choice=config.tool_choice,
         risky=[name for name in config.risky_tools if name not in later],
         marked=marked,
-        layers=[ToolSearch(config.tool_search, config.keep_tools, native_search, [*sorted(later), *forced])]
-        if config.tool_search != "off"
-        else [],
+        layers=layers,
     )
 
 

@@ -70,7 +70,8 @@ def approvals(db: str | None, as_json: bool) -> None:
         for state, p in waiting:
             args = json.dumps(p.call.arguments, sort_keys=True)
             since = p.since.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-            note = p.decision_reason or (f"sub-agent of {state.parent_run_id}" if state.parent_run_id else "")
+            child = "script" if state.script is not None else "sub-agent"  # a run_code call's script, or delegate's
+            note = p.decision_reason or (f"{child} of {state.parent_run_id}" if state.parent_run_id else "")
             waits_for = p.approval_reason or ""
             add_row(table, state.run_id, p.call.id, p.call.name, args, p.args_hash[:HASH_SHOWN], since, waits_for, note)
         console.print(table)

@@ -31,9 +31,11 @@ from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.strategies.code_mode import CodeMode
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.strategies.plan import Planning
 from toolwire_client.strategies.review import Review
+from toolwire_client.tools.code_mode.sandbox import MontyMissing, require_monty
 from toolwire_client.tools.roots import RootMissing, resolved_roots
 from toolwire_client.tools.server_stderr import LineSink
 from toolwire_client.tools.skills import skill_use
@@ -50,8 +52,9 @@ def print_step(console: Console, live: LiveText | None = None) -> Callable[[RunS
         if live is not None:
             live.end_line()
         cost = f" | {state.cost_usd:.4f} USD" if state.cost_usd is not None else ""
+        indent = "    script " if state.script is not None else "  "  # a run_code call's script's calls, nested
         for line in step_lines(state, step):
-            console.print(shown(f"  {line}{cost}"), markup=False, highlight=False)
+            console.print(shown(f"{indent}{line}{cost}"), markup=False, highlight=False)
 
     return on_step
 
@@ -276,6 +279,15 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         "a subset of the tools and a share of the remaining budget.",
     ),
     click.option(
+        "--code-mode",
+        type=click.Choice(["on", "only"]),
+        is_flag=False,
+        flag_value="on",
+        default=None,
+        help="Code mode: offer run_code, a Python script over the tools run in the Monty sandbox (durable: resumed at "
+        "its last tool call); `--code-mode only` offers nothing else. Needs `pip install 'toolwire[code]'`.",
+    ),
+    click.option(
         "--skills",
         is_flag=True,
         help="Skills: list the skills the servers offer (MCP prompts named skill.*) in a load_skill tool, which "
@@ -354,6 +366,7 @@ def config_from(
     delegate: bool,
     skills: bool,
     planned: bool,
+    code_mode: str | None = None,
     max_replans: int,
     system: str | None,
     max_steps: int,
@@ -393,6 +406,11 @@ def config_from(
         raise click.UsageError("--keep-tool applies with tool search: add --tool-search on (or auto)")
     if max_replans != 1 and not planned:
         raise click.UsageError("--max-replans applies to planned runs: add --plan (e.g. --plan --max-replans 2)")
+    if code_mode is not None:
+        try:
+            require_monty()
+        except MontyMissing as exc:
+            raise click.UsageError(f"--code-mode: {exc}") from exc
     limits = RunLimits(
         max_steps=max_steps,
         max_tokens=max_tokens,
@@ -417,6 +435,7 @@ def config_from(
         review=Review(criteria=list(criteria), max_retries=review_retries) if criteria else None,
         delegate=Delegation() if delegate else None,
         skills=skills,
+        code_mode=CodeMode(only=code_mode == "only") if code_mode is not None else None,
         plan=Planning(max_replans=max_replans) if planned else None,
         allow=list(allow) or None,
         tool_search=tool_search,

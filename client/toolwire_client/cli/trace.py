@@ -117,7 +117,8 @@ def trace_lines(
             sub = state.children.get(call.id)
             if sub is not None and sub.run_id in children:
                 child = children[sub.run_id]
-                lines.append(f"  sub-agent {child.run_id}: {child.task}")
+                kind = "script" if child.script is not None else "sub-agent"  # a run_code call's script
+                lines.append(f"  {kind} {child.run_id}: {child.task}")
                 lines += ["  " + nested for nested in trace_lines(child, wide, children, decided)]
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"

@@ -13,6 +13,7 @@ from toolwire_client.run.pending import PendingCall as PendingCall
 from toolwire_client.run.pending import args_hash as args_hash
 from toolwire_client.run.pending import now as now
 from toolwire_client.run.plan_state import Plan
+from toolwire_client.run.script_record import ScriptRecord
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
 from toolwire_shared.tools import ToolSpec
@@ -105,6 +106,9 @@ class RunState(BaseModel):
     """Sub-agent runs by the id of the delegate call that started each, as last counted in this run's totals."""
     sampling: list[SamplingRecord] = Field(default_factory=list)
     """The tool servers' requests for the run's model (MCP sampling), answered or refused, in order."""
+    script: ScriptRecord | None = Field(default=None, exclude_if=lambda record: record is None)
+    """A code-mode script's run (a child of the run whose run_code call started it): where to resume the script.
+    Left out of the saved JSON when None: other runs save what they saved before."""
 
     _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
     _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())

@@ -3,6 +3,7 @@ call as one ToolRequest, which hands it the run that makes the call (RunContext)
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from toolwire_client.models.base import Model
     from toolwire_client.run.budget import PriceFn
     from toolwire_client.run.limits import RunLimits
-    from toolwire_client.run.state import RunState, SamplingRecord
+    from toolwire_client.run.state import RunState, SamplingRecord, StepRecord
     from toolwire_client.store.base import RunStore
 
 
@@ -133,6 +134,23 @@ class ChildRuns(Protocol):
     async def resume(self, config: "RunConfig", tools: list[str], state: "RunState") -> "RunState":
         """The child run `state` (saved before) driven on under `config`, offered only the parent's `tools`."""
         ...
+
+    def script_calls(self, state: "RunState") -> "AbstractAsyncContextManager[ScriptTurns]":
+        """Drive `state`, a code-mode script's run (a child of this run), under this process's lease on it: its
+        calls go through the parent's call pipeline. A RunExit raised inside ends it (status, report) and the
+        context saves it last; a pause for a person leaves it waiting."""
+        ...
+
+
+class ScriptTurns(Protocol):
+    """A code-mode script's batches of tool calls as calls of its run (tools/code_mode/): the loop's pipeline of a
+    turn's calls (hooks, approval, authorisation, pending states saved before a call is sent, concurrency)."""
+
+    async def act(self, step: "StepRecord") -> None:
+        """Run the step's calls (the last step of the script's run, its calls its last message's) and save."""
+
+    async def settle(self) -> None:
+        """On resume: answer the last step's calls left pending, as a resumed run's last turn is settled."""
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ class Route:
     sources share, or one that reads as another source's)."""
     aliases: frozenset[str]
     """What `--risky` and `--allow` name it by (tools/tool_names.py), its wire name too: bound to this source's tool."""
-    hidden: bool = False
-    """Routed but not offered to the model (a tool search has not loaded it yet: tools/tool_search.py)."""
+    offered: bool = True
+    """False: routed, but not offered to the model (a tool search has not loaded it yet: tools/tool_search.py; a tool
+    code mode's `only` leaves to scripts: tools/code_mode/)."""
 
 
 class NoSuchTool(ValueError):

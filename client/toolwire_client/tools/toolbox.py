@@ -181,8 +181,9 @@ class ToolBox:
 
     @property
     def specs(self) -> list[ToolSpec]:
-        """The tool definitions the model sees (not the tools routed but hidden: a tool search's, not loaded yet)."""
-        return [route.spec for route in self._routes.values() if not route.hidden]
+        """The tool definitions the model sees (a route a layer keeps from it is still called by name: a tool search's
+        not loaded yet, a tool code mode leaves to scripts)."""
+        return [route.spec for route in self._routes.values() if route.offered]
 
     @property
     def loaded(self) -> list[str] | None:
@@ -221,7 +222,7 @@ class ToolBox:
     def loads_only(self, name: str) -> bool:
         """True when a call of `name` would only load the tool (a tool search's, not loaded yet): it runs nothing."""
         route = self._routes.get(name)
-        return route is not None and route.hidden
+        return route is not None and not route.offered
 
     def aliases(self, name: str) -> frozenset[str]:
         """Every name `--risky` may name the tool the model calls `name` by (only `name` for a tool not offered)."""
