@@ -30,6 +30,8 @@ class Route:
     offered: bool = True
     """False: routed, but not offered to the model (a tool search has not loaded it yet: tools/tool_search.py; a tool
     code mode's `only` leaves to scripts: tools/code_mode/)."""
+    loads_only: bool = False
+    """True: a call of it loads the tool (a tool search's gate) and runs nothing, so it asks no person."""
 
 
 class NoSuchTool(ValueError):

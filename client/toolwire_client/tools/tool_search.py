@@ -111,7 +111,7 @@ class ToolSearch:
         if self.native:
             return replace(route, spec=route.spec.model_copy(update={"deferred": True}))
         safe = route.spec.model_copy(update={"policy": ToolPolicy()})
-        return replace(route, source=self._gate, remote_name=called, spec=safe, offered=False)
+        return replace(route, source=self._gate, remote_name=called, spec=safe, offered=False, loads_only=True)
 
     @property
     def loading(self) -> list[str] | None:
