@@ -5,6 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.media import MediaMode
+from toolwire_client.run.context_view import DEFAULT_INLINE_RESULT_CHARS
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.delegation import Delegation
@@ -150,6 +151,12 @@ class RunConfig(BaseModel):
     workflow: Workflow | None = None
     """A path written in code: its steps run in order, each a model turn (see workflow.py); not with `plan`."""
     allow: list[str] | None = None
+    inline_result_chars: int | None = Field(default=DEFAULT_INLINE_RESULT_CHARS, ge=1)
+    """A tool result longer than this reaches the model as its head, its size and a handle: the whole result stays
+    in the run, and the `read_result` tool reads any part of it (tools/kept_results.py). None: every result whole."""
+    context_budget: int | None = Field(default=None, ge=1)
+    """The most tokens a request may hold: past it the oldest results are cleared to a stub, then older turns
+    summarised by the run's model (context/, docs/token-economy.md). None: every request sends the whole list."""
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
     eval_task: str | None = None

@@ -48,6 +48,11 @@ class ToolLayer(Protocol):
         """The routes offered above this layer, from those offered below it."""
         ...
 
+    def changed(self) -> bool:
+        """True when this layer would offer other routes than at its last `offer` (it loaded or added a tool): the
+        ToolBox routes again before the next model call."""
+        ...
+
 
 def named(listed: list[tuple[ToolSource, ToolSpec]]) -> list[Route]:
     """The bottom of the stack: every tool listed, with the names users know it by (tools/tool_names.py)."""
@@ -79,6 +84,9 @@ class AllowFilter:
     def offer(self, routes: list[Route]) -> list[Route]:
         return [route for route in routes if any(map(self.allows, route.aliases))]
 
+    def changed(self) -> bool:
+        return False
+
 
 class WireNames:
     """Each tool renamed to its wire name (toolwire_shared/wire_names.py, made from its known name), which names
@@ -97,6 +105,9 @@ class WireNames:
         if len({route.spec.name for route in offered}) != len(offered):  # never: a tool is never hidden
             raise AssertionError(f"two tools of this run share a wire name: {sorted(wire.values())}")
         return offered
+
+    def changed(self) -> bool:
+        return False
 
 
 class ApprovalMarks:
@@ -124,6 +135,9 @@ class ApprovalMarks:
             self._marked(route) if route.remote_name in self.marked.get(route.source.name, ()) else route
             for route in routes
         ]
+
+    def changed(self) -> bool:
+        return False
 
     @staticmethod
     def _marked(route: Route) -> Route:
