@@ -21,6 +21,7 @@ from toolwire_client.run.context_view import (
     sent_view,
     turn_starts,
 )
+from toolwire_client.run.ordering import check_order
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.kept_results import KeptResults
 from toolwire_client.tools.toolbox import ToolBox
@@ -87,7 +88,16 @@ class ContextKeeper:
     async def request(
         self, state: RunState, specs: Sequence[ToolSpec], compact: Compact
     ) -> tuple[list[Message], ViewMark | None]:
-        """The next request's messages and the mark they were made under (saved on the step)."""
+        """The next request's messages and the mark they were made under (saved on the step); a view that clears
+        or summarises is checked as a request (run/ordering.py) before it is sent."""
+        sent, mark = await self._request(state, specs, compact)
+        if mark is not None:
+            check_order(sent)
+        return sent, mark
+
+    async def _request(
+        self, state: RunState, specs: Sequence[ToolSpec], compact: Compact
+    ) -> tuple[list[Message], ViewMark | None]:
         sent, mark = self.view(state)
         budget = self.budget
         if budget is None or self._size(state.run_id, sent, specs) <= budget:
