@@ -35,6 +35,7 @@ MODULES: list[tuple[str, str]] = [
     ("store_bench", "durable saves: a run with the SQLite store vs without, next to bare sqlite3 writes"),
     ("save_growth", "durable saves over a long run: a 300-step run's save per step, last 50 steps vs first 50"),
     ("prompt_cache", "prompt caching: the seed's 10-step run's input cost through the Anthropic adapter"),
+    ("context_bench", "context budget: a 200-step run of ~20 kB results, peak and total input vs unmanaged"),
     ("scale_bench", "scale: 10,000 concurrent scripted runs on one shared connection to one HTTP tool server"),
     ("fleet_bench", "fleet: 2,000 runs on 1 and 3 `toolwire worker` processes on PostgreSQL, and one killed -9"),
 ]

@@ -5,6 +5,7 @@ older turns summarised by the run's model in a compact step. After the reply, wh
 The decisions are made with the rough estimate of models/tokens.py (four characters a token: the same in every
 process, so a replay decides as the run did) and saved as each step's ViewMark; tiktoken only splits the tokens."""
 
+import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -59,6 +60,7 @@ class _Run:
     views: ViewCache = field(default_factory=ViewCache)
     split: SplitCounter = field(default_factory=SplitCounter)
     sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
+    specs: tuple[list[ToolSpec], int] | None = None
 
 
 class ContextKeeper:
@@ -188,4 +190,7 @@ class ContextKeeper:
         return tokens
 
     def _size(self, run_id: str, sent: list[Message], specs: Sequence[ToolSpec]) -> int:
-        return sum(self._tokens(run_id, m) for m in sent) + estimate_prompt([], list(specs))
+        run = self._runs[run_id]
+        if run.specs is None or len(specs) != len(run.specs[0]) or not all(map(operator.is_, specs, run.specs[0])):
+            run.specs = (list(specs), estimate_prompt([], list(specs)))
+        return sum(self._tokens(run_id, m) for m in sent) + run.specs[1]
