@@ -214,9 +214,9 @@ class Agent:
             lease.check()
         try:
             state.check_order()
-        except MessageOrderError as exc:
+            sent, mark = await self.context.request(state, self.toolbox.specs, lambda a: self._compact(state, a))
+        except MessageOrderError as exc:  # the list, or the view of it a context budget made
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
-        sent, mark = await self.context.request(state, self.toolbox.specs, lambda asked: self._compact(state, asked))
         changed = await self._refresh_tools(state)
         cap = self._check_limits(state, sent)
         split = self.context.split_for(state)

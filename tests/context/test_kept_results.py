@@ -10,7 +10,8 @@ import pytest
 from context.pages_tools import page_text
 from context.wire import WIRES, Wire, results_sent, tools_sent
 from helpers.fake_providers import FakeProvider
-from toolwire_client.config import RunConfig
+from toolwire_client import texts
+from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.store import open_store
 from toolwire_client.tools.mcp_source import McpSource
@@ -21,8 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = [sys.executable, "-m", "toolwire_server", "tests/context/pages_tools.py:registry", "--stdio"]
 
 
-def pages() -> ToolBox:
-    return ToolBox([McpSource("pages", command=[*PAGES, "--log-level", "ERROR"], cwd=str(REPO))])
+def pages(max_result_chars: int | None = None) -> ToolBox:
+    source = McpSource("pages", command=[*PAGES, "--log-level", "ERROR"], cwd=str(REPO))
+    return ToolBox([source], max_result_chars=max_result_chars)
 
 
 @pytest.mark.parametrize("wire", WIRES, ids=[w.name for w in WIRES])
@@ -91,3 +93,23 @@ async def test_a_result_under_the_inline_size_and_a_run_that_turns_it_off_send_i
             await model.aclose()
         assert results_sent(fake.requests[1].body)["c1"] == expected
         assert "read_result" not in tools_sent(fake.requests[1].body)
+
+
+async def test_the_result_cap_bounds_what_is_kept_and_read_result_reads_up_to_its_note() -> None:
+    full, wire = page_text(3), WIRES[1]
+    capped = full[:10_000] + texts.result_cut(10_000, len(full))
+    config = RunConfig(model="openai:fake", limits=RunLimits(max_result_chars=10_000))
+    with FakeProvider() as fake:
+        fake.push(
+            wire.reply(calls=[("c1", "page", {"n": 3})]),
+            wire.reply(calls=[("c2", "read_result", {"call_id": "c1", "offset": 8000})]),
+            wire.reply("done"),
+        )
+        model = wire.model(fake)
+        state = await Agent(model, pages(10_000), config=config).run("Read page 3")
+        await model.aclose()
+    assert state.status == "done", state.report
+    head = results_sent(fake.requests[1].body)["c1"]
+    assert head.startswith(capped[:4000]) and f"result of {len(capped):,} characters kept out" in head
+    rest = results_sent(fake.requests[2].body)["c2"]
+    assert rest.endswith(capped[8000:]) and f"of {len(capped):,}. (the end)" in rest

@@ -56,7 +56,7 @@ class ResultReader(ToolSource):
         call = request.call
         messages = request.run.state.messages if request.run.state is not None else []
         results = {m.call_id: m for m in messages if isinstance(m, ToolResultMessage) and m.name != READ_RESULT}
-        example = _example(messages)
+        example = _example(messages, self.length)
         args = call.arguments
         problem = _problem(args, results)
         if problem is not None:
@@ -103,10 +103,10 @@ def _problem(args: dict[str, Any], results: dict[str, ToolResultMessage]) -> str
     return None
 
 
-def _example(messages: Sequence[Message]) -> str:
+def _example(messages: Sequence[Message], inline_chars: int) -> str:
     """The call id of the run's latest long result, else of its latest result: what a correct call would name."""
     results = [m for m in messages if isinstance(m, ToolResultMessage) and m.name != READ_RESULT]
-    long = [m for m in results if len(m.content) > DEFAULT_INLINE_RESULT_CHARS]
+    long = [m for m in results if len(m.content) > inline_chars]
     chosen = long or results
     return chosen[-1].call_id if chosen else "call_1"
 
