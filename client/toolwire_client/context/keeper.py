@@ -2,17 +2,19 @@
 when the request would pass the context budget: first the oldest results cleared to stubs, then, if still over, the
 older turns summarised by the run's model in a compact step. After the reply, where the request's tokens went.
 
-The decisions are made with the rough estimate of models/tokens.py (four characters a token: the same in every
-process, so a replay decides as the run did) and saved as each step's ViewMark; tiktoken only splits the tokens."""
+The decisions count tokens as the split does (tiktoken's cl100k_base over each message's JSON and the tool
+definitions, models/token_split.py: the same in every process, so a replay decides as the run did) and are saved as
+each step's ViewMark."""
 
+import json
 import operator
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from toolwire_client.config import RunConfig
 from toolwire_client.context.compaction import compact_request
-from toolwire_client.models.token_split import SplitCounter, TokenSplit
-from toolwire_client.models.tokens import estimate_prompt
+from toolwire_client.models.token_split import SplitCounter, TokenSplit, count
+from toolwire_client.models.tokens import MEDIA_PART_TOKENS
 from toolwire_client.run.context_view import (
     DEFAULT_INLINE_RESULT_CHARS,
     ViewCache,
@@ -27,7 +29,7 @@ from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.kept_results import KeptResults
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolResultMessage
-from toolwire_shared.tools import ToolSpec
+from toolwire_shared.tools import ToolSpec, spec_json
 
 STUB_TARGET = 0.5
 """Clearing stops once the request is at most this share of the budget: the next requests grow back to the budget
@@ -185,12 +187,13 @@ class ContextKeeper:
         known = sizes.get(id(message))
         if known is not None and known[0] is message:
             return known[1]
-        tokens = estimate_prompt([message], [])  # the budget's own estimate, one message at a time
+        media = len(message.media) if isinstance(message, ToolResultMessage) else 0
+        tokens = count(message.model_dump_json(exclude={"media"})) + media * MEDIA_PART_TOKENS
         sizes[id(message)] = (message, tokens)
         return tokens
 
     def _size(self, run_id: str, sent: list[Message], specs: Sequence[ToolSpec]) -> int:
         run = self._runs[run_id]
         if run.specs is None or len(specs) != len(run.specs[0]) or not all(map(operator.is_, specs, run.specs[0])):
-            run.specs = (list(specs), estimate_prompt([], list(specs)))
+            run.specs = (list(specs), count(json.dumps([spec_json(spec) for spec in specs])))
         return sum(self._tokens(run_id, m) for m in sent) + run.specs[1]
