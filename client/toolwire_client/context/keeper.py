@@ -66,6 +66,9 @@ class _Run:
 
 
 class ContextKeeper:
+    """An Agent's: for each run it drives, the view each request is sent and where its tokens went; without a
+    read_result layer (a sub-agent's view of its parent's tools) every request is the whole list."""
+
     def __init__(self, config: RunConfig, kept: KeptResults | None):
         self.kept = kept
         self.inline = config.inline_result_chars if kept is not None else None
