@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.media import MediaMode
+from toolwire_client.run.context_view import DEFAULT_INLINE_RESULT_CHARS
 from toolwire_client.run.limits import RunLimits
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.code_mode import CodeMode
@@ -164,6 +165,12 @@ class RunConfig(BaseModel):
     Anthropic): "on", "off", or "auto" (on past 30 tools or 8,000 tokens of definitions)."""
     keep_tools: list[str] = Field(default_factory=list)
     """With tool search on: the tools (names or globs) always offered in full."""
+    inline_result_chars: int | None = Field(default=DEFAULT_INLINE_RESULT_CHARS, ge=1)
+    """A tool result longer than this reaches the model as its head, its size and a handle: the whole result stays
+    in the run, and the `read_result` tool reads any part of it (tools/kept_results.py). None: every result whole."""
+    context_budget: int | None = Field(default=None, ge=1)
+    """The most tokens a request may hold: past it the oldest results are cleared to a stub, then older turns
+    summarised by the run's model (context/, docs/token-economy.md). None: every request sends the whole list."""
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
     eval_task: str | None = None

@@ -18,8 +18,11 @@ from opentelemetry.trace import Span
 from toolwire_client import texts
 from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, approval_reason, in_call_order
 from toolwire_client.config import RunConfig, RunLimits, open_run
+from toolwire_client.context.compaction import summary_cap
+from toolwire_client.context.keeper import ContextKeeper, kept_results
 from toolwire_client.model_call import ask_model
 from toolwire_client.models.base import Model
+from toolwire_client.models.token_split import SplitCounter
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
@@ -37,7 +40,7 @@ from toolwire_client.tools.toolbox import ToolBox
 from toolwire_otel.content import record_agent_content, record_plan
 from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared.elicitation import OnElicit
-from toolwire_shared.messages import SystemMessage, ToolCall, UserMessage
+from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
 from toolwire_shared.results import failed
 from toolwire_shared.tools import ToolSpec, spec_json
 from toolwire_shared.words import counted
@@ -106,6 +109,8 @@ class Agent:
         """Record the run's config afresh when it is driven (the fleet's, for a run as `submit` wrote it: without the
         tools offered); otherwise only a run with none recorded gets it."""
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
+        self.context = ContextKeeper(self.config, kept_results(toolbox, self.config))
+        """What each request is sent of its run: long results kept out, the context budget (context/keeper.py)."""
 
     @classmethod
     def of(
@@ -175,7 +180,10 @@ class Agent:
                 if resuming:
                     self.toolbox.load(last_loaded(state))  # what a tool search loaded, offered as before
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
-                await self._drive_held(state, resuming, span, on_record)
+                try:
+                    await self._drive_held(state, resuming, span, on_record)
+                finally:
+                    self.context.forget(state.run_id)
         return state
 
     async def _drive_held(self, state: RunState, resuming: bool, span: Span, on_record: bool) -> None:
@@ -210,19 +218,22 @@ class Agent:
         )
 
     async def _step(self, state: RunState) -> None:
-        cap = self._check_limits(state)
         lease = self._leases.get(state.run_id)
         if lease is not None:
             lease.check()
         try:
             state.check_order()
-        except MessageOrderError as exc:
+            sent, mark = await self.context.request(state, self.toolbox.specs, lambda a: self._compact(state, a))
+        except MessageOrderError as exc:  # the list, or the view of it a context budget made
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         changed = await self._refresh_tools(state)
-        step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn)
+        cap = self._check_limits(state, sent)
+        split = self.context.split_for(state)
+        step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn, sent, split)
         step.tools = list(self.toolbox.specs) if changed else None
         if step.model_reply is not None and step.model_reply.found_tools:  # the provider's own tool search
             self.toolbox.load(step.model_reply.found_tools)
+        step.view = mark
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
             if await self._goes_on(state, step):
@@ -246,14 +257,33 @@ class Agent:
             self._end_step(state, step)
 
     # ---- limits ---------------------------------------------------------------------------------------------
-    def _check_limits(self, state: RunState) -> int | None:
-        """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply."""
+    def _check_limits(
+        self, state: RunState, sent: list[Message] | None = None, specs: list[ToolSpec] | None = None
+    ) -> int | None:
+        """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply (to the
+        request `sent`, by default the run's whole list, with `specs`, by default the tools offered)."""
         if state.steps_taken >= self.limits.max_steps:
             raise exits.StepLimit(f"stopped at the step limit after {counted(state.steps_taken, 'step')}")
         if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
             return None
-        prompt = estimate_prompt(state.messages, self.toolbox.specs)
+        prompt = estimate_prompt(
+            state.messages if sent is None else sent, self.toolbox.specs if specs is None else specs
+        )
         return budget.output_cap(self.limits, state, prompt, self.price_fn)
+
+    async def _compact(self, state: RunState, request: list[Message]) -> StepRecord:
+        """The context budget's side exchange: the run's model summarises older turns, a compact step of the run
+        (its tokens and cost counted, limits checked before it), whose reply never joins the run's list."""
+        cap = self._check_limits(state, request, [])
+        most = summary_cap(self.config.context_budget or 0)
+        split = SplitCounter().split
+        step = await ask_model(
+            self.model, [], state, most if cap is None else min(cap, most), "compact", self.price_fn, request, split
+        )
+        step.tool_calls = []  # offered no tools: a call it made anyway is not the run's
+        budget.check_spent(self.limits, state)
+        self._end_step(state, step)
+        return step
 
     # ---- the strategies: what follows a text answer ----------------------------------------------------------
     async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
@@ -340,14 +370,17 @@ class Agent:
         `kind` whose tool calls are answered, never run, and the reply's text parsed. When the limits leave no room
         for it the request goes unsent, and the limit's exit is raised (None when the question was `optional`)."""
         state.messages.append(UserMessage(content=request))
+        sent, mark = self.context.view(state)
         try:
-            cap = self._check_limits(state)
+            cap = self._check_limits(state, sent)
         except exits.RunExit:
             state.messages.pop()  # unsent: the list ends where the last exchange ended
             if optional:
                 return None
             raise
-        reply = await ask_model(self.model, self.toolbox.specs, state, cap, kind, self.price_fn)
+        split = self.context.split_for(state)
+        reply = await ask_model(self.model, self.toolbox.specs, state, cap, kind, self.price_fn, sent, split)
+        reply.view = mark
         budget.check_spent(self.limits, state)
         no_tools = texts.PLAN_NO_TOOLS if kind == "plan" else texts.REVIEW_NO_TOOLS
         reply.results = [failed(c.id, c.name, "blocked", no_tools) for c in reply.tool_calls]

@@ -1,21 +1,38 @@
 """One model call of a run, in its chat span: the reply (its call ids made unique) appended to the messages, its
 tokens and cost counted, and the step it opens recorded on the state. A failed call is the `model_failed` exit."""
 
+from collections.abc import Callable, Sequence
+
 from toolwire_client.models.base import Model, ModelCallFailed
+from toolwire_client.models.token_split import TokenSplit
 from toolwire_client.run import exits
 from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.call_ids import unique_call_ids
 from toolwire_client.run.state import RunState, StepKind, StepRecord
 from toolwire_otel.content import record_chat_content
-from toolwire_otel.spans import chat_span, record_chat_response
+from toolwire_otel.spans import chat_span, record_chat_response, record_token_split
+from toolwire_shared.messages import Message
 from toolwire_shared.tools import ToolSpec
+
+Split = Callable[[list[Message], Sequence[ToolSpec], int], TokenSplit]
+"""(the messages sent, the tools offered, the input tokens reported) -> where those tokens went."""
 
 
 async def ask_model(
-    model: Model, specs: list[ToolSpec], state: RunState, cap: int | None, kind: StepKind, price_fn: PriceFn | None
+    model: Model,
+    specs: list[ToolSpec],
+    state: RunState,
+    cap: int | None,
+    kind: StepKind,
+    price_fn: PriceFn | None,
+    sent: list[Message] | None = None,
+    split: Split | None = None,
 ) -> StepRecord:
-    """Send the run's messages and the tools offered (`cap`: the most output tokens the budgets leave, if any)."""
+    """Send the run's messages, or the view of them `sent` (run/context_view.py), and the tools offered (`cap`: the
+    most output tokens the budgets leave, if any); `split` says where the request's input tokens went. The reply
+    joins the run's list, except a compact step's (a side exchange whose text is a summary)."""
     m = model
+    messages = state.messages if sent is None else sent
     step_kind = kind if kind != "act" else None
     with chat_span(
         m.provider,
@@ -28,17 +45,21 @@ async def ask_model(
     ) as span:
         try:
             if cap is None:
-                reply = await m.complete(state.messages, specs)
+                reply = await m.complete(messages, specs)
             else:
-                reply = await m.complete(state.messages, specs, max_output_tokens=cap)
+                reply = await m.complete(messages, specs, max_output_tokens=cap)
         except ModelCallFailed as exc:
             raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
         record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
-        record_chat_content(span, state.messages, specs, reply.message, reply.finish_reason)
+        if split is not None and span.is_recording():  # counted here only for a trace; `trace show` counts afresh
+            tokens = split(messages, specs, reply.usage.input_tokens)
+            record_token_split(span, tokens.parts(), tokens.scaled)
+        record_chat_content(span, messages, specs, reply.message, reply.finish_reason)
     message = unique_call_ids(reply.message)
     if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
         reply = reply.model_copy(update={"message": message})
-    state.messages.append(reply.message)
+    if kind != "compact":
+        state.messages.append(reply.message)
     state.usage = state.usage + reply.usage
     cost = price_fn(reply.usage) if price_fn else None
     if cost is not None:

@@ -1,7 +1,8 @@
 """Replay a saved run with no network, no model and no tool server: the recorded model replies and tool results are
 fed back through the same Agent loop, and the path it takes is compared with the recorded one.
 
-Identical means the same calls, in the same order, with the same arguments and observations, and the same exit.
+Identical means the same calls, in the same order, with the same arguments and observations, the same view of the
+run sent each time (results cleared, turns summarised: StepRecord.view), and the same exit.
 Otherwise the report names the first step that differs, what was recorded there and what happened instead.
 """
 
@@ -229,6 +230,8 @@ def first_difference(recorded: RunState, replayed: RunState) -> str | None:
         want, got = recorded.steps[n], replayed.steps[n]
         if [(c.name, c.arguments) for c in want.tool_calls] != [(c.name, c.arguments) for c in got.tool_calls]:
             return f"{label}: expected calls {_step_text(want)}, got {_step_text(got)}"
+        if want.view != got.view:
+            return f"{label}: expected the model to be sent {want.view}, got {got.view} (the context budget's view)"
         for call, w, g in zip(want.tool_calls, _observations(want), _observations(got), strict=False):
             if w != g:
                 return f"{label}: {call.signature} expected observation {w[1]!r}, got {g[1]!r}"

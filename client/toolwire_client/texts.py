@@ -441,3 +441,65 @@ def script_task(code: str) -> str:
 def script_waiting(run_id: str, waiting: list[str]) -> str:
     calls = ", ".join(waiting) or "a call"
     return f"not answered yet: the script (run {run_id}) waits for a person at {calls}"
+
+
+# ---- results kept out of the prompt, the context budget (run/context_view.py, tools/kept_results.py, context/) ----
+READ_RESULT_TOOL = "read_result"
+READ_RESULT_DESCRIPTION = (
+    "Read a tool result that was kept out of the prompt (too long, or cleared to save room): the whole result is "
+    "kept. Give the call_id its note names; offset and length (characters) read a part, pattern (a regular "
+    "expression) returns only the lines that match it, numbered."
+)
+
+
+def kept_out(call_id: str, shown: int, total: int) -> str:
+    """The note after the head of a long result (`--inline-result-chars`)."""
+    return (
+        f"\n[toolwire: result of {total:,} characters kept out of the prompt; above are the first {shown:,}. "
+        f'read_result(call_id="{call_id}", offset={shown}) reads on; pattern="..." returns the lines that match.]'
+    )
+
+
+def cleared_result(name: str, call_id: str, total: int) -> str:
+    """An old result cleared from the context (`--context-budget`): the one line the model still reads of it."""
+    return (
+        f"[toolwire: the {name} result ({total:,} characters) was cleared to save room; "
+        f'read_result(call_id="{call_id}") reads it]'
+    )
+
+
+def earlier_turns(summary: str) -> str:
+    """The user turn that stands for the turns a compact step summarised."""
+    return (
+        "[toolwire: the earlier turns of this conversation were summarised to save room; every tool result is "
+        f"still readable with read_result(call_id=...)]\n{summary}"
+    )
+
+
+COMPACT_SYSTEM = (
+    "You summarise the earlier part of an agent's conversation so that the agent can go on without it. Keep every "
+    "fact, number, name and decision it will need, what is done and what is left, and the call_id of each tool "
+    "result worth reading again (it can read any of them with read_result). Write plain text, no preamble."
+)
+
+
+def compact_request(transcript: str) -> str:
+    return f"The conversation so far, to summarise:\n\n{transcript}\n\nWrite the summary now."
+
+
+def read_result_problem(problem: str, example_call_id: str) -> str:
+    """A read_result call the tool cannot answer: what was wrong and a correct call."""
+    example = json.dumps({"call_id": example_call_id, "offset": 0, "length": 4000})
+    return f'ERROR: {problem}. A correct call: read_result({example}), or with pattern="regex" for matching lines.'
+
+
+def read_result_part(call_id: str, start: int, end: int, total: int) -> str:
+    more = f' read_result(call_id="{call_id}", offset={end}) reads on.' if end < total else " (the end)"
+    return f"[result {call_id}: characters {start:,} to {end:,} of {total:,}.{more}]\n"
+
+
+def read_result_lines(call_id: str, pattern: str, start: int, end: int, total: int) -> str:
+    if total == 0:
+        return f"[result {call_id}: no line matches {pattern!r}]"
+    more = f" offset={end} reads on." if end < total else ""
+    return f"[result {call_id}: lines matching {pattern!r}, characters {start:,} to {end:,} of {total:,}.{more}]\n"

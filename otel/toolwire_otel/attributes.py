@@ -64,6 +64,9 @@ TOOLWIRE_RETRY_WAIT_S = "toolwire.retry.wait_s"
 TOOLWIRE_STOP_REASON = "toolwire.stop_reason"
 TOOLWIRE_RUN_STATUS = "toolwire.run.status"
 TOOLWIRE_TOOL_ERROR_KIND = "toolwire.tool.error_kind"
+TOOLWIRE_INPUT_TOKENS = "toolwire.input_tokens"
+"""On chat: `toolwire.input_tokens.{system,tools,history,results}`, where the request's input tokens went (they add
+up to gen_ai.usage.input_tokens when `toolwire.input_tokens.scaled` is true, else they are estimates)."""
 
 # error.type values
 ERROR_TOOL = "tool_error"

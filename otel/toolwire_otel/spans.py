@@ -253,6 +253,15 @@ def record_chat_response(
     _chat_metrics(usage, response_model)
 
 
+def record_token_split(span: Span, parts: dict[str, int], scaled: bool) -> None:
+    """Where a request's input tokens went, by part (system, tools, history, results), on its chat span."""
+    if not span.is_recording():
+        return
+    attrs: dict[str, Any] = {f"{semconv.TOOLWIRE_INPUT_TOKENS}.{part}": tokens for part, tokens in parts.items()}
+    attrs[f"{semconv.TOOLWIRE_INPUT_TOKENS}.scaled"] = scaled
+    span.set_attributes(attrs)
+
+
 def _chat_metrics(usage: Usage, response_model: str | None) -> None:
     call = _current_chat.get()
     if call is not None:

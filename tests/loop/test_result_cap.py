@@ -28,7 +28,8 @@ def test_the_default_cap_is_the_servers() -> None:
 
 
 async def test_a_200k_result_is_cut_to_the_cap_with_a_note() -> None:
-    config = RunConfig(model="openai:gpt-fake", limits=RunLimits(max_result_chars=5_000))
+    # every result inline: the cap alone (a result kept out of the prompt is tests/context/test_kept_results.py)
+    config = RunConfig(model="openai:gpt-fake", limits=RunLimits(max_result_chars=5_000), inline_result_chars=None)
     with FakeProvider() as fake:
         fake.push(openai_completion(None, [openai_call("d", "dump", "{}")]), openai_completion("too long"))
         model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)

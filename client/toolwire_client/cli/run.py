@@ -27,6 +27,7 @@ from toolwire_client.models.media import MEDIA_MODES, MediaMode
 from toolwire_client.models.pricing import default_prices
 from toolwire_client.models.providers import PROVIDERS, spec_help_wrapped
 from toolwire_client.models.script_file import absolute
+from toolwire_client.run.context_view import DEFAULT_INLINE_RESULT_CHARS
 from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import open_store
@@ -337,6 +338,19 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         type=click.IntRange(min=100),
         help="Cut any tool result longer than this (from any server), with a note asking the model for less.",
     ),
+    click.option(
+        "--inline-result-chars",
+        default=DEFAULT_INLINE_RESULT_CHARS,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="Send a longer result as its head and a handle; the read_result tool reads the rest (0: all inline).",
+    ),
+    click.option(
+        "--context-budget",
+        type=click.IntRange(min=500),
+        metavar="TOKENS",
+        help="Keep each request under this: clear the oldest results to stubs, then summarise older turns.",
+    ),
 ]
 
 
@@ -376,6 +390,8 @@ def config_from(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     tool_timeout: float | None = None,
     max_sampling: int = RunLimits().max_sampling_requests,
+    inline_result_chars: int = DEFAULT_INLINE_RESULT_CHARS,
+    context_budget: int | None = None,
 ) -> RunConfig:
     """The RunConfig the config options describe; a combination that makes no sense is a usage error.
     `server_names`: a submitted run's servers, by their names in the workers' servers file."""
@@ -440,6 +456,8 @@ def config_from(
         allow=list(allow) or None,
         tool_search=tool_search,
         keep_tools=list(keep_tools),
+        inline_result_chars=inline_result_chars or None,
+        context_budget=context_budget,
     )
 
 

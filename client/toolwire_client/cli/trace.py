@@ -1,6 +1,7 @@
-"""`toolwire trace show RUN` prints the step table (step | call | observation | tokens so far) and how the run
-ended; `toolwire trace export RUN` writes the whole saved run as JSON. Who approved or rejected a call is read from
-the store's approval events (the record), not from the run state, and shown beside the call."""
+"""`toolwire trace show RUN` prints the step table (step | call | observation | tokens so far), how the run ended
+and where each request's input tokens went; `toolwire trace export RUN` writes the whole saved run as JSON. Who
+approved or rejected a call is read from the store's approval events (the record), not from the run state, and
+shown beside the call."""
 
 import json
 from typing import TextIO
@@ -8,6 +9,8 @@ from typing import TextIO
 import click
 
 from toolwire_client.cli._store import db_option, with_store
+from toolwire_client.context.where import request_splits, split_line
+from toolwire_client.models.token_split import PARTS, TokenSplit
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store import SqlRunStore
 from toolwire_client.store.base import DecisionRecord
@@ -43,6 +46,8 @@ def step_lines(state: RunState, step: StepRecord, wide: bool = False, decided: D
         return [f"step {step.index} | review: {_cut(step.model_text, wide)} | {tokens}"]
     if step.kind == "plan":
         return _plan_lines(step, tokens, wide)
+    if step.kind == "compact":
+        return [f"step {step.index} | compact: {_cut(step.model_text, wide)} | {tokens}"]
     if not step.tool_calls:
         return [f"step {step.index} | {_answer_label(state, step)}: {_cut(step.model_text, wide)} | {tokens}"]
     waiting = {p.call.id: p.approval_reason for p in state.pending if p.waits_for_approval}
@@ -147,6 +152,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
     """What the table shows, as data: each step's calls and observations (and who decided on them), the usage and
     the exit."""
     steps = []
+    splits = request_splits(state)
     for step in state.steps:
         results = {r.call_id: r for r in step.results}
         calls = [
@@ -170,6 +176,8 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
                 "calls": calls,
                 "final": final,
                 "tokens_so_far": step.usage_so_far.total_tokens,
+                "input_tokens": _split_json(splits.get(step.index)),
+                "view": step.view.model_dump(mode="json") if step.view is not None else None,
             }
         )
     return {
@@ -185,6 +193,21 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
         "steps": steps,
         "sampling": [record.model_dump(mode="json", exclude={"asked"}) for record in state.sampling],
     }
+
+
+def _split_json(split: TokenSplit | None) -> dict[str, object] | None:
+    return None if split is None else split.model_dump(mode="json")
+
+
+def token_lines(state: RunState) -> list[str]:
+    """Where each request's input tokens went (context/where.py): one line a step, then the run's sums."""
+    splits = request_splits(state)
+    if not splits:
+        return []
+    lines = ["input tokens by part (system | tool definitions | history | tool results):"]
+    lines += [f"step {index} | {split_line(split)}" for index, split in splits.items()]
+    total = TokenSplit(**{part: sum(getattr(s, part) for s in splits.values()) for part in PARTS})
+    return [*lines, f"all steps | {split_line(total.model_copy(update={'scaled': True}))}"]
 
 
 def _decision(record: DecisionRecord | None) -> dict[str, object] | None:
@@ -242,6 +265,8 @@ def show(run_id: str, wide: bool, waterfall: bool, as_json: bool, db: str | None
         click.echo(shown(line))
     for outcome in with_store(db, lambda store: late_recorded(store, run_id)):
         click.echo(shown(late_line(outcome, wide)))
+    for line in token_lines(root):
+        click.echo(line)
 
 
 def late_line(outcome: LateOutcome, wide: bool = False) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr
 
 from toolwire_client.models.base import ModelReply
+from toolwire_client.run.context_view import ViewMark
 from toolwire_client.run.ordering import OrderCheck
 from toolwire_client.run.pending import CallState as CallState  # the pending-call machine's, named here as before
 from toolwire_client.run.pending import PendingCall as PendingCall
@@ -21,7 +22,7 @@ from toolwire_shared.usage import Usage
 
 RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "failed"]
 
-StepKind = Literal["act", "review", "plan"]
+StepKind = Literal["act", "review", "plan", "compact"]
 
 
 class StepRecord(BaseModel):
@@ -30,7 +31,8 @@ class StepRecord(BaseModel):
     index: int
     kind: StepKind = "act"
     """"review": the model checked its draft answer against the run's criteria (see review.py); "plan": the model
-    wrote (or rewrote) the run's plan (see plan.py)."""
+    wrote (or rewrote) the run's plan (see plan.py); "compact": the model summarised older turns to keep the
+    requests within the context budget (context/compaction.py), a side exchange whose text is the summary."""
     plan_step: tuple[int, int] | None = None
     """(i, n): the call worked on step i of the n-step plan (or workflow) running then."""
     model_text: str = ""
@@ -52,6 +54,9 @@ class StepRecord(BaseModel):
     out of the saved run) without tool search."""
     """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
     the run is saved, not on every step)."""
+    view: ViewMark | None = None
+    """What the request of this step was made of when not the whole list (run/context_view.py): the results cleared
+    to stubs and the summary in place of older turns; a compact step's is the mark it leaves for the steps after."""
 
 
 class SamplingRecord(BaseModel):

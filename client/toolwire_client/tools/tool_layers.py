@@ -53,13 +53,18 @@ class ToolLayer(Protocol):
         """The routes offered above this layer, from those offered below it."""
         ...
 
+    def changed(self) -> bool:
+        """True when this layer would offer other routes than at its last `offer` (it loaded or added a tool): the
+        ToolBox routes again before the next model call."""
+        ...
+
 
 @runtime_checkable
 class LoadingLayer(Protocol):
     """A layer whose offer changes as the run goes (tool search's loads): the ToolBox routes again before the next
-    request when `changed`, and a step records `loaded` (None while the layer offers every tool as it is)."""
+    request when it `changed()`, and a step records `loaded` (None while the layer offers every tool as it is)."""
 
-    changed: bool
+    def changed(self) -> bool: ...
 
     @property
     def loading(self) -> list[str] | None: ...
@@ -97,6 +102,9 @@ class AllowFilter:
     def offer(self, routes: list[Route]) -> list[Route]:
         return [route for route in routes if any(map(self.allows, route.aliases))]
 
+    def changed(self) -> bool:
+        return False
+
 
 class WireNames:
     """Each tool renamed to its wire name (toolwire_shared/wire_names.py, made from its known name), which names
@@ -127,6 +135,9 @@ class WireNames:
             raise AssertionError(f"two tools of this run share a wire name: {sorted(self._wire.values())}")
         return offered
 
+    def changed(self) -> bool:
+        return False
+
 
 class ApprovalMarks:
     """A servers file's `risky = [...]` (source name -> its tools' own names): those tools offered marked risky,
@@ -153,6 +164,9 @@ class ApprovalMarks:
             self._marked(route) if route.remote_name in self.marked.get(route.source.name, ()) else route
             for route in routes
         ]
+
+    def changed(self) -> bool:
+        return False
 
     @staticmethod
     def _marked(route: Route) -> Route:

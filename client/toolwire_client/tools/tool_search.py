@@ -38,7 +38,7 @@ def definition_tokens(specs: Sequence[ToolSpec]) -> int:
 
 class ToolSearch:
     """The layer. `loaded`: the wire names of the tools searched out or called so far, in the order they were loaded
-    (saved with each step, restored on resume by `load`); `changed`: a load since the ToolBox last routed."""
+    (saved with each step, restored on resume by `load`); `changed()`: a load since the ToolBox last routed."""
 
     def __init__(
         self, mode: ToolSearchMode = "auto", keep: Sequence[str] = (), native: bool = False, own: Sequence[str] = ()
@@ -48,7 +48,7 @@ class ToolSearch:
         self.mode, self.keep, self.native = mode, list(keep), native
         self._always = [*keep, *own]
         self.loaded: list[str] = []
-        self.changed = False
+        self._loaded_since_offer = False
         self.active = False
         self._index: ToolIndex | None = None
         self._indexed: tuple[int, ...] = ()
@@ -69,8 +69,11 @@ class ToolSearch:
             if not any(fnmatch.fnmatchcase(n, pattern) for route in named for n in route.aliases):
                 raise NoSuchTool("--keep-tool", pattern, sorted({route.known for route in named}))
 
+    def changed(self) -> bool:
+        return self._loaded_since_offer
+
     def offer(self, routes: list[Route]) -> list[Route]:
-        self.changed = False
+        self._loaded_since_offer = False
         self.active = self.mode == "on" or (
             self.mode == "auto"
             and (len(routes) > AUTO_TOOLS or definition_tokens([r.spec for r in routes]) > AUTO_TOKENS)
@@ -125,7 +128,7 @@ class ToolSearch:
         new = [name for name in dict.fromkeys(names) if name not in self.loaded and name in self._specs]
         if new:
             self.loaded.extend(new)
-            self.changed = not self.native
+            self._loaded_since_offer = not self.native
         return new
 
     @property

@@ -97,6 +97,16 @@ class ToolBox:
         """Source (by id) -> the tools it listed last."""
         self.started = False
 
+    def add_layer(self, layer: ToolLayer) -> bool:
+        """One more layer over the given ones, under the wire names (a run's own, added by the Agent); False for a
+        narrowed view, whose routes are its parent's."""
+        if self.started and not self._listed:
+            return False
+        self.layers.insert(len(self.layers) - 2, layer)
+        if self.started:
+            self._route()
+        return True
+
     async def start(self) -> None:
         """Start every source in turn; if one fails, the ones already started are closed before the error goes on."""
         self.started = True
@@ -118,8 +128,8 @@ class ToolBox:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
         changed = [source for source in self.sources if source.tools_changed]
-        loads = any(layer.changed for layer in self._loading)
-        if not (changed or loads) or not any(id(source) in self._listed for source in self.sources):
+        relayered = any(layer.changed() for layer in self.layers)  # a tool search loaded a tool, ...
+        if not (changed or relayered) or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         before = self.specs
         for source in changed:

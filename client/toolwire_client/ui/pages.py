@@ -15,6 +15,7 @@ from toolwire_client.store.events import LateOutcome
 from toolwire_client.ui.questions import question_card
 from toolwire_client.ui.reads import STATUSES, RunRow, RunView, Waiting
 from toolwire_client.ui.svg import waterfall_svg
+from toolwire_client.ui.token_parts import tokens_fragment
 from toolwire_shared.results import ToolResult
 
 RESULT_SHOWN = 600
@@ -151,6 +152,7 @@ def run_body(view: RunView, decide: str, resume_note: str, trace_url: str | None
         f"<section><h2>Waiting for a person</h2>{decide}</section>{resume_fragment(resume_note)}"
         f"<section><h2>Steps</h2>{steps_fragment(view)}</section>"
         f"<section><h2>Waterfall</h2>{waterfall_fragment(root)}</section>"
+        f"<section><h2>Where the tokens go</h2>{tokens_fragment(root)}</section>"
         f"<section><h2>Sub-agents</h2>{tree_fragment(view)}</section>"
     )
 

@@ -21,6 +21,9 @@ class CodeModeLayer:
         self.options = options
         self.source = CodeModeSource(options)
 
+    def changed(self) -> bool:
+        return False  # it offers run_code from the start; what it lists follows the routes below it
+
     def check(self, named: list[Route], sources: Sequence[ToolSource]) -> None:
         return None
 
