@@ -19,6 +19,8 @@ import pytest
 from helpers.cli import REPO, TOOLWIRE, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, Reply, openai_completion
 from helpers.polling import wait_until
+from helpers.user_tools import SERVER
+from helpers.user_tools import TOOLS as FIRST_TOOLS
 from toolwire_client.cli import COMMANDS, GROUPS
 from toolwire_client.cli.reference import EXIT_BEGIN, EXIT_END, exit_table
 from toolwire_client.mistakes import FAILED, INTERRUPTED, TIMED_OUT, WAITING
@@ -26,19 +28,12 @@ from toolwire_client.store import open_store
 from toolwire_server import texts as server_texts
 from toolwire_server.isolation import watchdog
 
-TOOLS = """
+EDGE_TOOLS = """
 import sys
 import time
 
 import anyio
-from toolwire_server import Registry, ToolContext
-
-registry = Registry("edges")
-
-
-@registry.tool(description="Add two whole numbers.", idempotent=True)
-def add(a: int, b: int = 1) -> int:
-    return a + b
+from toolwire_server import ToolContext
 
 
 @registry.tool(description="Sleep a while, after writing a marker file.")
@@ -62,7 +57,8 @@ async def build_report(quarter: str, ctx: ToolContext) -> str:
         await anyio.sleep(1.2)  # the tool's work: several polls of the client see the same status message
     return f"report for {quarter} ready"
 """
-SERVER = ("--server", "toolwire serve tools.py:registry --stdio")
+TOOLS = FIRST_TOOLS + EDGE_TOOLS
+"""A new user's first tools.py (helpers/user_tools.py), and the tools whose rough edges these tests try."""
 
 
 @pytest.fixture
