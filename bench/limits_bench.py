@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from helpers.postgres import fresh_database, start_postgres, stop_postgres  # noqa: E402
+from helpers.server_config import POLICY_TOOLS, server_toml  # noqa: E402
 from helpers.servers import HttpServer  # noqa: E402
 from toolwire_server.auth.access import Grant  # noqa: E402
 from toolwire_server.policy.config import LimitRule  # noqa: E402
@@ -44,40 +45,15 @@ from toolwire_server.tools.request import CallRequest  # noqa: E402
 from toolwire_server.transports.processes import ServeSpec  # noqa: E402
 from toolwire_shared.results import RETRY_AFTER_META  # noqa: E402
 
-TOOLS = f'tools = "{REPO}/tests/server/policy_tools.py:registry"\n'
-AGENTS = """
-[agents.calm]
-token = "tok-calm"
-tools = ["*"]
-[agents.hog]
-token = "tok-hog"
-tools = ["*"]
-[agents.wild]
-token = "tok-wild"
-tools = ["*"]
-[agents.spammer]
-token = "tok-spammer"
-tools = ["*"]
-"""
-GENEROUS = """
-[[limits]]
-agent = "calm"
-per_minute = 1000000
-burst = 1000000
-in_flight = 1000
-per_day = 1000000000
-"""
-HOG_LIMIT = """
-[[limits]]
-agent = "hog"
-per_minute = 60
-burst = 1
-
-[[request_limits]]
-agent = "spammer"
-per_minute = 60
-burst = 1
-"""
+TOOLS = server_toml(tools=POLICY_TOOLS)
+AGENTS = server_toml(agents={name: (f"tok-{name}", ["*"]) for name in ("calm", "hog", "wild", "spammer")})
+GENEROUS = server_toml(
+    limits=[{"agent": "calm", "per_minute": 1_000_000, "burst": 1_000_000, "in_flight": 1000, "per_day": 1_000_000_000}]
+)
+HOG_LIMIT = server_toml(
+    limits=[{"agent": "hog", "per_minute": 60, "burst": 1}],
+    request_limits=[{"agent": "spammer", "per_minute": 60, "burst": 1}],
+)
 AUDIT = "[audit]\nsqlite = 'audit.db'\n"
 
 

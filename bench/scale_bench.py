@@ -24,7 +24,6 @@ import argparse
 import gc
 import json
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from typing import Any
 import anyio
 import httpx2
 from tests.helpers.polling import await_until  # the repo's folders import as namespace packages
+from tests.helpers.servers import free_port, stop_process
 
 from toolwire_client import (
     Agent,
@@ -97,12 +97,6 @@ async def one_run(url: str) -> Outcome:
     steps = [(s.finished_at - s.started_at).total_seconds() for s in state.steps if s.finished_at is not None]
     failed = Counter(r.error_kind or "error" for s in state.steps for r in s.results if r.is_error)
     return Outcome(state.status == "done", steps, dict(failed))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _rss_kib(pid: int | str, field: str) -> int:
@@ -272,18 +266,13 @@ def _figure(name: str, value: float, unit: str, reference: str, reference_value:
 @contextmanager
 def echo_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The echo tool server on a free port of 127.0.0.1: its URL and process, stopped at the end."""
-    port = _free_port()
+    port = free_port()
     argv = [sys.executable, "-m", "toolwire_server", f"{ECHO}:registry", "--http", "--port", str(port)]
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 def _more_files() -> None:

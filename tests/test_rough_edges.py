@@ -19,6 +19,8 @@ import pytest
 from helpers.cli import REPO, TOOLWIRE, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, Reply, openai_completion
 from helpers.polling import wait_until
+from helpers.user_tools import SERVER
+from helpers.user_tools import TOOLS as FIRST_TOOLS
 from toolwire_client.cli import COMMANDS, GROUPS
 from toolwire_client.cli.reference import EXIT_BEGIN, EXIT_END, exit_table
 from toolwire_client.mistakes import FAILED, INTERRUPTED, TIMED_OUT, WAITING
@@ -26,19 +28,12 @@ from toolwire_client.store import open_store
 from toolwire_server import texts as server_texts
 from toolwire_server.isolation import watchdog
 
-TOOLS = """
+EDGE_TOOLS = """
 import sys
 import time
 
 import anyio
-from toolwire_server import Registry, ToolContext
-
-registry = Registry("edges")
-
-
-@registry.tool(description="Add two whole numbers.", idempotent=True)
-def add(a: int, b: int = 1) -> int:
-    return a + b
+from toolwire_server import ToolContext
 
 
 @registry.tool(description="Sleep a while, after writing a marker file.")
@@ -62,7 +57,8 @@ async def build_report(quarter: str, ctx: ToolContext) -> str:
         await anyio.sleep(1.2)  # the tool's work: several polls of the client see the same status message
     return f"report for {quarter} ready"
 """
-SERVER = ("--server", "toolwire serve tools.py:registry --stdio")
+TOOLS = FIRST_TOOLS + EDGE_TOOLS
+"""A new user's first tools.py (helpers/user_tools.py), and the tools whose rough edges these tests try."""
 
 
 @pytest.fixture
@@ -140,32 +136,9 @@ def test_wait_with_a_timeout_on_a_queued_run_exits_5(folder: Path) -> None:
     assert waited.stdout.strip() == f"run {run_id} is still running after 2 s; `toolwire wait {run_id}` waits again"
 
 
-def test_ctrl_c_during_run_saves_it_and_prints_the_resume_line(folder: Path) -> None:
-    marker = folder / "napping"
-    model = script(folder, calls("nap", seconds=60, marker=str(marker)), {"text": "rested"})
-    argv = [TOOLWIRE, "run", "Take a nap", *model, *SERVER, "--db", str(folder / "runs.db")]
-    proc = subprocess.Popen(
-        argv, cwd=folder, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        wait_until(marker.exists, "the tool call to start", proc=proc, timeout_s=60)
-        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == INTERRUPTED, out + err
-    assert "Aborted!" not in out + err
-    run_id = re.search(r"interrupted: run (run_[0-9a-f]+) saved after 1 step; `toolwire resume \1` goes on", out)
-    assert run_id is not None, out + err
-    resumed = toolwire(folder, "resume", run_id.group(1))  # the call cut off is answered, the run goes on
-    assert resumed.returncode == 0 and "answer: rested" in resumed.stdout, resumed.stdout + resumed.stderr
-
-
-def test_ctrl_c_during_any_other_command_exits_130_without_aborted(folder: Path) -> None:
-    marker = folder / "napping"
-    argv = [TOOLWIRE, "call", "nap", "seconds=60", f"marker={marker}", *SERVER]
+def ctrl_c_once_started(argv: list[str], folder: Path, marker: Path) -> tuple[int, str, str]:
+    """`argv` in its own process group, sent SIGINT as a terminal's Ctrl-C is (to the whole group) once its tool call
+    started (made `marker`): its exit status and output."""
     proc = subprocess.Popen(
         argv, cwd=folder, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
@@ -177,7 +150,27 @@ def test_ctrl_c_during_any_other_command_exits_130_without_aborted(folder: Path)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == INTERRUPTED and err.strip() == "interrupted", out + err
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_during_run_saves_it_and_prints_the_resume_line(folder: Path) -> None:
+    marker = folder / "napping"
+    model = script(folder, calls("nap", seconds=60, marker=str(marker)), {"text": "rested"})
+    argv = [TOOLWIRE, "run", "Take a nap", *model, *SERVER, "--db", str(folder / "runs.db")]
+    status, out, err = ctrl_c_once_started(argv, folder, marker)
+    assert status == INTERRUPTED, out + err
+    assert "Aborted!" not in out + err
+    run_id = re.search(r"interrupted: run (run_[0-9a-f]+) saved after 1 step; `toolwire resume \1` goes on", out)
+    assert run_id is not None, out + err
+    resumed = toolwire(folder, "resume", run_id.group(1))  # the call cut off is answered, the run goes on
+    assert resumed.returncode == 0 and "answer: rested" in resumed.stdout, resumed.stdout + resumed.stderr
+
+
+def test_ctrl_c_during_any_other_command_exits_130_without_aborted(folder: Path) -> None:
+    marker = folder / "napping"
+    argv = [TOOLWIRE, "call", "nap", "seconds=60", f"marker={marker}", *SERVER]
+    status, out, err = ctrl_c_once_started(argv, folder, marker)
+    assert status == INTERRUPTED and err.strip() == "interrupted", out + err
 
 
 # ---- what a tool server does wrong, said with its name ------------------------------------------------------------

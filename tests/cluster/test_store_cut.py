@@ -19,37 +19,23 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cluster.netns import Cluster
 from helpers.polling import Bounds, await_until, wait_until
-from helpers.servers import REPO, text_of
+from helpers.server_config import POLICY_TOOLS, server_toml
+from helpers.servers import text_of
 from toolwire_shared.results import ERROR_KIND_META
 
 pytestmark = [pytest.mark.postgres, pytest.mark.alone, pytest.mark.timeout(240)]
 
 PORT = 8000
 """The replica's port in its own namespace (nothing else listens there)."""
-CONFIG = f"""
-tools = "{REPO}/tests/server/policy_tools.py:registry"
-
-[agents.counted]
-token = "tok-counted"
-tools = ["echo"]
-
-[agents.free]
-token = "tok-free"
-tools = ["echo"]
-
-[[limits]]
-agent = "counted"
-per_minute = 6000
-burst = 1000
-
-[store]
-postgres_env = "LIMITS_DB"
-
-[audit]
-postgres_env = "LIMITS_DB"
-flush_s = 0.2
-replica = "r1"
-"""
+CONFIG = server_toml(
+    tools=POLICY_TOOLS,
+    agents={"counted": ("tok-counted", ["echo"]), "free": ("tok-free", ["echo"])},
+    limits=[{"agent": "counted", "per_minute": 6000, "burst": 1000}],
+    tables={
+        "store": {"postgres_env": "LIMITS_DB"},
+        "audit": {"postgres_env": "LIMITS_DB", "flush_s": 0.2, "replica": "r1"},
+    },
+)
 CALLS = 3
 """Calls of each agent before the cut, and again while cut."""
 

@@ -20,9 +20,7 @@ from helpers.fake_providers import (
     anthropic_message,
     openai_call,
     openai_completion,
-    responses_call,
-    responses_message,
-    responses_reply,
+    responses_call_then_answer,
 )
 from helpers.polling import await_until
 from toolwire_client import texts
@@ -105,10 +103,7 @@ async def test_openai_chat_gets_an_image_part_in_a_user_message_after_the_tool_m
 
 async def test_openai_responses_gets_an_input_image_in_the_function_call_output(everything: EverythingHttp) -> None:
     with FakeProvider() as fake:
-        fake.push(
-            responses_reply([responses_call("call_a", IMAGE_TOOL, "{}")]),
-            responses_reply([responses_message("A logo.")]),
-        )
+        fake.push(*responses_call_then_answer("call_a", IMAGE_TOOL, "A logo."))
         model = OpenAIResponsesModel("gpt-fake", api_key="k", base_url=fake.openai_url, media="on")
         png = the_image(await run_with(model, everything))
     output = next(item for item in fake.requests[1].body["input"] if item.get("type") == "function_call_output")

@@ -17,6 +17,7 @@ import pytest
 from external.servers import HERE, NODE_DIR, needs, npm_server, py_server
 from helpers.cli import clean_env, run_toolwire
 from helpers.polling import await_until
+from helpers.server_config import POLICY_TOOLS, server_toml
 from helpers.servers import REPO, HttpServer, http_client, text_of
 
 EVERYTHING = npm_server("server-everything")
@@ -28,28 +29,9 @@ NEEDS_ALL = needs([*EVERYTHING, *TIME, str(INSPECTOR)])
 def _config(folder: Path) -> Path:
     """Agent ops may use both upstreams; agent clock only mcp-server-time's tools."""
     path = folder / "server.toml"
-    node, script = EVERYTHING
-    path.write_text(
-        f"""
-tools = "{REPO}/tests/server/policy_tools.py:registry"
-
-[agents.ops]
-token = "tok-ops"
-tools = ["everything__*", "time__*"]
-
-[agents.clock]
-token = "tok-clock"
-tools = ["time__*"]
-
-[upstreams.everything]
-command = "{node}"
-args = ["{script}", "stdio"]
-
-[upstreams.time]
-command = "{TIME[0]}"
-args = ["--local-timezone", "UTC"]
-"""
-    )
+    agents = {"ops": ("tok-ops", ["everything__*", "time__*"]), "clock": ("tok-clock", ["time__*"])}
+    upstreams = {"everything": [*EVERYTHING, "stdio"], "time": [TIME[0], "--local-timezone", "UTC"]}
+    path.write_text(server_toml(tools=POLICY_TOOLS, agents=agents, upstreams=upstreams))
     return path
 
 

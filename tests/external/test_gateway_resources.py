@@ -10,6 +10,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from external.servers import needs, npm_server
+from helpers.server_config import server_toml
 from helpers.servers import HttpServer, http_client
 
 EVERYTHING = npm_server("server-everything")
@@ -18,22 +19,8 @@ STATIC = "everything+demo://resource/static/document/"
 
 def _config(folder: Path) -> Path:
     path = folder / "server.toml"
-    node, script = EVERYTHING
-    path.write_text(
-        f"""
-[agents.ops]
-token = "tok-ops"
-tools = ["everything__*", "everything+*"]
-
-[agents.docs]
-token = "tok-docs"
-tools = ["{STATIC}*"]
-
-[upstreams.everything]
-command = "{node}"
-args = ["{script}", "stdio"]
-"""
-    )
+    agents = {"ops": ("tok-ops", ["everything__*", "everything+*"]), "docs": ("tok-docs", [f"{STATIC}*"])}
+    path.write_text(server_toml(agents=agents, upstreams={"everything": [*EVERYTHING, "stdio"]}))
     return path
 
 

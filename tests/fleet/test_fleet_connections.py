@@ -6,12 +6,11 @@ meets a closed one fails, SQLAlchemy drops the pool's connections, and DBOS runs
 import uuid
 from pathlib import Path
 
-import psycopg
 import pytest
 from fleet_procs import start_worker, started, support_server
 
 from helpers.polling import await_until, wait_until
-from helpers.postgres import fresh_database
+from helpers.postgres import end_sessions, fresh_database
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.fleet.submit import FleetClient, submit
 from toolwire_client.store import SqlRunStore
@@ -27,16 +26,6 @@ def db(postgres_url: str) -> str:
     return fresh_database(postgres_url, f"fleet_{uuid.uuid4().hex[:12]}")
 
 
-def close_dbos_connections(db: str) -> int:
-    """What a database restart does to DBOS's pool: every connection of it ended by the server; how many."""
-    with psycopg.connect(db, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND application_name = 'dbos_transact'"
-        ).fetchall()
-    return len(rows)
-
-
 async def test_runs_end_after_postgres_closed_the_workers_dbos_connections(
     db: str, store: SqlRunStore, tmp_path: Path
 ) -> None:
@@ -50,7 +39,7 @@ async def test_runs_end_after_postgres_closed_the_workers_dbos_connections(
 
         before = await submit(store, fleet, TASK, CONFIG)
         await await_until(lambda: ends(before), "the first run to end", timeout_s=60, interval_s=0.1)
-        assert close_dbos_connections(db) > 0
+        assert end_sessions(db, "dbos_transact") > 0
 
         after = await submit(store, fleet, TASK, CONFIG)
         await await_until(lambda: ends(after), "the run after the close to end", timeout_s=60, interval_s=0.1)

@@ -222,6 +222,11 @@ def responses_reply(
     return Reply(body=body, headers={"content-type": "application/json", "x-request-id": "req_fake"})
 
 
+def responses_call_then_answer(call_id: str, name: str, answer: str) -> tuple[Reply, Reply]:
+    """A Responses model's two turns: a call of tool `name` without arguments, then the answer."""
+    return responses_reply([responses_call(call_id, name, "{}")]), responses_reply([responses_message(answer)])
+
+
 def responses_stream(reply: Reply) -> Reply:
     """The same response as typed SSE events: response.created, per item output_item.added, text deltas word by
     word, function_call_arguments.delta in two halves, output_item.done with the whole item, response.completed."""

@@ -86,3 +86,18 @@ def fresh_database(base_url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return base_url.rsplit("/", 1)[0] + "/" + name
+
+
+def end_sessions(url: str, application: str | None = None) -> int:
+    """End the database's other sessions (of one `application_name` if given), as a lost link, a database restart or
+    a pooler's recycling does: how many were ended."""
+    import psycopg
+
+    which = "" if application is None else " AND application_name = %s"
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()" + which,
+            () if application is None else (application,),
+        ).fetchall()
+    return len(rows)

@@ -7,6 +7,7 @@ changed (`subscriptions/listen` events).
 
 import warnings
 
+from late_tool import offer_late_tool
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import TextResource
 
@@ -46,16 +47,7 @@ async def add_memo(ctx: Context) -> str:
     return "added memo://second"
 
 
-def late_tool() -> str:
-    """A tool that was not there at the start."""
-    return "late and working"
-
-
-@server.tool(description="Add the tool late_tool.")
-async def add_late_tool(ctx: Context) -> str:
-    server.add_tool(late_tool, name="late_tool", description="A tool that was not there at the start.")
-    await ctx.notify_tools_changed()
-    return "added late_tool"
+offer_late_tool(server)
 
 
 if __name__ == "__main__":

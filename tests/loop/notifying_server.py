@@ -7,8 +7,8 @@ session). Argument: `legacy` to speak only the handshake era.
 """
 
 import warnings
-from contextlib import suppress
 
+from late_tool import offer_late_tool
 from mcp.server.mcpserver import Context, MCPServer
 
 warnings.simplefilter("ignore")
@@ -21,18 +21,7 @@ async def hello(ctx: Context) -> str:
     return "hello"
 
 
-def late_tool() -> str:
-    """A tool that was not there at the start."""
-    return "late and working"
-
-
-@server.tool(description="Add the tool late_tool.")
-async def add_late_tool(ctx: Context) -> str:
-    server.add_tool(late_tool, name="late_tool", description="A tool that was not there at the start.")
-    await ctx.notify_tools_changed()
-    with suppress(Exception):
-        await ctx.session.send_tool_list_changed()
-    return "added late_tool"
+offer_late_tool(server, handshake_era_too=True)
 
 
 if __name__ == "__main__":

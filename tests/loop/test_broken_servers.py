@@ -114,6 +114,12 @@ def echo(text: str -> str:
 """
 
 
+def served_to_exit(folder: Path, *args: str) -> "subprocess.CompletedProcess[str]":
+    """`toolwire serve ARGS` in `folder`, with nothing on its stdin, run until it exits (these ones do not serve)."""
+    argv = serve_argv(*args)
+    return subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
 @pytest.mark.parametrize(
     ("source", "said"),
     [
@@ -124,14 +130,7 @@ def echo(text: str -> str:
 )
 def test_an_error_in_the_users_tools_module_names_their_file_and_line(source: str, said: str, tmp_path: Path) -> None:
     (tmp_path / "tools.py").write_text(source)
-    served = subprocess.run(
-        serve_argv("tools.py:registry", "--stdio"),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    served = served_to_exit(tmp_path, "tools.py:registry", "--stdio")
     assert served.returncode == 1, served.stderr
     assert served.stderr.strip().startswith(f"Error: {said}"), served.stderr
     assert "bug in toolwire" not in served.stderr and "Traceback" not in served.stderr, served.stderr
@@ -157,14 +156,7 @@ def test_serve_on_a_busy_port_says_so_and_not_serving() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            serve_argv("examples.support_tools:registry", "--http", "--port", str(port)),
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        done = served_to_exit(REPO, "examples.support_tools:registry", "--http", "--port", str(port))
     assert done.returncode == 1, done.stderr
     assert "serving" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines() == [

@@ -16,9 +16,7 @@ from helpers.fake_providers import (
     anthropic_message,
     openai_call,
     openai_completion,
-    responses_call,
-    responses_message,
-    responses_reply,
+    responses_call_then_answer,
 )
 from loop.media_server import PASSWD_STAND_IN, PNG, WAV
 from toolwire_client.assembly.agents import toolbox_for
@@ -81,10 +79,7 @@ async def test_anthropic_gets_the_image_in_its_tool_result_block() -> None:
 
 async def test_responses_gets_an_input_image_in_the_function_call_output() -> None:
     with FakeProvider() as fake:
-        fake.push(
-            responses_reply([responses_call("call_a", "snapshot", "{}")]),
-            responses_reply([responses_message("It is rising.")]),
-        )
+        fake.push(*responses_call_then_answer("call_a", "snapshot", "It is rising."))
         model = OpenAIResponsesModel("gpt-fake", api_key="k", base_url=fake.openai_url, media="on")
         state = await run_with(model)
     assert state.status == "done"

@@ -4,6 +4,7 @@ max_replans; the plan is shown in the step table, saved with the run, traced, an
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,17 +34,11 @@ PLANNED = [PlanStep(text=t) for t in parse_plan(PLAN.format(order="A123"))]
 
 
 async def run(
-    source: McpSource,
-    model: ScriptedModel,
-    planning: Planning | None = None,
-    limits: RunLimits | None = None,
-    db: Path | None = None,
-    review: Review | None = None,
+    source: McpSource, model: ScriptedModel, db: Path | None = None, **settings: Any
 ) -> tuple[RunState, list[str]]:
-    """The run and its live step table, as `toolwire run` prints it."""
-    config = RunConfig(
-        model=f"scripted:{model.model}", limits=limits or RunLimits(), plan=planning or Planning(), review=review
-    )
+    """The run and its live step table, as `toolwire run` prints it; `settings`: the RunConfig's (plan, limits,
+    review), with planning on unless `plan` says otherwise."""
+    config = RunConfig(model=f"scripted:{model.model}", **({"plan": Planning()} | settings))
     rows: list[str] = []
     store = await open_store(str(db)) if db else None
     try:
@@ -107,7 +102,7 @@ async def test_the_plan_is_parsed_shown_saved_and_its_steps_run_in_order(
 
 
 async def test_a_failed_step_is_replanned_and_the_new_plan_runs(support_source: McpSource) -> None:
-    state, rows = await run(support_source, ScriptedModel(replans, name="replans"), Planning(max_replans=1))
+    state, rows = await run(support_source, ScriptedModel(replans, name="replans"), plan=Planning(max_replans=1))
     assert state.status == "done" and state.final_answer == ANSWER
     assert [s.kind for s in state.steps] == ["plan", "act", "act", "plan"] + ["act"] * 5
     assert state.steps[3].plan_step is None and state.steps[2].plan_step == (1, 3)
@@ -123,7 +118,7 @@ async def test_a_failed_step_is_replanned_and_the_new_plan_runs(support_source: 
 
 
 async def test_with_no_replan_left_a_failed_step_stops_the_run(support_source: McpSource) -> None:
-    state, _ = await run(support_source, ScriptedModel(replans, name="replans"), Planning(max_replans=0))
+    state, _ = await run(support_source, ScriptedModel(replans, name="replans"), plan=Planning(max_replans=0))
     assert (state.status, state.stop_reason) == ("stopped", "plan_failed") and state.final_answer is None
     assert state.report is not None and state.report.startswith(
         "stopped: step 1 of 3 (Find order A123 among the customer's orders) failed (no orders for customer A123"
@@ -140,7 +135,7 @@ async def test_a_step_that_keeps_failing_gets_max_replans_new_plans_then_the_run
             return AssistantMessage(text="1. Find order A123 among the customer's orders\n2. Answer")
         return replans(messages)
 
-    state, _ = await run(support_source, ScriptedModel(always_fails, name="fails"), Planning(max_replans=1))
+    state, _ = await run(support_source, ScriptedModel(always_fails, name="fails"), plan=Planning(max_replans=1))
     assert state.stop_reason == "plan_failed" and "no replan left" in (state.report or "")
     assert [s.kind for s in state.steps].count("plan") == 2 and state.plan is not None and state.plan.replans == 1
     check_order(state.messages)

@@ -13,33 +13,19 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from helpers.polling import await_until
+from helpers.server_config import POLICY_TOOLS, server_toml
 from helpers.servers import REPO, HttpServer, http_client, text_of
 from toolwire_server.upstreams.connection import MAX_LISTED, MAX_PAGES
 from toolwire_server.upstreams.resources import MAX_WATCHED, MAX_WATCHED_PER_AGENT
 
 HOSTILE = REPO / "tests" / "security" / "hostile_upstream.py"
-TOOLS = f"{REPO}/tests/server/policy_tools.py:registry"
 
 
 def _config(folder: Path) -> Path:
     path = folder / "server.toml"
-    path.write_text(
-        f"""
-tools = "{TOOLS}"
-
-[agents.mallory]
-token = "tok-mallory"
-tools = ["hostile__*", "hostile+*"]
-
-[agents.alice]
-token = "tok-alice"
-tools = ["hostile__*", "hostile+*"]
-
-[upstreams.hostile]
-command = "{sys.executable}"
-args = ["{HOSTILE}", "{folder}"]
-"""
-    )
+    agents = {name: (f"tok-{name}", ["hostile__*", "hostile+*"]) for name in ("mallory", "alice")}
+    upstreams = {"hostile": [sys.executable, str(HOSTILE), str(folder)]}
+    path.write_text(server_toml(tools=POLICY_TOOLS, agents=agents, upstreams=upstreams))
     return path
 
 

@@ -5,11 +5,10 @@ Before, the writer retried on its dead connection for ever and nothing queued af
 import time
 import uuid
 
-import psycopg
 import pytest
 
 from helpers.polling import wait_until
-from helpers.postgres import fresh_database, postgres_url
+from helpers.postgres import end_sessions, fresh_database, postgres_url
 from toolwire_server.policy.audit import AuditLog, AuditRecord, read_records
 
 __all__ = ["postgres_url"]
@@ -21,23 +20,13 @@ def record(tool: str) -> AuditRecord:
     return AuditRecord(time.time(), "agent", tool, "0" * 64, None, "ok", 1.0, 2, None, "r1")
 
 
-def cut_connections(url: str) -> int:
-    """Ends every other session of the database, as a lost link or a server restart does."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
 def test_records_queued_after_a_lost_connection_are_written_once(postgres_url: str) -> None:
     url = fresh_database(postgres_url, f"t_{uuid.uuid4().hex[:12]}")
     audit = AuditLog(url, flush_s=0.05)
     try:
         audit.append(record("before"))
         wait_until(lambda: audit.written == 1, "the first record written")
-        assert cut_connections(url) == 1  # the writer's own connection
+        assert end_sessions(url) == 1  # the writer's own connection
         for n in range(3):
             audit.append(record(f"after-{n}"))
         wait_until(lambda: audit.written == 4, "the records queued after the loss", timeout_s=30)

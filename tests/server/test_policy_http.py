@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from helpers.cli import clean_env, run_toolwire
 from helpers.postgres import fresh_database, postgres_url
+from helpers.server_config import POLICY_TOOLS, server_toml
 from helpers.servers import REPO, HttpServer, http_client, serve_argv, stop_process
 from toolwire_client.cli import main
 from toolwire_server.policy.audit import read_records
@@ -23,41 +24,18 @@ from toolwire_shared.results import ERROR_KIND_META
 
 __all__ = ["postgres_url"]
 
-CONFIG = f"""
-tools = "{REPO}/tests/server/policy_tools.py:registry"
-
-[agents.capped]
-token = "tok-capped"
-tools = ["*"]
-
-[agents.quota]
-token = "tok-quota"
-tools = ["echo", "get_order"]
-
-[agents.free]
-token = "tok-free"
-tools = ["echo"]
-
-[[limits]]
-agent = "capped"
-per_minute = 1
-burst = 5
-
-[[limits]]
-agent = "quota"
-tool = "echo"
-per_day = 8
-"""
-CHATTY = """
-[agents.chatty]
-token = "tok-chatty"
-tools = ["echo"]
-
-[[request_limits]]
-agent = "chatty"
-per_minute = 1
-burst = 2
-"""
+CONFIG = server_toml(
+    tools=POLICY_TOOLS,
+    agents={
+        "capped": ("tok-capped", ["*"]),
+        "quota": ("tok-quota", ["echo", "get_order"]),
+        "free": ("tok-free", ["echo"]),
+    },
+    limits=[{"agent": "capped", "per_minute": 1, "burst": 5}, {"agent": "quota", "tool": "echo", "per_day": 8}],
+)
+CHATTY = server_toml(
+    agents={"chatty": ("tok-chatty", ["echo"])}, request_limits=[{"agent": "chatty", "per_minute": 1, "burst": 2}]
+)
 CALLS = 15
 
 

@@ -20,7 +20,8 @@ from toolwire_client.cli import main
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
 from toolwire_client.models.scripted import ScriptedModel
-from toolwire_client.store import open_store
+from toolwire_client.run.state import RunState
+from toolwire_client.store import RunSummary, open_store
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.elicitation import InputAnswer, InputWanted
@@ -41,20 +42,43 @@ def served(tmp_path: Path, log: Path) -> HttpServer:
     return HttpServer(TOOLS, env={"ELICIT_LOG": str(log), "TOOLWIRE_TASK_STORE": str(tmp_path / "tasks.sqlite")})
 
 
+async def paused_by_a_question(db: Path, server: HttpServer, task: str, asked: str) -> RunState:
+    """`toolwire run TASK` on the scripted model `asks` against `server`, stopped by the tool's question `asked`:
+    the run as saved."""
+    model = ("--model", "scripted:asks", "--server-url", server.url, "--db", str(db))
+    first = await anyio.to_thread.run_sync(lambda: run_toolwire("run", task, *model, command=DRIVER, timeout_s=90))
+    assert asked in first.stdout + first.stderr, first.stdout + first.stderr
+    [run] = await saved_runs(db)
+    return await saved(db, run.run_id)
+
+
+async def resumed_to_done(db: Path, run_id: str) -> None:
+    resumed = await anyio.to_thread.run_sync(
+        lambda: run_toolwire("resume", run_id, "--db", str(db), command=DRIVER, timeout_s=90)
+    )
+    assert f"{run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
+
+
+async def saved_runs(db: Path) -> list[RunSummary]:
+    store = await open_store(str(db))
+    try:
+        return await store.list_runs()
+    finally:
+        await store.aclose()
+
+
+async def saved(db: Path, run_id: str) -> RunState:
+    store = await open_store(str(db))
+    try:
+        return await store.load(run_id)
+    finally:
+        await store.aclose()
+
+
 async def test_a_task_s_question_pauses_the_run_and_resume_answers_the_same_task(tmp_path: Path) -> None:
     db, log = tmp_path / "runs.db", tmp_path / "tool.jsonl"
     with served(tmp_path, log) as server:
-        model = ("--model", "scripted:asks", "--server-url", server.url, "--db", str(db))
-        first = await anyio.to_thread.run_sync(
-            lambda: run_toolwire("run", "Book a table at Noma", *model, command=DRIVER, timeout_s=90)
-        )
-        assert "Who is the table at Noma for?" in first.stdout + first.stderr, first.stdout + first.stderr
-        store = await open_store(str(db))
-        try:
-            [run] = await store.list_runs()
-            paused = await store.load(run.run_id)
-        finally:
-            await store.aclose()
+        paused = await paused_by_a_question(db, server, "Book a table at Noma", "Who is the table at Noma for?")
         [pending] = paused.pending
         wanted = pending.input
         assert pending.state == "pending_input" and wanted is not None and wanted.era == "task"
@@ -71,16 +95,9 @@ async def test_a_task_s_question_pauses_the_run_and_resume_answers_the_same_task
         assert given.exit_code == 0, given.stderr  # the old spelling of --value still works this release, with a note
         assert "note: `--json VALUE` is now `--value VALUE`" in given.stderr, given.stderr
 
-        resumed = await anyio.to_thread.run_sync(
-            lambda: run_toolwire("resume", paused.run_id, "--db", str(db), command=DRIVER, timeout_s=90)
-        )
-        assert f"{paused.run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
+        await resumed_to_done(db, paused.run_id)
         shown = await cli(db, "trace", "show", paused.run_id)
-    store = await open_store(str(db))
-    try:
-        final = await store.load(paused.run_id)
-    finally:
-        await store.aclose()
+    final = await saved(db, paused.run_id)
     assert final.final_answer == "booked Noma for Ada, 4 people"
     assert [e["event"] for e in events(log)] == ["started", "answered"]  # the tool ran once, through its question
     assert events(log)[1]["content"] == {"name": "Ada", "party": 4}
@@ -109,26 +126,13 @@ async def test_a_question_before_the_task_pauses_the_run_and_the_answer_hands_ou
     (after `toolwire answer` and `resume`) gets the task it parked, which runs on; the tool ran once."""
     db, log = tmp_path / "runs.db", tmp_path / "tool.jsonl"
     with served(tmp_path, log) as server:
-        model = ("--model", "scripted:asks", "--server-url", server.url, "--db", str(db))
-        first = await anyio.to_thread.run_sync(
-            lambda: run_toolwire("run", "log in to the bank", *model, command=DRIVER, timeout_s=90)
-        )
-        assert "Log in to bank" in first.stdout + first.stderr, first.stdout + first.stderr
-        store = await open_store(str(db))
-        try:
-            [run] = await store.list_runs()
-            paused = await store.load(run.run_id)
-        finally:
-            await store.aclose()
+        paused = await paused_by_a_question(db, server, "log in to the bank", "Log in to bank")
         [pending] = paused.pending
         assert pending.input is not None and pending.input.era == "2026-07-28" and pending.input.mode == "url"
         assert pending.task_id is None and pending.input.request_state  # the task comes with the answer, not before
         given = await cli(db, "answer", paused.run_id, "--accept")
         assert given.exit_code == 0, given.stderr
-        resumed = await anyio.to_thread.run_sync(
-            lambda: run_toolwire("resume", paused.run_id, "--db", str(db), command=DRIVER, timeout_s=90)
-        )
-        assert f"{paused.run_id}: done" in resumed.stdout, resumed.stdout + resumed.stderr
+        await resumed_to_done(db, paused.run_id)
         shown = await cli(db, "trace", "show", paused.run_id)
     assert "connected to bank [task " in shown.stdout and " completed]" in shown.stdout, shown.stdout
     assert [(e["event"], e.get("action")) for e in events(log)] == [("started", None), ("answered", "accept")]

@@ -7,8 +7,10 @@ import shutil
 import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 
@@ -22,6 +24,7 @@ from toolwire_client.store.answers import recent_answers
 from toolwire_shared.elicitation import InputWanted
 from toolwire_shared.messages import ToolCall
 
+T = TypeVar("T")
 CHROMIUM = shutil.which("chromium")
 NO_CHROMIUM = "Debian's chromium is not installed (apt-get install chromium; .ci/run installs it)"
 
@@ -69,6 +72,13 @@ def saved(db: str, state: RunState) -> None:
             await store.aclose()
 
     anyio.run(save)
+
+
+def in_thread(work: Callable[..., T], *args: Any) -> T:
+    """`work(*args)` in a thread of its own: it may run an event loop (anyio.run), and playwright's sync API runs one
+    in the test's thread."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(work, *args).result()
 
 
 def waiting_run(db: str, run_id: str, agent: str = "agent") -> None:

@@ -8,31 +8,28 @@ writes it there)."""
 
 import json
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import pytest
-from console import CHROMIUM, NO_CHROMIUM, console
+from console import CHROMIUM, NO_CHROMIUM, console, in_thread, waiting_run
 
 from helpers.cli import REPO
 from helpers.servers import serve_argv
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-from toolwire_client.run.state import PendingCall, RunState, args_hash
+from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.answers import recent_answers
 from toolwire_client.store.approvals import default_approver
-from toolwire_shared.messages import ToolCall
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
 TOOLS = "tests/elicit/elicit_tools.py:registry"
 DRIVER = (sys.executable, str(REPO / "tests" / "elicit" / "driver.py"))
 """`toolwire` with the elicitation tests' scripted model registered: the console resumes the run on it."""
 WAIT_MS = 30_000
-T = TypeVar("T")
 
 
 def paused_on_a_question(db: str, tool_log: Path) -> RunState:
@@ -54,29 +51,6 @@ def paused_on_a_question(db: str, tool_log: Path) -> RunState:
     return anyio.run(main)
 
 
-def in_thread(work: Callable[[], Awaitable[T]]) -> T:
-    """`work` run to its end on its own event loop in a thread: playwright's sync API runs one in this thread."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(anyio.run, work).result()
-
-
-def another_waits(db: str) -> None:
-    """A second run starts waiting for a person (a refund), as the page is open: its fragments change."""
-    call = ToolCall(id="call_1", name="issue_refund", arguments={"order_id": "B200"})
-    pending = PendingCall(call=call, state="pending_approval", args_hash=args_hash(call.arguments))
-    state = RunState(run_id="run_other", agent_name="agent", task="Refund B200", model="m", pending=[pending])
-    state.status = "waiting_for_approval"
-
-    async def save() -> None:
-        store = await open_store(db)
-        try:
-            await store.save(state)
-        finally:
-            await store.aclose()
-
-    in_thread(save)
-
-
 def on_record(db: str, run_id: str) -> tuple[RunState, list[dict[str, Any]]]:
     """The run's saved state and the answers on record."""
 
@@ -87,7 +61,7 @@ def on_record(db: str, run_id: str) -> tuple[RunState, list[dict[str, Any]]]:
         finally:
             await store.aclose()
 
-    return in_thread(read)
+    return in_thread(anyio.run, read)
 
 
 def tool_runs(tool_log: Path) -> list[dict[str, Any]]:
@@ -120,7 +94,9 @@ def test_a_question_is_answered_through_the_generated_form(
 
     card.locator('input[name="f.name"]').fill("Ada")
     card.locator('input[name="f.name"]').blur()  # typed, then looked elsewhere: the form is no longer focused
-    another_waits(db)  # the live page is sent the decisions again: what was typed stays until the form is sent
+    # Another run starts waiting as the page is open: the live page is sent the decisions again, and what was typed
+    # stays until the form is sent.
+    in_thread(waiting_run, db, "run_other")
     page.locator("#waiting-count", has_text="2").wait_for(timeout=WAIT_MS)
     assert card.locator('input[name="f.name"]').input_value() == "Ada" and page.locator("form.decision").count() == 0
     party = card.locator('input[name="f.party"]')

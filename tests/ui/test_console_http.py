@@ -1,9 +1,12 @@
 """The run console's guards over plain HTTP, against `toolwire ui --tokens` in its own process: a page needs a
 login; a forged cross-site POST, a POST without the session's CSRF token or without an Origin, a foreign Host are
 refused and record nothing (for an answer to a tool's question too, and an answer that does not fit its schema);
-a decision is recorded under the person's name; bound beyond loopback without a tokens
-file, the console does not start."""
+a decision is recorded under the person's name; a forged session cookie (a page's public viewer name, a guess)
+opens nothing, and no path of the static mount reaches a file outside ui/static; bound beyond loopback without a
+tokens file, the console does not start."""
 
+import http.client
+import re
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -122,6 +125,39 @@ def test_a_logged_in_person_decides_under_their_name(logged_in: tuple[str, str, 
     assert made.status_code == 303 and made.headers["location"] == "/runs/run_login"
     assert decided(db, "run_login") == [("reject", "alice")]
     assert "rejected issue_refund (call call_1) of run run_login as alice" in browser.get("/runs/run_login").text
+
+
+def test_a_forged_session_cookie_opens_nothing(logged_in: tuple[str, str, httpx2.Client]) -> None:
+    db, url, browser = logged_in
+    page = browser.get("/runs/run_forged").text
+    viewer = re.search(r'data-viewer="([^"]+)"', page)
+    assert viewer is not None  # alice's session's public name: on every page, never a session id
+    form, before = {**form_of(page), "decision": "approve"}, decided(db, "run_forged")
+    for forged in (viewer.group(1), "guessed-session-id", ""):
+        with httpx2.Client(base_url=url, timeout=30, cookies={"toolwire_ui_session": forged}) as stranger:
+            assert stranger.get("/runs/run_forged").headers["location"] == "/login"
+            assert stranger.get("/events", params={"watch": "/runs/run_forged"}).status_code == 401
+            made = stranger.post("/runs/run_forged/calls/call_1/decide", data=form, headers={"origin": url})
+            assert made.status_code == 403 and "forged token" in made.text
+    assert decided(db, "run_forged") == before
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2fapp.py", "/static/..%5capp.py", "/static//etc/passwd"],
+)
+def test_the_static_mount_serves_only_ui_static(logged_in: tuple[str, str, httpx2.Client], path: str) -> None:
+    """Sent as written (http.client does not tidy a path, as a browser or httpx would)."""
+    _, url, _ = logged_in
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", path)
+        got = conn.getresponse()
+        body = got.read().decode(errors="replace")
+    finally:
+        conn.close()
+    assert got.status == 404 and "def " not in body and "root:" not in body
 
 
 def test_bound_beyond_loopback_without_tokens_it_does_not_start(tmp_path: Path) -> None:

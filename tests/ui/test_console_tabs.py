@@ -4,14 +4,13 @@ sent. The tabs now share one stream (static/live-worker.js): with 8 tabs open, e
 recorded, and another tab shows it live. Debian's chromium driven by playwright, against `toolwire ui` in its own
 process: without a login, and with a person logged in (the shared stream carries the session's cookie)."""
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 from contextlib import ExitStack
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-from console import CHROMIUM, NO_CHROMIUM, console, decided, people_file, waiting_run
+from console import CHROMIUM, NO_CHROMIUM, console, decided, in_thread, people_file, waiting_run
 
 from toolwire_client.store.approvals import default_approver
 
@@ -20,13 +19,6 @@ TABS = 8
 WAIT_MS = 30_000
 """The bound on any one wait for a page (a seventh tab on one stream per tab never loads: the test fails there)."""
 TOKEN = "tok-alice-0123456789"
-T = TypeVar("T")
-
-
-def in_thread(work: Callable[..., T], *args: str) -> T:
-    """`work(*args)` in a thread: it runs an event loop of its own, and playwright's sync API runs one in this one."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(work, *args).result()
 
 
 BOB = "tok-bob-0123456789"

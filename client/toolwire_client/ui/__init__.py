@@ -2,6 +2,7 @@
 update themselves over server-sent events. A decision goes through the same functions as `toolwire approve`/`reject`
 (fleet/decide.py); a local run whose decisions are all made is resumed here as `toolwire resume` would."""
 
-from toolwire_client.ui.app import UiSettings, build_app
+from toolwire_client.ui.app import build_app
+from toolwire_client.ui.state import UiSettings
 
 __all__ = ["UiSettings", "build_app"]

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from html import escape
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -83,8 +83,8 @@ class Sessions:
     def login_required(self) -> bool:
         return self.people is not None
 
-    def of(self, request: Request) -> Session | None:
-        sid = request.cookies.get(COOKIE)
+    def of(self, conn: HTTPConnection) -> Session | None:
+        sid = conn.cookies.get(COOKIE)
         session = self.open.get(sid) if sid else None
         if session is not None and session.expires < time.monotonic():
             self.open.pop(str(sid), None)
@@ -110,8 +110,8 @@ class Sessions:
         self.throttle.succeeded(client)
         return self.start(person)
 
-    def end(self, request: Request) -> None:
-        ended = self.open.pop(request.cookies.get(COOKIE, ""), None)
+    def end(self, conn: HTTPConnection) -> None:
+        ended = self.open.pop(conn.cookies.get(COOKIE, ""), None)
         if ended is not None:
             ended.ended = True
 
