@@ -76,12 +76,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("toolwire_client.cli.fleet", "worker"),
     "submit": ("toolwire_client.cli.fleet", "submit"),
     "wait": ("toolwire_client.cli.fleet", "wait"),
+    "a2a": ("toolwire_client.cli.a2a", "a2a"),
 }
 """Every sub-command: its name, and the module and click command that implement it (imported when asked for)."""
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "Run agents": ("run", "demo", "eval", "tools", "call"),
     "Serve tools": ("serve",),
+    "Serve agents": ("a2a",),
     "Runs and decisions": (
         "runs",
         "trace",

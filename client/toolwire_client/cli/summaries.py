@@ -3,6 +3,7 @@ list costs 0.05 s instead of every command's imports). tests/unit/test_cli_start
 its command's own help starts with."""
 
 SUMMARIES: dict[str, str] = {
+    "a2a": "Serve an agent over A2A (Agent2Agent): each A2A task is a saved, resumable toolwire run.",
     "answer": "Answer the question CALL_ID of RUN_ID (or its only question) asked: `toolwire approvals` shows it.",
     "approvals": "List waiting calls: run, call id, tool, arguments, args hash, since when.",
     "approve": "Approve CALL_ID of RUN_ID (or its only waiting call). Used once, for exactly these arguments.",
