@@ -12,6 +12,7 @@ from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.a2a_source import a2a_sources
 from toolwire_client.tools.delegate import DelegateSource
 from toolwire_client.tools.resource_reader import ResourceReader
 from toolwire_client.tools.server_stderr import LineSink
@@ -48,7 +49,8 @@ def build_agent(
         on_text=on_text,
     )
     specs = config.servers if servers is None else servers
-    toolbox = toolbox_for(config, build_sources(specs, stderr_sink), on_progress, risky_marks(specs))
+    sources = [*build_sources(specs, stderr_sink), *a2a_sources(config.a2a_agents)]
+    toolbox = toolbox_for(config, sources, on_progress, risky_marks(specs))
     return Agent(
         model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
     )
