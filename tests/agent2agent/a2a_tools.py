@@ -24,6 +24,6 @@ def shout(text: str) -> str:
 @registry.tool(description="Writes PATH.started, then works until the file `path` exists.")
 async def hold(path: str) -> str:
     await anyio.Path(path + ".started").write_text("started")
-    while not await anyio.Path(path).exists():
+    while not await anyio.Path(path).exists():  # noqa: ASYNC110 - the test writes it: a file is the only event
         await anyio.sleep(0.05)
     return "held"

@@ -44,7 +44,18 @@ def model() -> Iterator[str]:
 
 
 def run_args(task: str, model: str, sample: str, db: Path) -> list[str]:
-    return ["run", task, "--model", "openai:local", "--base-url", model, "--a2a-agent", f"sample={sample}", "--db", str(db)]
+    return [
+        "run",
+        task,
+        "--model",
+        "openai:local",
+        "--base-url",
+        model,
+        "--a2a-agent",
+        f"sample={sample}",
+        "--db",
+        str(db),
+    ]
 
 
 async def only_run(db: Path) -> RunState | None:
@@ -66,7 +77,8 @@ async def test_a_run_killed_while_the_remote_task_works_follows_the_same_task(
     sample: str, model: str, tmp_path: Path
 ) -> None:
     db, gate = tmp_path / "runs.db", tmp_path / "gate"
-    run = subprocess.Popen([TOOLWIRE, *run_args(f"wait {gate}", model, sample, db)], env=clean_env(), cwd=REPO)
+    argv = [TOOLWIRE, *run_args(f"wait {gate}", model, sample, db)]
+    run = subprocess.Popen(argv, env=clean_env(), cwd=REPO)  # noqa: ASYNC220 - started, never waited on here
     try:
 
         async def task_saved() -> str | None:
@@ -80,7 +92,9 @@ async def test_a_run_killed_while_the_remote_task_works_follows_the_same_task(
     gate.write_text("go")
     state = await only_run(db)
     assert state is not None and state.status == "running"
-    resumed = await anyio.to_thread.run_sync(lambda: run_toolwire("resume", state.run_id, "--db", str(db), env=clean_env()))
+    resumed = await anyio.to_thread.run_sync(
+        lambda: run_toolwire("resume", state.run_id, "--db", str(db), env=clean_env())
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert f"Agent said: waited for {gate}" in resumed.stdout, resumed.stdout
     assert sent(tmp_path) == [[task_id, f"wait {gate}"]]  # one message: the resumed run followed the same task
@@ -90,7 +104,9 @@ async def test_a_remote_question_is_the_runs_question_answered_on_the_same_task(
     sample: str, model: str, tmp_path: Path
 ) -> None:
     db, env = tmp_path / "runs.db", clean_env()
-    first = await anyio.to_thread.run_sync(lambda: run_toolwire(*run_args("ask Which colour?", model, sample, db), env=env))
+    first = await anyio.to_thread.run_sync(
+        lambda: run_toolwire(*run_args("ask Which colour?", model, sample, db), env=env)
+    )
     assert first.returncode == 4, first.stdout + first.stderr  # waits for a person
     state = await only_run(db)
     assert state is not None

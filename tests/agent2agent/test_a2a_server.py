@@ -90,7 +90,9 @@ async def a2a_client(url: str, token: str | None, streaming: bool = False) -> As
 
 
 def message(text: str, task_id: str = "") -> Message:
-    return Message(message_id=f"m-{text[:8]}-{task_id[-6:]}", role=Role.ROLE_USER, task_id=task_id, parts=[Part(text=text)])
+    return Message(
+        message_id=f"m-{text[:8]}-{task_id[-6:]}", role=Role.ROLE_USER, task_id=task_id, parts=[Part(text=text)]
+    )
 
 
 async def send(client: Client, text: str, task_id: str = "", now: bool = False) -> Task:
@@ -126,7 +128,9 @@ async def test_send_get_and_stream_a_run_with_the_a2a_sdk_client(served: A2AServ
     assert run.status == "done" and run.final_answer == "done: HI" and run.task == 'call shout {"text": "hi"}'
 
     async with a2a_client(served.url, ALICE, streaming=True) as client:
-        events: list[StreamResponse] = [e async for e in client.send_message(SendMessageRequest(message=message('call shout {"text": "yo"}')))]
+        events: list[StreamResponse] = [
+            e async for e in client.send_message(SendMessageRequest(message=message('call shout {"text": "yo"}')))
+        ]
     assert events[0].HasField("task")
     assert events[-1].HasField("status_update"), events[-1]
     assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
@@ -137,7 +141,7 @@ async def test_send_get_and_stream_a_run_with_the_a2a_sdk_client(served: A2AServ
 async def test_cancel_stops_the_run_while_its_tool_works(served: A2AServer, tmp_path: Path) -> None:
     hold = tmp_path / "hold"
     async with a2a_client(served.url, ALICE) as client:
-        task = await send(client, f'call hold {json.dumps({"path": str(hold)})}', now=True)
+        task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
         assert task.status.state == TaskState.TASK_STATE_WORKING
         await await_until(anyio.Path(f"{hold}.started").exists, "the hold tool to start", proc=served.proc)
         canceled = await client.cancel_task(CancelTaskRequest(id=task.id))
@@ -158,7 +162,7 @@ async def test_cancel_stops_the_run_while_its_tool_works(served: A2AServer, tmp_
 async def test_an_approval_answered_through_a2a_after_the_server_was_killed(served: A2AServer, tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     async with a2a_client(served.url, ALICE) as client:
-        task = await send(client, f'call note {json.dumps({"text": "refund", "path": str(notes)})}')
+        task = await send(client, f"call note {json.dumps({'text': 'refund', 'path': str(notes)})}")
         assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, said(task)
         [wanted] = waiting(task)
         assert (wanted["wants"], wanted["tool"], wanted["arguments"]["text"]) == ("approval", "note", "refund")
@@ -181,12 +185,12 @@ async def test_an_approval_answered_through_a2a_after_the_server_was_killed(serv
 async def test_a_rejection_and_a_decision_made_with_toolwire_approve(served: A2AServer, tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     async with a2a_client(served.url, ALICE) as client:
-        first = await send(client, f'call note {json.dumps({"text": "one", "path": str(notes)})}')
+        first = await send(client, f"call note {json.dumps({'text': 'one', 'path': str(notes)})}")
         rejected = await send(client, "reject: not today", first.id)
         assert rejected.status.state == TaskState.TASK_STATE_COMPLETED
         assert "not today" in said(rejected)
 
-        second = await send(client, f'call note {json.dumps({"text": "two", "path": str(notes)})}')
+        second = await send(client, f"call note {json.dumps({'text': 'two', 'path': str(notes)})}")
         assert second.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         approved = await anyio.to_thread.run_sync(
             lambda: run_toolwire("approve", second.id, "--db", str(served.db), env=clean_env())

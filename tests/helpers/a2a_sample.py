@@ -44,7 +44,7 @@ class SampleExecutor(AgentExecutor):
         await updater.start_work()
         verb, _, rest = text.partition(" ")
         if verb == "wait":
-            while not Path(rest).exists():
+            while not Path(rest).exists():  # noqa: ASYNC110, ASYNC240 - another process writes it
                 await asyncio.sleep(0.05)
             await updater.add_artifact([Part(text=f"waited for {rest}")], name="answer")
             await updater.complete()
@@ -72,7 +72,9 @@ def app(port: int, folder: Path) -> Starlette:
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="sample", name="sample", description="echo, wait or ask", tags=["test"])],
     )
-    handler = DefaultRequestHandler(agent_executor=SampleExecutor(folder), task_store=InMemoryTaskStore(), agent_card=card)
+    handler = DefaultRequestHandler(
+        agent_executor=SampleExecutor(folder), task_store=InMemoryTaskStore(), agent_card=card
+    )
     return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
 
 

@@ -40,9 +40,8 @@ from toolwire_client.a2a.drivers import Drivers, NotCancelable
 from toolwire_client.a2a.tasks import PAUSED, TERMINAL, run_id_prefix, task_of, task_state, waiting
 from toolwire_client.config import open_run
 from toolwire_client.run.state import RunState
-from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore
+from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, approvals
 from toolwire_client.store import answers as input_answers
-from toolwire_client.store import approvals
 from toolwire_shared.ids import new_run_id
 
 POLL_S = 0.1
@@ -78,9 +77,9 @@ class RunDoor(RequestHandler):
     async def _read(self, run_id: str) -> RunState:
         """The run as saved; one whose waiting calls were all decided elsewhere is resumed here."""
         state = await self.store.load(run_id)
-        if state.status == "waiting_for_approval" and not waiting(state) and not self.drivers.driving(run_id):
-            if await approvals.decided(self.store, state):
-                self.drivers.resume(run_id)
+        idle = state.status == "waiting_for_approval" and not waiting(state) and not self.drivers.driving(run_id)
+        if idle and await approvals.decided(self.store, state):
+            self.drivers.resume(run_id)
         return state
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:

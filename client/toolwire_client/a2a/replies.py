@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from a2a.types import Message
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
 
 from toolwire_shared.elicitation import InputAnswer
 

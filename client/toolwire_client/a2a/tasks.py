@@ -27,7 +27,7 @@ def waiting(state: RunState) -> list[PendingCall]:
     return [p for p in state.pending if p.waits_for_person or p.waits_on_child]
 
 
-def task_state(state: RunState) -> "TaskState.ValueType":
+def task_state(state: RunState) -> TaskState:
     """docs/a2a.md: running -> working; waiting for a person -> input-required (decided, about to go on: working);
     done -> completed; stopped by tasks/cancel -> canceled; stopped by a limit, or failed -> failed."""
     if state.status == "running":
@@ -41,9 +41,7 @@ def task_state(state: RunState) -> "TaskState.ValueType":
     return TaskState.TASK_STATE_FAILED
 
 
-TERMINAL = frozenset(
-    {TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED}
-)
+TERMINAL = frozenset({TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED})
 PAUSED = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED})
 
 
@@ -97,12 +95,17 @@ def task_of(state: RunState) -> Task:
     task = Task(id=run_id, context_id=run_id, status=status)
     task.history.append(
         Message(
-            message_id=f"{run_id}-task", role=Role.ROLE_USER, task_id=run_id, context_id=run_id,
+            message_id=f"{run_id}-task",
+            role=Role.ROLE_USER,
+            task_id=run_id,
+            context_id=run_id,
             parts=[Part(text=state.task)],
-        )  # fmt: skip
+        )
     )
     if state.status == "done" and state.final_answer is not None:
-        task.artifacts.append(Artifact(artifact_id=f"{run_id}-answer", name="answer", parts=[Part(text=state.final_answer)]))
+        task.artifacts.append(
+            Artifact(artifact_id=f"{run_id}-answer", name="answer", parts=[Part(text=state.final_answer)])
+        )
     task.metadata.update(
         {
             "run_id": run_id,

@@ -50,7 +50,9 @@ ASKS = {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
 
 
 def a2a_sources(agents: list[A2AAgentSpec]) -> list[ToolSource]:
-    return [A2ASource(spec.name, spec.url, os.environ.get(spec.token_env) if spec.token_env else None) for spec in agents]
+    return [
+        A2ASource(spec.name, spec.url, os.environ.get(spec.token_env) if spec.token_env else None) for spec in agents
+    ]
 
 
 class A2ASource(ToolSource):
@@ -242,7 +244,7 @@ def _states(names: set[str]) -> set[int]:
 def _name(state: int) -> str:
     from a2a.types import TaskState
 
-    return TaskState.Name(state)
+    return str(TaskState.Name(state))
 
 
 def _said(task: "Task") -> str:
@@ -262,7 +264,9 @@ def _ended(request: ToolRequest, task: "Task", state: str, started: float) -> To
         result = ToolResult(call_id=call.id, name=call.name, content=_answer(task) or NO_TEXT)
     else:
         why = _said(task) or f"its A2A task ended {status}"
-        result = failed(call.id, call.name, "tool_failed", errors.tool_failed(call.name, f"{status}: {why}"), since=started)
+        result = failed(
+            call.id, call.name, "tool_failed", errors.tool_failed(call.name, f"{status}: {why}"), since=started
+        )
     return _with_task(result, task.id, status)
 
 
