@@ -174,4 +174,6 @@ async def test_no_token_a_wrong_token_and_another_agents_task_are_refused(served
                 await call
     async with httpx.AsyncClient() as http:
         card = (await http.get(served.url + ".well-known/agent-card.json")).json()  # the card is public
+        rebound = await http.post(served.url, headers={"Host": "evil.example", "Authorization": f"Bearer {ALICE}"})
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+    assert rebound.status_code == 421  # a page on another name (DNS rebinding) is refused before anything runs

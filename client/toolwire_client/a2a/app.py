@@ -31,6 +31,7 @@ from toolwire_client.a2a.tasks import RUN_PREFIX
 from toolwire_client.assembly.trusted_servers import ServerTrust
 from toolwire_client.config import RunConfig
 from toolwire_client.store import SqlRunStore, open_store
+from toolwire_shared.host_origin import HostOriginRule, request_headers
 from toolwire_shared.tokens import find_token
 
 BEARER = "bearer"
@@ -48,6 +49,9 @@ class Served:
     """token -> agent name of the tokens file; None: no login (loopback only)."""
     trust: ServerTrust
     description: str
+    host: str = "127.0.0.1"
+    port: int = 8410
+    """Where it listens: the Host/Origin rule's (toolwire_shared/host_origin.py)."""
 
 
 def agent_card(served: Served) -> AgentCard:
@@ -79,12 +83,18 @@ def agent_card(served: Served) -> AgentCard:
 
 
 class BearerGate:
-    """Every request but the card's carries a token of the tokens file (else 401); its agent is the caller."""
+    """Every request first passes the tool server's Host/Origin rule (against DNS rebinding: 421/403); every request
+    but the card's carries a token of the tokens file (else 401), whose agent is the caller."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str] | None) -> None:
-        self.app, self.tokens = app, tokens
+    def __init__(self, app: ASGIApp, tokens: dict[str, str] | None, rule: HostOriginRule) -> None:
+        self.app, self.tokens, self.rule = app, tokens, rule
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self.rule.check(*request_headers(scope))
+            if refusal is not None:
+                await JSONResponse({"error": refusal.message}, refusal.status)(scope, receive, send)
+                return
         if scope["type"] != "http" or self.tokens is None or scope["path"] == AGENT_CARD_WELL_KNOWN_PATH:
             await self.app(scope, receive, send)
             return
@@ -117,7 +127,8 @@ def build_app(served: Served) -> ASGIApp:
             await store.aclose()
 
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(door, "/", enable_v0_3_compat=True)]
-    return BearerGate(Starlette(routes=routes, lifespan=lifespan), served.tokens)
+    rule = HostOriginRule(served.host, served.port)
+    return BearerGate(Starlette(routes=routes, lifespan=lifespan), served.tokens, rule)
 
 
 async def pick_up(store: SqlRunStore, door: RunDoor) -> None:

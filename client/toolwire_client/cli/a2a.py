@@ -81,6 +81,8 @@ def serve(
         tokens=tokens,
         trust=resume_trust(servers_file),
         description=description or config.system or f"The toolwire agent {name}.",
+        host=host,
+        port=port,
     )
     login = f"bearer tokens of {len(tokens)} agent(s)" if tokens else "no login (this machine only)"
     click.echo(f"toolwire a2a: {url} ; runs of {store_name(db)}; {login}; Ctrl-C stops it", err=True)
