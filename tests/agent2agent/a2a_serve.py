@@ -21,11 +21,11 @@ ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789"
 class A2AServer:
     """`toolwire a2a serve` on a free port of 127.0.0.1, its agent on the test model's tools; `note` is risky."""
 
-    def __init__(self, model_url: str, db: Path, tokens: Path, log: Path) -> None:
+    def __init__(self, model_url: str, db: Path, tokens: Path, log: Path, server: str = " ".join(TOOLS)) -> None:
         self.db, self.log = db, log
         self.argv = [
             TOOLWIRE, "a2a", "serve", "--model", "openai:local", "--base-url", model_url,
-            "--server", " ".join(TOOLS), "--risky", "note", "--db", str(db), "--tokens", str(tokens),
+            "--server", server, "--risky", "note", "--db", str(db), "--tokens", str(tokens),
         ]  # fmt: skip
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""

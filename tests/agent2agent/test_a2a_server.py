@@ -3,6 +3,7 @@ approval (input-required) answered through A2A, also after the server was killed
 made with `toolwire approve` seen by the A2A client; and the bearer tokens: none, a wrong one, another agent's task."""
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,9 +27,12 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict
 
+from agent2agent.a2a_model import tool_turns
 from agent2agent.a2a_serve import ALICE, BOB, A2AServer
 from helpers.cli import clean_env, run_toolwire
+from helpers.fake_providers import FakeProvider
 from helpers.polling import await_until
+from helpers.servers import tokens_file
 from toolwire_client.store import open_store
 
 
@@ -177,3 +181,18 @@ async def test_no_token_a_wrong_token_and_another_agents_task_are_refused(served
         rebound = await http.post(served.url, headers={"Host": "evil.example", "Authorization": f"Bearer {ALICE}"})
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
     assert rebound.status_code == 421  # a page on another name (DNS rebinding) is refused before anything runs
+
+
+async def test_a_task_whose_tool_server_will_not_start_fails_saying_why(tmp_path: Path) -> None:
+    """The run cannot start (its tool server exits at once): the task fails with the reason, never left working."""
+    tokens = tokens_file(tmp_path, {"alice": (ALICE, ["*"])})
+    broken = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+    with FakeProvider(tool_turns) as model:
+        server = A2AServer(model.openai_url, tmp_path / "runs.db", tokens, tmp_path / "a2a.log", broken).start()
+        try:
+            async with a2a_client(server.url, ALICE) as client:
+                task = await send(client, 'call shout {"text": "hi"}')
+                assert task.status.state == TaskState.TASK_STATE_FAILED, said(task)
+                assert "could not go on" in said(task) and "initialize" in said(task), said(task)
+        finally:
+            server.stop()

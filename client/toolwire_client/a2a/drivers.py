@@ -71,7 +71,12 @@ class Drivers:
             except RunAlreadyClaimed:
                 log.info("run %s: another process drives it", run_id)
             except Exception as exc:
-                log.warning("run %s: could not go on: %s", run_id, explain(exc).message)
+                said = explain(exc).message
+                log.warning("run %s: could not go on: %s", run_id, said)
+                try:
+                    await self._stop(run_id, exits.HarnessFailed(f"stopped: it could not go on here: {said}"), exc)
+                except Exception as again:  # the server serves on: the run stays as saved
+                    log.warning("run %s: its end was not saved: %s", run_id, explain(again).message)
             finally:
                 self.scopes.pop(run_id, None)
                 self.ended.pop(run_id, None)
@@ -87,15 +92,22 @@ class Drivers:
         if scope is not None and ended is not None:
             scope.cancel()
             await ended.wait()
-        state = await self.store.load(run_id)
         try:
-            async with Lease(self.store, state) as lease:
-                state = await self.store.load(run_id)  # as saved when the lease was taken
-                exit_ = Canceled("stopped: its A2A task was cancelled")
-                if state.steps:
-                    answer_the_rest(state, state.steps[-1], exit_.why)
-                state.pending = []
-                exits.finish(state, exit_)
-                await save_last(self.store, state, lease)
+            await self._stop(run_id, Canceled("stopped: its A2A task was cancelled"))
         except RunAlreadyClaimed as exc:
             raise NotCancelable(f"run {run_id} is driven by another process; it cannot be cancelled here") from exc
+
+    async def _stop(self, run_id: str, exit_: exits.RunExit, cause: Exception | None = None) -> None:
+        """End the run with `exit_` under its lease: every call of its last turn answered (a sent one: outcome
+        unknown). A run that could not go on (`cause`) is ended only if it is still `running`: one left waiting for a
+        person still waits (a decision made again resumes it), and a client waiting on it is told either way."""
+        state = await self.store.load(run_id)
+        async with Lease(self.store, state) as lease:
+            state = await self.store.load(run_id)  # as saved when the lease was taken
+            if cause is not None and state.status != "running":
+                return
+            if state.steps:
+                answer_the_rest(state, state.steps[-1], exit_.why)
+            state.pending = []
+            exits.finish(state, exit_)
+            await save_last(self.store, state, lease)
