@@ -21,8 +21,10 @@ ALICE, BOB = "alice-token-0123456789", "bob-token-0123456789"
 class A2AServer:
     """`toolwire a2a serve` on a free port of 127.0.0.1, its agent on the test model's tools; `note` is risky."""
 
-    def __init__(self, model_url: str, db: Path, tokens: Path, log: Path, server: str = " ".join(TOOLS)) -> None:
-        self.db, self.log = db, log
+    def __init__(
+        self, model_url: str, db: Path, tokens: Path, log: Path, server: str = " ".join(TOOLS), **env: str
+    ) -> None:
+        self.db, self.log, self.env = db, log, env
         self.argv = [
             TOOLWIRE, "a2a", "serve", "--model", "openai:local", "--base-url", model_url,
             "--server", server, "--risky", "note", "--db", str(db), "--tokens", str(tokens),
@@ -34,7 +36,7 @@ class A2AServer:
         port = free_port()
         self.url = f"http://127.0.0.1:{port}/"
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen([*self.argv, "--port", str(port)], env=clean_env(), stderr=log)
+            self.proc = subprocess.Popen([*self.argv, "--port", str(port)], env=clean_env(**self.env), stderr=log)
         wait_until_ok(self.url + ".well-known/agent-card.json", self.proc, self.log, 60, "toolwire a2a serve")
         return self
 

@@ -196,3 +196,30 @@ async def test_a_task_whose_tool_server_will_not_start_fails_saying_why(tmp_path
                 assert "could not go on" in said(task) and "initialize" in said(task), said(task)
         finally:
             server.stop()
+
+
+async def test_a_task_working_when_the_server_was_killed_is_driven_on_after_the_restart(tmp_path: Path) -> None:
+    """Killed -9 while its tool works: started again, the server takes the run up once the dead driver's lease has run
+    out (2 s here), settles the call the kill cut off (not idempotent: outcome unknown, never run twice) and ends it."""
+    tokens, hold = tokens_file(tmp_path, {"alice": (ALICE, ["*"])}), tmp_path / "hold"
+    with FakeProvider(tool_turns) as model:
+        server = A2AServer(
+            model.openai_url, tmp_path / "runs.db", tokens, tmp_path / "a2a.log", TOOLWIRE_LEASE_S="2"
+        ).start()
+        try:
+            async with a2a_client(server.url, ALICE) as client:
+                task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
+                await await_until(anyio.Path(f"{hold}.started").exists, "the hold tool to start", proc=server.proc)
+            server.kill()
+            server.start()
+            async with a2a_client(server.url, ALICE) as client:
+
+                async def ended() -> Task | None:
+                    got = await client.get_task(GetTaskRequest(id=task.id))
+                    return got if got.status.state == TaskState.TASK_STATE_COMPLETED else None
+
+                done = await await_until(ended, "the task to be driven on after the restart", proc=server.proc)
+        finally:
+            server.stop()
+    assert "outcome" in said(done).lower(), said(done)
+    assert not hold.exists()  # the hold call was not sent again: nobody released it, yet the run ended

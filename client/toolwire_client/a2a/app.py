@@ -30,7 +30,8 @@ from toolwire_client.a2a.drivers import Drivers
 from toolwire_client.a2a.tasks import RUN_PREFIX
 from toolwire_client.assembly.trusted_servers import ServerTrust
 from toolwire_client.config import RunConfig
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, claim_owner, open_store
+from toolwire_client.store.claims import LEASE_S
 from toolwire_shared.host_origin import HostOriginRule, request_headers
 from toolwire_shared.tokens import find_token
 
@@ -120,7 +121,7 @@ def build_app(served: Served) -> ASGIApp:
         try:
             async with anyio.create_task_group() as group:
                 door.open(store, Drivers(store, served.config, served.trust, group))
-                await pick_up(store, door)
+                group.start_soon(pick_up, store, door)
                 yield
                 group.cancel_scope.cancel()  # runs driven here stay as last saved (`running`): picked up next start
         finally:
@@ -132,12 +133,29 @@ def build_app(served: Served) -> ASGIApp:
 
 
 async def pick_up(store: SqlRunStore, door: RunDoor) -> None:
-    """Runs of this door a killed server left `running` (no live lease): driven on here. One never driven (no step,
-    no call) starts afresh; another is resumed, settling a call the kill cut off as `toolwire resume` does."""
-    for summary in await store.list_runs(limit=500):
-        if summary.run_id.startswith(RUN_PREFIX) and summary.status == "running" and summary.claimed_by is None:
-            state = await store.load(summary.run_id)
-            if not state.steps and not state.pending:
-                door.drivers.start(state)
-            else:
-                door.drivers.resume(state.run_id)
+    """Runs of this door a killed server left `running`, driven on here once no live lease holds them (at the start,
+    then every half lease): one never driven (no step, no call) starts afresh; another is resumed, settling a call the
+    kill cut off as `toolwire resume` does."""
+    while True:
+        for summary in await store.list_runs(limit=500):
+            run_id = summary.run_id
+            mine = run_id.startswith(RUN_PREFIX) and summary.status == "running"
+            if mine and not door.drivers.driving(run_id) and await _unheld(store, run_id):
+                state = await store.load(run_id)
+                if not state.steps and not state.pending:
+                    door.drivers.start(state)
+                else:
+                    door.drivers.resume(run_id)
+        await anyio.sleep(LEASE_S / 2)
+
+
+async def _unheld(store: SqlRunStore, run_id: str) -> bool:
+    """No live lease holds the run (free, run out, or its holder's process is gone): probed by taking it and letting
+    it go at once (the driver that then takes it decides, as ever)."""
+    owner = claim_owner()
+    try:
+        await store.claim(run_id, owner)
+    except RunAlreadyClaimed:
+        return False
+    await store.release(run_id, owner)
+    return True
