@@ -1,9 +1,10 @@
-"""The tools of the agent tests/a2a serves over A2A: one that writes what it was given (risky in the tests: it waits
-for approval), one that answers at once, and one that works until a file exists (a task to cancel)."""
+"""The tools of the agent tests/agent2agent serves over A2A: one that writes what it was given (risky in the tests: it
+waits for approval), one that answers at once, one that works until a file exists (a task to cancel), and one that
+asks a person a question (MCP elicitation)."""
 
 import anyio
 
-from toolwire_server import Registry
+from toolwire_server import Registry, ToolContext
 
 registry = Registry("toolwire-a2a-tests")
 
@@ -27,3 +28,14 @@ async def hold(path: str) -> str:
     while not await anyio.Path(path).exists():  # noqa: ASYNC110 - the test writes it: a file is the only event
         await anyio.sleep(0.05)
     return "held"
+
+
+COLOUR = {"type": "object", "properties": {"colour": {"type": "string"}}, "required": ["colour"]}
+
+
+@registry.tool(description="Asks which colour, then paints in it.")
+async def paint(ctx: ToolContext) -> str:
+    answer = await ctx.elicit("Which colour?", COLOUR)
+    if not answer.accepted or answer.content is None:
+        return f"not painted: {answer.action}"
+    return f"painted {answer.content['colour']}"

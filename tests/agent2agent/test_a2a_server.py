@@ -26,6 +26,7 @@ from a2a.types import (
     TaskState,
 )
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.struct_pb2 import Value
 
 from agent2agent.a2a_model import tool_turns
 from agent2agent.a2a_serve import ALICE, BOB, A2AServer
@@ -223,3 +224,26 @@ async def test_a_task_working_when_the_server_was_killed_is_driven_on_after_the_
             server.stop()
     assert "outcome" in said(done).lower(), said(done)
     assert not hold.exists()  # the hold call was not sent again: nobody released it, yet the run ended
+
+
+async def test_a_tools_question_is_answered_through_a2a(served: A2AServer) -> None:
+    async with a2a_client(served.url, ALICE) as client:
+        task = await send(client, "call paint {}")
+        assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, said(task)
+        [wanted] = waiting(task)
+        assert (wanted["wants"], wanted["question"]) == ("input", "Which colour?")
+        assert wanted["schema"]["required"] == ["colour"]
+        with pytest.raises(Exception, match="colour"):  # checked against the question's schema: nothing recorded
+            await send_data(client, {"action": "accept", "content": {"hue": "red"}}, task.id)
+        done = await send_data(client, {"action": "accept", "content": {"colour": "red"}}, task.id)
+        assert done.status.state == TaskState.TASK_STATE_COMPLETED, said(done)
+        assert said(done) == "done: painted red"
+
+
+async def send_data(client: Client, data: dict[str, Any], task_id: str) -> Task:
+    value = Value()
+    value.struct_value.update(data)
+    reply = Message(message_id=f"d-{task_id[-6:]}-{len(str(data))}", role=Role.ROLE_USER, task_id=task_id)
+    reply.parts.append(Part(data=value))
+    events = [event async for event in client.send_message(SendMessageRequest(message=reply))]
+    return events[0].task
