@@ -2,7 +2,7 @@
 over A2A, each task a run in the run store (toolwire_client.a2a; docs/a2a.md). Bound to 127.0.0.1 by default; bound
 to any other address it needs the tokens file, whose agents' bearer tokens are the callers' (as `toolwire serve`)."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +10,10 @@ from toolwire_client.cli._store import db_option, store_name
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.cli.ui import is_loopback
+
+if TYPE_CHECKING:
+    from toolwire_client.a2a.app import Served
+    from toolwire_client.config import RunConfig
 
 
 @click.group("a2a")
@@ -47,11 +51,36 @@ def serve(
     """Serve the agent over A2A: message/send and message/stream start or continue a task, tasks/get, tasks/cancel."""
     import uvicorn
 
-    from toolwire_client.a2a.app import Served, build_app
-    from toolwire_client.assembly.trusted_servers import resume_trust
-    from toolwire_shared.tokens import AccessConfigError, agent_entries, agent_token, config_from_env, read_config
+    from toolwire_client.a2a.app import build_app
 
     config = config_from(**options).model_copy(update={"name": name})
+    served = served_from(config, db, host, port, tokens_file, description, public_url, servers_file)
+    login = f"bearer tokens of {len(served.tokens)} agent(s)" if served.tokens else "no login (this machine only)"
+    click.echo(f"toolwire a2a: {served.url} ; runs of {store_name(db)}; {login}; Ctrl-C stops it", err=True)
+    uvicorn_config = uvicorn.Config(
+        build_app(served), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
+    )
+    uvicorn.Server(uvicorn_config).run()
+
+
+def served_from(
+    config: "RunConfig",
+    db: str | None,
+    host: str,
+    port: int,
+    tokens_file: str | None,
+    description: str | None = None,
+    public_url: str | None = None,
+    servers_file: str | None = None,
+) -> "Served":
+    """What the A2A door serves, from the command's options (usage errors as one line): the tokens file's agents'
+    bearer tokens (required off loopback), a bindable port, the card's URL and description. Any command that serves
+    the agent over A2A (this one, or `agent serve` with the other protocols) builds it here."""
+    from toolwire_client.a2a.app import Served
+    from toolwire_client.assembly.trusted_servers import resume_trust
+    from toolwire_server.transports.http import PortInUse, check_bindable
+    from toolwire_shared.tokens import AccessConfigError, agent_entries, agent_token, config_from_env, read_config
+
     try:
         found = read_config(tokens_file) if tokens_file else config_from_env()
         tokens = None
@@ -66,27 +95,18 @@ def serve(
             f"--host {host} lets other machines reach the agent, so it needs callers' tokens: give --tokens FILE "
             "(the tool server's tokens file), or bind 127.0.0.1"
         )
-    from toolwire_server.transports.http import PortInUse, check_bindable
-
     try:
         check_bindable(host, port)
     except PortInUse as exc:
         raise click.ClickException(str(exc)) from exc
     shown = f"[{host}]" if ":" in host else host
-    url = public_url or f"http://{shown}:{port}/"
-    served = Served(
+    return Served(
         config=config,
         db=db,
-        url=url,
+        url=public_url or f"http://{shown}:{port}/",
         tokens=tokens,
         trust=resume_trust(servers_file),
-        description=description or config.system or f"The toolwire agent {name}.",
+        description=description or config.system or f"The toolwire agent {config.name}.",
         host=host,
         port=port,
     )
-    login = f"bearer tokens of {len(tokens)} agent(s)" if tokens else "no login (this machine only)"
-    click.echo(f"toolwire a2a: {url} ; runs of {store_name(db)}; {login}; Ctrl-C stops it", err=True)
-    uvicorn_config = uvicorn.Config(
-        build_app(served), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
-    )
-    uvicorn.Server(uvicorn_config).run()

@@ -73,7 +73,8 @@ class A2ASource(ToolSource):
             card = await A2ACardResolver(self._http, self.url).get_agent_card()
         except Exception as exc:
             await self.aclose()
-            raise ToolServerFailed(self.name, self.url, "unreachable", f"gave no Agent Card ({exc})") from exc
+            why = f"(an A2A agent) gave no Agent Card ({exc}); start it, or fix --a2a-agent"
+            raise ToolServerFailed(self.name, self.url, "failed", why) from exc
         self._client = ClientFactory(ClientConfig(httpx_client=self._http, streaming=False)).create(card)
         skills = "; ".join(f"{s.name}: {s.description}" for s in card.skills)
         about = card.description + (f" Skills: {skills}" if skills else "")
