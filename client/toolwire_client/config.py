@@ -122,6 +122,18 @@ ToolSearchMode = Literal["auto", "on", "off"]
 """Tool search (tools/tool_search.py): on, off, or on past 30 tools or 8,000 tokens of definitions."""
 
 
+class A2AAgentSpec(BaseModel):
+    """A remote A2A agent a run calls as a tool (`--a2a-agent [NAME=]URL`; tools/a2a_source.py): its base URL (the
+    Agent Card is at URL/.well-known/agent-card.json), its name in the run, and the variable holding its token."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    name: str
+    token_env: str | None = None
+    """Name of the environment variable holding the bearer token it wants, read where the run runs."""
+
+
 class RunConfig(BaseModel):
     """The agent's whole configuration, kept in RunState.config (as JSON) from the run's first checkpoint on."""
 
@@ -142,6 +154,8 @@ class RunConfig(BaseModel):
     """Offer the client's `read_resource` tool once a server lists resources or returns a resource link
     (tools/resource_reader.py); it reads only from the server that listed or linked the URI."""
     servers: list[ServerSpec] = Field(default_factory=list)
+    a2a_agents: list[A2AAgentSpec] = Field(default_factory=list)
+    """Remote A2A agents offered as tools, one `ask_NAME` tool each (tools/a2a_source.py)."""
     name: str = "agent"
     system: str | None = None
     limits: RunLimits = Field(default_factory=RunLimits)
@@ -215,4 +229,4 @@ def open_run(
     )
 
 
-__all__ = ["OAuthClientSpec", "RunConfig", "RunLimits", "ServerSpec", "config_of", "open_run"]
+__all__ = ["A2AAgentSpec", "OAuthClientSpec", "RunConfig", "RunLimits", "ServerSpec", "config_of", "open_run"]

@@ -12,6 +12,7 @@ from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store.base import RunStore
+from toolwire_client.tools.a2a_source import a2a_sources
 from toolwire_client.tools.code_mode.layer import CodeModeLayer
 from toolwire_client.tools.delegate import DelegateSource
 from toolwire_client.tools.resource_reader import ResourceReader
@@ -52,7 +53,8 @@ def build_agent(
     )
     specs = config.servers if servers is None else servers
     native = getattr(model, "native_tool_search", False)
-    toolbox = toolbox_for(config, build_sources(specs, stderr_sink), on_progress, risky_marks(specs), native)
+    sources = [*build_sources(specs, stderr_sink), *a2a_sources(config.a2a_agents)]
+    toolbox = toolbox_for(config, sources, on_progress, risky_marks(specs), native)
     return Agent(
         model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
     )

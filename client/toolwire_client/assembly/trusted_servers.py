@@ -92,6 +92,12 @@ class ServerTrust:
                 "store, or saved by another user, machine or an older toolwire), so its tool servers are not started "
                 f"here; name servers you trust: `toolwire resume {run_id} --servers FILE` (docs/security.md)"
             )
+        if config.a2a_agents:
+            urls = ", ".join(agent.url for agent in config.a2a_agents)
+            raise Untrusted(
+                f"run {run_id} calls the A2A agents {urls}, which {self._whose}; a saved run reaches an A2A agent "
+                "only from this user's own sealed configuration (docs/a2a.md)"
+            )
         if config.base_url is not None:
             raise Untrusted(
                 f"run {run_id} asks for the model at {config.base_url}, which {self._whose}; a provider's base URL "

@@ -1,6 +1,7 @@
 """`toolwire agent serve`: one configured agent (the options of `toolwire run`) served to other programs over an
-agent protocol: AG-UI (`--ag-ui`, toolwire_client.agui) for front ends. Bound to 127.0.0.1 by default; bound to any
-other address it requires a tokens file with people in it, as `toolwire ui` does."""
+agent protocol: A2A (`--a2a`, toolwire_client.a2a: callers are the tokens file's agents) for other agents, AG-UI
+(`--ag-ui`, toolwire_client.agui: callers are its people) for front ends. Bound to 127.0.0.1 by default; bound to
+any other address it requires the tokens file."""
 
 from typing import Any
 
@@ -8,40 +9,66 @@ import click
 
 from toolwire_client.cli._store import db_option, store_name
 from toolwire_client.cli.run import config_from, config_options
+from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.cli.ui import is_loopback
+from toolwire_client.config import RunConfig
 
 
 @click.group("agent")
 def agent() -> None:
-    """Serve a configured agent to other programs: AG-UI front ends (`agent serve --ag-ui`)."""
+    """Serve a configured agent to other programs: A2A agents (`serve --a2a`), AG-UI front ends (`--ag-ui`)."""
 
 
 @agent.command("serve")
+@click.option("--a2a", is_flag=True, help="Serve A2A (Agent2Agent) at /: each A2A task a saved, resumable run.")
 @click.option("--ag-ui", "ag_ui", is_flag=True, help="Serve AG-UI at /ag-ui: a front end's run, streamed as events.")
 @click.option("--name", default="agent", show_default=True, help="The agent's name (the runs' agent, for --tokens).")
 @config_options
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind; not loopback needs --tokens.")
-@click.option("--port", default=8500, show_default=True, type=click.IntRange(0, 65535), help="Port to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port to bind (default 8410 for A2A, 8500 for AG-UI).")
 @click.option(
     "--tokens",
     "tokens_file",
     metavar="FILE",
-    help="Require `Authorization: Bearer TOKEN` of a person of this file's [people.NAME] tables (as `toolwire ui "
-    "--tokens`; $TOOLWIRE_TOKENS too): each runs, follows and decides only the runs of their agents.",
+    help="Require `Authorization: Bearer TOKEN` ($TOOLWIRE_TOKENS too): with --a2a, an agent's of the tool server's "
+    "tokens file (a caller sees only its own tasks); with --ag-ui, a person's of its [people.NAME] tables (as "
+    "`toolwire ui --tokens`: each runs, follows and decides only the runs of their agents).",
 )
+@click.option("--description", default=None, help="With --a2a: what the agent does, for its Agent Card.")
+@click.option("--public-url", metavar="URL", help="With --a2a: where clients reach it, for the card.")
+@servers_file_option("With --a2a: tool servers a task resumed here may start, by the names it saved.")
 def serve(
-    ag_ui: bool, name: str, db: str | None, host: str, port: int, tokens_file: str | None, **options: Any
+    a2a: bool,
+    ag_ui: bool,
+    name: str,
+    db: str | None,
+    host: str,
+    port: int | None,
+    tokens_file: str | None,
+    description: str | None,
+    public_url: str | None,
+    servers_file: str | None,
+    **options: Any,
 ) -> None:
     """Serve the agent the options describe over an agent protocol, until stopped (Ctrl-C)."""
+    if a2a == ag_ui:
+        raise click.UsageError("name one protocol to serve: --a2a or --ag-ui")
+    config = config_from(**options).model_copy(update={"name": name})
+    if a2a:
+        from toolwire_client.cli.a2a import serve_a2a
+
+        serve_a2a(config, db, host, port or 8410, tokens_file, description, public_url, servers_file)
+        return
+    _serve_ag_ui(config, db, host, port or 8500, tokens_file)
+
+
+def _serve_ag_ui(config: RunConfig, db: str | None, host: str, port: int, tokens_file: str | None) -> None:
     import uvicorn
 
     from toolwire_client.ui.people import people_tokens
     from toolwire_shared.tokens import AccessConfigError, config_from_env, read_config
 
-    if not ag_ui:
-        raise click.UsageError("name the protocol to serve: --ag-ui")
-    config = config_from(**options).model_copy(update={"name": name})
     try:
         found = read_config(tokens_file) if tokens_file else config_from_env()
         people = people_tokens(*found) if found is not None else None
@@ -62,7 +89,8 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     login = f"bearer tokens of {len(people)} person(s)" if people else "no login (this machine only)"
     click.echo(
-        f"toolwire agent {name}: AG-UI at http://{shown}:{port}{PATH} ; runs in {store_name(db)}; {login}", err=True
+        f"toolwire agent {config.name}: AG-UI at http://{shown}:{port}{PATH} ; runs in {store_name(db)}; {login}",
+        err=True,
     )
     config_ = uvicorn.Config(build_app(settings), host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config_).run()

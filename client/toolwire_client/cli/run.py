@@ -14,6 +14,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
+from toolwire_client.cli.a2a_agents import A2A_OPTIONS, a2a_specs
 from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
@@ -182,6 +183,7 @@ _SERVER_NAME_OPTION = click.option(
 _SERVER_OPTIONS: list[Callable[[Any], Any]] = [
     click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy)."),
     *servers.CONNECTION_OPTIONS,
+    *A2A_OPTIONS,
     click.option(
         "--trust",
         multiple=True,
@@ -363,6 +365,8 @@ def config_from(
     token_env: str | None = None,
     server_env: tuple[dict[str, str], list[str]] = ({}, []),
     server_names: list[str] | None = None,
+    a2a_agents: tuple[str, ...] = (),
+    a2a_token_env: str | None = None,
     tool_choice: str | None,
     prompt_cache: PromptCache,
     stream: bool,
@@ -399,7 +403,7 @@ def config_from(
         if not server_names:
             raise click.UsageError("name at least one tool server of the workers' servers file: --server NAME")
         specs = [ServerSpec(name=name) for name in server_names]
-    elif not commands and not urls:
+    elif not commands and not urls and not a2a_agents:
         raise click.UsageError("name at least one tool server: --server 'CMD' or --server-url URL")
     else:
         specs = servers.server_specs(commands or [], urls or [], token_env, server_env)
@@ -445,6 +449,7 @@ def config_from(
         media=media,
         read_resources=read_resources,
         servers=specs,
+        a2a_agents=a2a_specs(a2a_agents, a2a_token_env),
         system=system,
         limits=limits,
         risky_tools=list(risky),

@@ -3,7 +3,7 @@ list costs 0.05 s instead of every command's imports). tests/unit/test_cli_start
 its command's own help starts with."""
 
 SUMMARIES: dict[str, str] = {
-    "agent": "Serve a configured agent to other programs: AG-UI front ends (`agent serve --ag-ui`).",
+    "agent": "Serve a configured agent to other programs: A2A agents (`serve --a2a`), AG-UI front ends (`--ag-ui`).",
     "answer": "Answer the question CALL_ID of RUN_ID (or its only question) asked: `toolwire approvals` shows it.",
     "approvals": "List waiting calls: run, call id, tool, arguments, args hash, since when.",
     "approve": "Approve CALL_ID of RUN_ID (or its only waiting call). Used once, for exactly these arguments.",
