@@ -5,10 +5,11 @@ from helpers.cli import clean_env, run_toolwire
 SERVER = ("--server", "toolwire serve examples.support_tools:registry --stdio", "--model", "test")
 
 
-def test_no_protocol_named() -> None:
-    done = run_toolwire("agent", "serve", *SERVER, env=clean_env())
-    assert done.returncode == 2 and "name the protocol to serve: --ag-ui" in done.stderr
-    assert "Traceback" not in done.stderr
+def test_one_protocol_named() -> None:
+    for both_or_none in ((), ("--a2a", "--ag-ui")):
+        done = run_toolwire("agent", "serve", *both_or_none, *SERVER, env=clean_env())
+        assert done.returncode == 2 and "name one protocol to serve: --a2a or --ag-ui" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_beyond_loopback_without_tokens() -> None:
