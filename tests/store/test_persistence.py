@@ -76,3 +76,35 @@ async def test_the_fleet_rate_limit_does_not_wait_for_the_run_store_migrations_l
             assert await take_slot(store, "scripted", 5) == 0
     finally:
         await store.aclose()
+
+
+@pytest.mark.postgres
+async def test_limit_counters_made_before_the_kit_are_migrated_in_place(postgres_url: str) -> None:
+    from helpers.postgres import fresh_database
+    from toolwire_server.policy import postgres_counters
+    from toolwire_server.policy.config import LimitRule
+    from toolwire_server.policy.postgres_counters import PostgresCounters, row_key
+
+    url = fresh_database(postgres_url, "t_counters_before")
+    rule = LimitRule(agent="*", tool="*", per_day=2)
+    with psycopg.connect(url, autocommit=True) as conn:  # the table as main's code made it, one check spent
+        conn.execute(
+            "CREATE TABLE toolwire_limits (key text PRIMARY KEY, tokens double precision NOT NULL, at double precision"
+            " NOT NULL, day bigint NOT NULL, day_count bigint NOT NULL, in_flight integer NOT NULL, flight_at double"
+            " precision NOT NULL, admitted boolean NOT NULL)"
+        )
+        conn.execute(
+            "INSERT INTO toolwire_limits VALUES (%s, 0, extract(epoch FROM now()), floor(extract(epoch FROM now())"
+            " / 86400), 1, 0, 0, true)",
+            (row_key(0, rule, "a"),),
+        )
+    counters = PostgresCounters(url)
+    try:
+        assert await counters.take("a", [(0, rule)]) is None  # the second of two a day
+        refused = await counters.take("a", [(0, rule)])
+        assert refused is not None and refused.reason == "per_day"
+    finally:
+        await counters.aclose()
+    with psycopg.connect(url, autocommit=True) as conn:
+        [(version,)] = conn.execute("SELECT MAX(version) FROM toolwire_limits_schema_version").fetchall()
+    assert version == postgres_counters.SCHEMA.latest

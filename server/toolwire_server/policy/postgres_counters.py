@@ -5,6 +5,8 @@ atomic across replicas: the same refill-then-spend sums as counting.step, in SQL
 import hashlib
 from typing import Any
 
+import anyio.to_thread
+
 from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, needed, why_not
 from toolwire_shared.persistence import Database, Migration, Schema
@@ -81,36 +83,41 @@ def _params(index: int, rule: LimitRule, agent: str) -> dict[str, Any]:
 
 
 class PostgresCounters:
-    """Counters shared through PostgreSQL; the kit's pool of connections per process, opened on first use, each
-    statement on its own (the UPSERT's row lock is the check's atomicity)."""
+    """Counters shared through PostgreSQL; the kit's pool of asynchronous connections per process, opened on first
+    use, each statement on its own (the UPSERT's row lock is the check's atomicity)."""
 
     def __init__(self, url: str, pool_size: int = 8) -> None:
         self.url = url
-        self.db = Database(url, connections=pool_size)
+        self.db = Database(url, connections=pool_size, asynchronous=True)
         self._migrated = False
 
     async def take(self, agent: str, rules: list[tuple[int, LimitRule]]) -> Refusal | None:
         if not self._migrated:
-            await self.db.run(lambda: self.db.migrate(SCHEMA))  # replicas starting at once: one creates, the rest wait
+            await anyio.to_thread.run_sync(self._migrate)
             self._migrated = True
-        return await self.db.run(lambda: self._take(agent, rules))
-
-    def _take(self, agent: str, rules: list[tuple[int, LimitRule]]) -> Refusal | None:
         taken: list[dict[str, Any]] = []
         for index, rule in rules:
             params = _params(index, rule, agent)
-            admitted, tokens, day_count, in_flight, now = self.db.execute(TAKE, params)[0]
+            [(admitted, tokens, day_count, in_flight, now)] = await self.db.aexecute(TAKE, params)
             if not admitted:
                 for earlier in taken:
-                    self.db.execute(REFUND, earlier)
+                    await self.db.aexecute(REFUND, earlier)
                 return why_not(rule, tokens, day_count, in_flight, now) or Refusal(rule, "per_minute", 0.0)
             taken.append(params)
         return None
 
+    def _migrate(self) -> None:
+        """Replicas starting at once: one migrates, the rest wait for its lock."""
+        db = Database(self.url)
+        try:
+            db.migrate(SCHEMA)
+        finally:
+            db.close()
+
     async def give_back(self, agent: str, rules: list[tuple[int, LimitRule]]) -> None:
         keys = [row_key(index, rule, agent) for index, rule in rules if rule.in_flight is not None]
         if keys:
-            await self.db.run(lambda: self.db.execute(GIVE_BACK, {"keys": keys}))
+            await self.db.aexecute(GIVE_BACK, {"keys": keys})
 
     async def aclose(self) -> None:
         await self.db.aclose()

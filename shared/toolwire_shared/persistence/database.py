@@ -35,6 +35,7 @@ class Database:
         connections: int = 1,
         mode: Mode = "create",
         missing: Callable[[str], Exception] = DatabaseMissing,
+        asynchronous: bool = False,
     ) -> None:
         text = str(where)
         self.dialect: Dialect = POSTGRES if is_postgres(text) else SQLITE
@@ -44,7 +45,9 @@ class Database:
             self.url = text.removeprefix("sqlite:///")
         self.mode: Mode = mode
         self.missing = missing
-        self.pool = Pool(self._connect, connections)
+        if asynchronous and self.dialect is not POSTGRES:
+            raise ValueError("asynchronous connections are PostgreSQL's only")
+        self.pool = Pool(self._connect, connections, self._aconnect if asynchronous else None)
 
     @property
     def where(self) -> str:
@@ -60,12 +63,28 @@ class Database:
             return psycopg.connect(bounded(self.url), autocommit=True)
         return _sqlite(Path(self.url), self.mode, self.missing)
 
+    async def _aconnect(self) -> Any:
+        import psycopg
+
+        from toolwire_shared.db_timeouts import bounded
+
+        return await psycopg.AsyncConnection.connect(bounded(self.url), autocommit=True)
+
     # -- in the calling thread -----------------------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[Tx]:
         """One write transaction on this thread's connection: committed on success, rolled back on error."""
-        with self.pool.held() as conn, self.dialect.write_transaction(conn) as cur:
-            yield Tx(cur, self.dialect)
+        pool = self.pool
+        conn = pool.current()
+        owned = conn is None
+        if owned:
+            conn = pool.acquire()
+        try:
+            with self.dialect.write_transaction(conn) as cur:
+                yield Tx(cur, self.dialect)
+        finally:
+            if owned:
+                pool.release(conn)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         """One statement on its own (its own transaction); the rows it returns, if any."""
@@ -88,9 +107,14 @@ class Database:
     async def run(self, fn: Callable[[], T], abandon_on_cancel: bool = False) -> T:
         """`fn()` in a worker thread holding one of the pool's connections (its transactions use it)."""
 
+        pool = self.pool
+
         def held() -> T:
-            with self.pool.held():
+            conn = pool.acquire()
+            try:
                 return fn()
+            finally:
+                pool.release(conn)
 
         return await anyio.to_thread.run_sync(held, abandon_on_cancel=abandon_on_cancel)
 
@@ -103,8 +127,24 @@ class Database:
 
         return await self.run(run)
 
+    async def aexecute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        """One statement on its own, on an asynchronous connection (a Database made `asynchronous`)."""
+        pool = self.pool
+        conn = await pool.aacquire()
+        try:
+            cur = await conn.execute(self.dialect.sql(sql), params)
+            found: list[tuple[Any, ...]] = await cur.fetchall() if cur.description else []
+        except BaseException:
+            await pool.arelease(conn, in_doubt=True)
+            raise
+        await pool.arelease(conn)
+        return found
+
     async def aclose(self) -> None:
-        await anyio.to_thread.run_sync(self.pool.close)
+        if self.pool.aconnect is not None:
+            await self.pool.adrop_idle()
+        else:
+            await anyio.to_thread.run_sync(self.pool.close)
 
     def is_unreachable(self, exc: BaseException) -> bool:
         """Whether `exc` (or what caused it, or one of its group) is the database being cut off or too slow, not

@@ -1,6 +1,7 @@
 """What differs between SQLite and PostgreSQL, in one place: column types, the database's clock, placeholders, how
 a parameter is passed, how a write transaction begins, and which errors say the database could not be reached."""
 
+import functools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,7 +92,7 @@ class PostgresDialect(Dialect):
     epoch_clock = "EXTRACT(EPOCH FROM clock_timestamp())::double precision"
 
     def sql(self, text: str) -> str:
-        return text.replace("?", "%s")
+        return _placeholders(text)
 
     def older_than(self, column: str) -> str:
         return f"{column} < now() - make_interval(secs => ?)"
@@ -119,6 +120,11 @@ class PostgresDialect(Dialect):
         import psycopg
 
         return (psycopg.OperationalError,)  # connection lost or refused, a timeout, a server shutting down
+
+
+@functools.lru_cache(maxsize=512)
+def _placeholders(text: str) -> str:
+    return text.replace("?", "%s")
 
 
 def _as_is(already_json: str) -> str:
