@@ -3,8 +3,8 @@ the limit counters and the fleet's tables: the dialect (types, clock, placeholde
 database, transactions, versioned migrations per store and named advisory locks.
 
 Statements are written once with `?` placeholders; the dialect makes them right for the driver. The engine under it
-is the drivers' own DB-API (sqlite3, psycopg): SQLAlchemy Core was measured and costs 7x more CPU per transaction on
-the store's hot path (docs/ARCHITECTURE.md, "Persistence")."""
+is the drivers' own DB-API (sqlite3, psycopg): SQLAlchemy Core was measured at 7x the CPU of a store transaction on
+SQLite and 2-3x on PostgreSQL (docs/ARCHITECTURE.md, "Persistence")."""
 
 from toolwire_shared.persistence.database import Database, DatabaseMissing
 from toolwire_shared.persistence.dialect import POSTGRES, SQLITE, Dialect, is_postgres
