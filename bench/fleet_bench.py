@@ -59,7 +59,12 @@ DEAD_S, BEAT_S, POLL_S = 5.0, 1.0, 0.5
 """The fleet's default heartbeat settings and queue polling (docs/fleet.md): a takeover's bound is their sum."""
 END_TIMEOUT_S = 300.0
 """Plus 0.3 s per run: then the runs not ended are counted lost (a run stuck PENDING would otherwise hang the bench)."""
-ONCE = ("dbos.dbos_migrations", "dbos.application_versions", "public.schema_version")
+ONCE = (
+    "dbos.dbos_migrations",
+    "dbos.application_versions",
+    "public.schema_version",
+    "public.fleet_schema_version",
+)
 """Tables written when a database is first used (migrations), not by runs: left out of the per-step total (their
 rows can also reach the statistics late, from backends that had not flushed when the batch began)."""
 

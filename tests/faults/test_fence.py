@@ -149,8 +149,7 @@ async def test_a_renewal_that_fails_never_reaches_the_run(postgres_url: str) -> 
         async with Lease(store, await store.load("run_refused"), ttl_s=2.0) as lease:
             url = store.url
             store.url = f"postgresql://postgres@127.0.0.1:{_free_port()}/postgres"  # nothing listens: refused
-            while store._idle:
-                store._idle.pop().close()
+            store.db.pool.drop_idle()
             lost = await await_until(lambda: lease.lost, "the lease to give up on its renewals", timeout_s=15)
             assert lost.startswith("its lease could not be renewed within 1 s")
             store.url = url

@@ -3,6 +3,7 @@ append the approver to the approval events (the record); `toolwire approvals` (t
 (`trace show`, `--json`, `trace export`) show it, read from the record. Decisions recorded before approvers were kept
 migrate with no approver ("(not recorded)")."""
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from store.procs import run_cli, setup_dirs, waiting_run
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 from toolwire_client.store import sql as store_sql
-from toolwire_client.store.schema import MIGRATIONS
+from toolwire_client.store.schema import MIGRATIONS, SCHEMA
 from toolwire_client.store.sql import Tx
 from toolwire_client.store.text_codec import ESCAPE
 
@@ -66,14 +67,13 @@ async def test_decisions_recorded_before_approvers_migrate_with_none(db: str, mo
     itself: opened by this toolwire, it migrates, the reason reads back exactly, and the approver is unknown."""
     reason = f"too much {ESCAPE}0 {ESCAPE}e"
     with monkeypatch.context() as old:
-        old.setattr(store_sql, "MIGRATIONS", MIGRATIONS[:4])
-        old.setattr(store_sql, "LATEST", 4)
+        old.setattr(store_sql, "SCHEMA", dataclasses.replace(SCHEMA, migrations=MIGRATIONS[:4]))
         store = await open_store(db)
         try:
             state = RunState(run_id="run_old", agent_name="agent", task=f"old {ESCAPE}", model="m")
-            at, body = store._ts_param(LONG_AGO), store._json_param(state.model_dump_json())
 
             def old_rows(tx: Tx) -> None:  # as the toolwire of schema 4 wrote them: text as it was
+                at, body = tx.timestamp(LONG_AGO), tx.json(state.model_dump_json())
                 tx.execute(
                     "INSERT INTO runs (run_id, agent_name, task, status, steps, tokens, started_at, updated_at,"
                     " version, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -15,13 +15,13 @@ from toolwire_client.store import open_store
 async def test_many_tasks_share_at_most_n_connections(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     store = await open_store(db, connections=3)
     opened: list[Any] = []
-    connect = store._connect
+    connect = store.db.pool.connect
 
     def counted() -> Any:
         opened.append(conn := connect())
         return conn
 
-    monkeypatch.setattr(store, "_connect", counted)
+    monkeypatch.setattr(store.db.pool, "connect", counted)
     await store.aclose()  # the connection open() migrated on is closed: every later one is counted
     three_at_once = threading.Barrier(3, timeout=20)  # broken unless three operations hold connections together
     active, most, lock = [0], [0], threading.Lock()
@@ -35,7 +35,7 @@ async def test_many_tasks_share_at_most_n_connections(db: str, monkeypatch: pyte
             active[0] -= 1
 
     async def one(i: int) -> None:
-        await store._run(meet)  # the pool itself: SQLite would serialise three write transactions
+        await store.db.run(meet)  # the pool itself: SQLite would serialise three write transactions
         await store.save(a_run(f"run_{i}"))
 
     try:

@@ -23,7 +23,7 @@ async def take_slot(store: SqlRunStore, provider: str, per_minute: int) -> float
     record nothing and return how long to wait. One writer at a time per store (PostgreSQL: an advisory lock)."""
 
     def attempt(tx: Tx) -> float:
-        tx.lock()  # the store's one advisory lock: fine for a table this small and short-lived
+        tx.lock("toolwire.fleet.model_requests")
         now = time.time()
         tx.execute("DELETE FROM fleet_model_requests WHERE provider = ? AND at < ?", (provider, now - WINDOW_S))
         row = tx.execute(

@@ -33,13 +33,14 @@ def has_fleet(db: str | None) -> bool:
     url = system_database_url(db)
     if not is_postgres(db):
         return Path(url.removeprefix("sqlite:///")).exists()
-    import psycopg
+    from toolwire_shared.persistence import Database
 
-    from toolwire_shared.db_timeouts import bounded
-
-    with psycopg.connect(bounded(str(db)), autocommit=True) as conn:
-        row = conn.execute("SELECT to_regclass('dbos.workflow_status')").fetchone()
-    return row is not None and row[0] is not None
+    database = Database(str(db))
+    try:
+        [(found,)] = database.execute("SELECT to_regclass('dbos.workflow_status')")
+    finally:
+        database.close()
+    return found is not None
 
 
 class FleetClient:

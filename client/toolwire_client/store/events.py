@@ -39,9 +39,10 @@ def late_outcomes(ours: RunState, stored: RunState) -> list[ToolResult]:
 
 async def record_late(store: SqlRunStore, run_id: str, results: list[ToolResult], by: str) -> None:
     """Put each on record once (a worker that says it again writes nothing more)."""
-    stamp = store._ts_param(now())
+    at = now()
 
     def write(tx: Tx) -> None:
+        stamp = tx.timestamp(at)
         for result in results:
             detail = ("error: " if result.is_error else "") + result.content[:DETAIL_CHARS]
             tx.execute(

@@ -5,8 +5,9 @@ Append new migrations at the end; never edit one that has shipped.
 """
 
 from toolwire_client.store.text_codec import ESCAPE
+from toolwire_shared.persistence import Migration, Schema
 
-MIGRATIONS: list[tuple[int, list[str]]] = [
+MIGRATIONS: list[Migration] = [
     (
         1,
         [
@@ -172,3 +173,4 @@ MIGRATIONS.append(
 )
 
 LATEST = MIGRATIONS[-1][0]
+SCHEMA = Schema("run store", "schema_version", MIGRATIONS, lock="toolwire.runs.migrations")

@@ -17,15 +17,12 @@ import json
 import logging
 import multiprocessing.util
 import re
-import sqlite3
 import threading
 import time
 from collections import deque
 from typing import Any, NamedTuple
 
-import psycopg
-
-from toolwire_shared.db_timeouts import bounded
+from toolwire_shared.persistence import Database, Migration, On, Schema
 
 log = logging.getLogger("toolwire.server")
 
@@ -42,22 +39,26 @@ COLUMNS = (
     "trace_id",
     "replica",
 )
-SQLITE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolwire_audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, agent TEXT NOT NULL, tool TEXT NOT NULL,
-    arguments_sha256 TEXT NOT NULL, arguments TEXT, outcome TEXT NOT NULL, latency_ms REAL NOT NULL,
-    result_chars INTEGER NOT NULL, trace_id TEXT, replica TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS toolwire_audit_at ON toolwire_audit (at);
-CREATE TRIGGER IF NOT EXISTS toolwire_audit_append_only BEFORE UPDATE ON toolwire_audit
-BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END;
-"""
-POSTGRES_SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolwire_audit (
-    id bigserial PRIMARY KEY, at double precision NOT NULL, agent text NOT NULL, tool text NOT NULL,
-    arguments_sha256 text NOT NULL, arguments text, outcome text NOT NULL, latency_ms double precision NOT NULL,
-    result_chars bigint NOT NULL, trace_id text, replica text NOT NULL);
-CREATE INDEX IF NOT EXISTS toolwire_audit_at ON toolwire_audit (at)
-"""
+MIGRATIONS: list[Migration] = [
+    (
+        1,
+        [
+            """CREATE TABLE IF NOT EXISTS toolwire_audit (
+                id {id}, at {float} NOT NULL, agent TEXT NOT NULL, tool TEXT NOT NULL,
+                arguments_sha256 TEXT NOT NULL, arguments TEXT, outcome TEXT NOT NULL, latency_ms {float} NOT NULL,
+                result_chars BIGINT NOT NULL, trace_id TEXT, replica TEXT NOT NULL)""",
+            "CREATE INDEX IF NOT EXISTS toolwire_audit_at ON toolwire_audit (at)",
+            On(
+                "sqlite",
+                """CREATE TRIGGER IF NOT EXISTS toolwire_audit_append_only BEFORE UPDATE ON toolwire_audit
+                BEGIN SELECT RAISE(ABORT, 'the audit trail is append-only'); END""",
+            ),
+        ],
+    ),
+]
+"""The audit table's versions (toolwire_audit_schema_version); append new migrations at the end, never edit one
+that has shipped."""
+SCHEMA = Schema("audit trail", "toolwire_audit_schema_version", MIGRATIONS, lock="toolwire.audit.migrations")
 RETENTION_EVERY_S = 3600.0
 MAX_QUEUED = 1_000_000
 """Records held while the database is away; beyond this, new ones are counted as dropped and said in the log, so an
@@ -208,25 +209,23 @@ def _close(sink: "_Sink | None") -> None:
             sink.close()
 
 
-class _Sink:
-    def write(self, records: list[AuditRecord]) -> None: ...
-    def prune(self, before: float) -> None: ...
-    def close(self) -> None: ...
-
-
 _INSERT = f"INSERT INTO toolwire_audit ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 
 
-class _SqliteSink(_Sink):
-    def __init__(self, path: str) -> None:
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SQLITE_SCHEMA)
+class _Sink:
+    """The audit table of one database, written from the audit thread."""
+
+    def __init__(self, database: str) -> None:
+        self.db = Database(database)
+        try:
+            self.db.migrate(SCHEMA)
+        except BaseException:
+            self.db.close()
+            raise
 
     def write(self, records: list[AuditRecord]) -> None:
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.executemany(_INSERT, records)
+        with self.db.transaction() as tx:
+            tx.executemany(_INSERT, records)
 
     def prune(self, before: float) -> None:
         self.db.execute("DELETE FROM toolwire_audit WHERE at < ?", (before,))
@@ -235,31 +234,8 @@ class _SqliteSink(_Sink):
         self.db.close()
 
 
-class _PostgresSink(_Sink):
-    def __init__(self, url: str) -> None:
-        self.db = psycopg.connect(bounded(url), autocommit=True)
-        with self.db.transaction():
-            self.db.execute("SELECT pg_advisory_xact_lock(7305142)")  # replicas creating the table at once
-            for statement in POSTGRES_SCHEMA.split(";"):
-                self.db.execute(statement)
-
-    def write(self, records: list[AuditRecord]) -> None:
-        with self.db.cursor() as cur, self.db.transaction():
-            cur.executemany(_INSERT.replace("?", "%s"), records)
-
-    def prune(self, before: float) -> None:
-        self.db.execute("DELETE FROM toolwire_audit WHERE at < %s", (before,))
-
-    def close(self) -> None:
-        self.db.close()
-
-
 def _open(database: str) -> _Sink:
-    return _PostgresSink(database) if is_postgres(database) else _SqliteSink(database)
-
-
-def is_postgres(database: str) -> bool:
-    return database.startswith(("postgresql://", "postgres://"))
+    return _Sink(database)
 
 
 def read_records(
@@ -285,10 +261,9 @@ def read_records(
         f"SELECT {', '.join(COLUMNS)} FROM toolwire_audit WHERE {' AND '.join(where)} ORDER BY at DESC, id DESC "
         f"LIMIT {int(limit)}"
     )
-    if is_postgres(database):
-        with psycopg.connect(bounded(database)) as conn:
-            rows = conn.execute(query.replace("?", "%s"), values).fetchall()
-    else:
-        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
-            rows = conn.execute(query, values).fetchall()
+    db = Database(database, mode="ro")
+    try:
+        rows = db.execute(query, values)
+    finally:
+        db.close()
     return [dict(zip(COLUMNS, row, strict=True)) for row in reversed(rows)]

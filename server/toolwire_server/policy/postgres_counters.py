@@ -5,24 +5,32 @@ atomic across replicas: the same refill-then-spend sums as counting.step, in SQL
 import hashlib
 from typing import Any
 
-import anyio
-import psycopg
+import anyio.to_thread
 
 from toolwire_server.policy.config import LimitRule
 from toolwire_server.policy.counting import STALE_IN_FLIGHT_S, Refusal, needed, why_not
-from toolwire_shared.db_timeouts import bounded
+from toolwire_shared.persistence import Database, Migration, Schema
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolwire_limits (
-    key text PRIMARY KEY,
-    tokens double precision NOT NULL,
-    at double precision NOT NULL,
-    day bigint NOT NULL,
-    day_count bigint NOT NULL,
-    in_flight integer NOT NULL,
-    flight_at double precision NOT NULL,
-    admitted boolean NOT NULL
-)"""
+MIGRATIONS: list[Migration] = [
+    (
+        1,
+        [
+            """CREATE TABLE IF NOT EXISTS toolwire_limits (
+                key text PRIMARY KEY,
+                tokens double precision NOT NULL,
+                at double precision NOT NULL,
+                day bigint NOT NULL,
+                day_count bigint NOT NULL,
+                in_flight integer NOT NULL,
+                flight_at double precision NOT NULL,
+                admitted boolean NOT NULL
+            )""",
+        ],
+    ),
+]
+"""The counters' versions (toolwire_limits_schema_version); append new migrations at the end, never edit one that
+has shipped."""
+SCHEMA = Schema("limit counters", "toolwire_limits_schema_version", MIGRATIONS, lock="toolwire.limits.migrations")
 
 _REFILLED = "LEAST(%(bucket)s::float8, t.tokens + GREATEST(0, EXCLUDED.at - t.at) * %(rate)s::float8)"
 _DAY_USED = "(CASE WHEN t.day = EXCLUDED.day THEN t.day_count ELSE 0 END)"
@@ -75,72 +83,41 @@ def _params(index: int, rule: LimitRule, agent: str) -> dict[str, Any]:
 
 
 class PostgresCounters:
-    """Counters shared through PostgreSQL; a small pool of connections per process, opened on first use."""
+    """Counters shared through PostgreSQL; the kit's pool of asynchronous connections per process, opened on first
+    use, each statement on its own (the UPSERT's row lock is the check's atomicity)."""
 
     def __init__(self, url: str, pool_size: int = 8) -> None:
         self.url = url
-        self._idle: list[psycopg.AsyncConnection[Any]] = []
-        self._slots = anyio.Semaphore(pool_size)
-        self._made_schema = False
+        self.db = Database(url, connections=pool_size, asynchronous=True)
+        self._migrated = False
 
     async def take(self, agent: str, rules: list[tuple[int, LimitRule]]) -> Refusal | None:
-        async with self._connection() as conn:
-            taken: list[dict[str, Any]] = []
-            for index, rule in rules:
-                params = _params(index, rule, agent)
-                row = await (await conn.execute(TAKE, params)).fetchone()
-                assert row is not None
-                admitted, tokens, day_count, in_flight, now = row
-                if not admitted:
-                    for earlier in taken:
-                        await conn.execute(REFUND, earlier)
-                    return why_not(rule, tokens, day_count, in_flight, now) or Refusal(rule, "per_minute", 0.0)
-                taken.append(params)
+        if not self._migrated:
+            await anyio.to_thread.run_sync(self._migrate)
+            self._migrated = True
+        taken: list[dict[str, Any]] = []
+        for index, rule in rules:
+            params = _params(index, rule, agent)
+            [(admitted, tokens, day_count, in_flight, now)] = await self.db.aexecute(TAKE, params)
+            if not admitted:
+                for earlier in taken:
+                    await self.db.aexecute(REFUND, earlier)
+                return why_not(rule, tokens, day_count, in_flight, now) or Refusal(rule, "per_minute", 0.0)
+            taken.append(params)
         return None
+
+    def _migrate(self) -> None:
+        """Replicas starting at once: one migrates, the rest wait for its lock."""
+        db = Database(self.url)
+        try:
+            db.migrate(SCHEMA)
+        finally:
+            db.close()
 
     async def give_back(self, agent: str, rules: list[tuple[int, LimitRule]]) -> None:
         keys = [row_key(index, rule, agent) for index, rule in rules if rule.in_flight is not None]
         if keys:
-            async with self._connection() as conn:
-                await conn.execute(GIVE_BACK, {"keys": keys})
-
-    def _connection(self) -> "_Lease":
-        return _Lease(self)
+            await self.db.aexecute(GIVE_BACK, {"keys": keys})
 
     async def aclose(self) -> None:
-        while self._idle:
-            await self._idle.pop().close()
-
-
-class _Lease:
-    """One pooled connection for the length of a check."""
-
-    def __init__(self, pool: PostgresCounters) -> None:
-        self.pool = pool
-        self.conn: psycopg.AsyncConnection[Any] | None = None
-
-    async def __aenter__(self) -> psycopg.AsyncConnection[Any]:
-        await self.pool._slots.acquire()
-        try:
-            if self.pool._idle:
-                self.conn = self.pool._idle.pop()
-            else:
-                self.conn = await psycopg.AsyncConnection.connect(bounded(self.pool.url), autocommit=True)
-                if not self.pool._made_schema:
-                    async with self.conn.transaction():  # replicas starting at once: one creates, the rest wait
-                        await self.conn.execute("SELECT pg_advisory_xact_lock(7305141)")
-                        await self.conn.execute(SCHEMA)
-                    self.pool._made_schema = True
-        except BaseException:
-            self.pool._slots.release()
-            raise
-        return self.conn
-
-    async def __aexit__(self, kind: object, exc: object, tb: object) -> None:
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            if exc is None and not conn.closed:
-                self.pool._idle.append(conn)
-            else:
-                await conn.close()
-        self.pool._slots.release()
+        await self.db.aclose()

@@ -8,15 +8,13 @@ runs it) and a heartbeat; a task whose owner is gone is reported failed, not wor
 import json
 import os
 import socket
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-import anyio.to_thread
+from toolwire_shared.persistence import Database, Migration, Schema
 
 STORE_ENV = "TOOLWIRE_TASK_STORE"
 """A postgresql:// URL, or a SQLite file path; set by whoever runs the server (the operator), never by a caller."""
@@ -27,26 +25,34 @@ STALE_S = 15.0
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS toolwire_tasks (
-    task_id TEXT PRIMARY KEY,
-    agent TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    status TEXT NOT NULL,
-    status_message TEXT,
-    created_at DOUBLE PRECISION NOT NULL,
-    updated_at DOUBLE PRECISION NOT NULL,
-    ttl_ms BIGINT,
-    poll_ms BIGINT NOT NULL,
-    result TEXT,
-    error TEXT,
-    input_requests TEXT,
-    input_responses TEXT,
-    owner TEXT NOT NULL,
-    heartbeat_at DOUBLE PRECISION NOT NULL,
-    cancel_requested INTEGER NOT NULL DEFAULT 0
-)
-"""
+MIGRATIONS: list[Migration] = [
+    (
+        1,
+        [
+            """CREATE TABLE IF NOT EXISTS toolwire_tasks (
+                task_id TEXT PRIMARY KEY,
+                agent TEXT NOT NULL,
+                tool TEXT NOT NULL,
+                status TEXT NOT NULL,
+                status_message TEXT,
+                created_at DOUBLE PRECISION NOT NULL,
+                updated_at DOUBLE PRECISION NOT NULL,
+                ttl_ms BIGINT,
+                poll_ms BIGINT NOT NULL,
+                result TEXT,
+                error TEXT,
+                input_requests TEXT,
+                input_responses TEXT,
+                owner TEXT NOT NULL,
+                heartbeat_at DOUBLE PRECISION NOT NULL,
+                cancel_requested INTEGER NOT NULL DEFAULT 0
+            )""",
+        ],
+    ),
+]
+"""The task table's versions (toolwire_tasks_schema_version); append new migrations at the end, never edit one that
+has shipped."""
+SCHEMA = Schema("task store", "toolwire_tasks_schema_version", MIGRATIONS, lock="toolwire.tasks.migrations")
 _COLUMNS = (
     "task_id, agent, tool, status, status_message, created_at, updated_at, ttl_ms, poll_ms, result, error, "
     "input_requests, input_responses, owner, heartbeat_at, cancel_requested"
@@ -105,45 +111,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class _Db(Protocol):
-    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
-
-    def close(self) -> None: ...
-
-
-class _Sqlite:
-    def __init__(self, path: str) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._lock = threading.Lock()
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).fetchall()
-
-    def close(self) -> None:
-        self._conn.close()
-
-
-class _Postgres:
-    def __init__(self, url: str) -> None:
-        import psycopg
-
-        from toolwire_shared.db_timeouts import bounded
-
-        self._conn = psycopg.connect(bounded(url), autocommit=True)
-        self._lock = threading.Lock()
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock, self._conn.cursor() as cursor:
-            cursor.execute(sql.replace("?", "%s"), tuple(params))
-            return cursor.fetchall() if cursor.description else []
-
-    def close(self) -> None:
-        self._conn.close()
-
-
 def default_location(registry: str) -> str:
     """`TOOLWIRE_TASK_STORE`, else a SQLite file per registry under the user's state folder."""
     chosen = os.environ.get(STORE_ENV)
@@ -160,29 +127,23 @@ class TaskStore:
 
     def __init__(self, location: str) -> None:
         self.location = location
-        self._db: _Db | None = None
+        self._db = Database(location)
+        self._migrated = False
 
     @property
     def opened(self) -> bool:
-        return self._db is not None
-
-    def _open(self) -> _Db:
-        if self._db is None:
-            pg = self.location.startswith(("postgres://", "postgresql://"))
-            db: _Db = _Postgres(self.location) if pg else _Sqlite(self.location)
-            db.run(_SCHEMA)
-            self._db = db
-        return self._db
+        return self._migrated
 
     async def _run(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        db = await anyio.to_thread.run_sync(self._open)
-        rows: list[tuple[Any, ...]] = await anyio.to_thread.run_sync(db.run, sql, params)
-        return rows
+        """One statement on its own, on the database migrated when first used."""
+        if not self._migrated:
+            await self._db.run(lambda: self._db.migrate(SCHEMA))
+            self._migrated = True
+        return await self._db.run(lambda: self._db.execute(sql, params))
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        self._db.close()
+        self._migrated = False
 
     async def create(self, record: TaskRecord) -> None:
         """Durable before it returns: a `tasks/get` for the id resolves once the handle is sent."""
