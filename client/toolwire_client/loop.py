@@ -9,6 +9,7 @@ store/checkpoint.py.
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -380,7 +381,7 @@ def join_instructions(state: RunState, instructions: list[tuple[str, str]]) -> N
         return
     first = state.messages[0] if state.messages else None
     if isinstance(first, SystemMessage):
-        state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
+        state.messages[0] = replace(first, content="\n\n".join([first.content, *parts]))
     else:
         state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
 

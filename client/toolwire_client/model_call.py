@@ -1,6 +1,8 @@
 """One model call of a run, in its chat span: the reply (its call ids made unique) appended to the messages, its
 tokens and cost counted, and the step it opens recorded on the state. A failed call is the `model_failed` exit."""
 
+from dataclasses import replace
+
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.run import exits
 from toolwire_client.run.budget import PriceFn
@@ -37,7 +39,7 @@ async def ask_model(
         record_chat_content(span, state.messages, specs, reply.message, reply.finish_reason)
     message = unique_call_ids(reply.message)
     if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
-        reply = reply.model_copy(update={"message": message})
+        reply = replace(reply, message=message)
     state.messages.append(reply.message)
     state.usage = state.usage + reply.usage
     cost = price_fn(reply.usage) if price_fn else None

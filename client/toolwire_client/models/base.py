@@ -1,15 +1,17 @@
 """What the loop needs from a model: one call from the message list and tool specs to the next assistant turn."""
 
+from dataclasses import dataclass
 from typing import Any, Protocol
-
-from pydantic import BaseModel
 
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 
-class ModelReply(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ModelReply:
+    """What one model call answered: a plain record (one a step), kept on the step for replay."""
+
     message: AssistantMessage
     usage: Usage
     finish_reason: str | None = None

@@ -1,10 +1,11 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.run.ordering import OrderCheck
@@ -23,8 +24,10 @@ RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "faile
 StepKind = Literal["act", "review", "plan"]
 
 
-class StepRecord(BaseModel):
-    """One model call and the tool calls it asked for, with what came back: the row of the trace table."""
+@dataclass(slots=True, kw_only=True)
+class StepRecord:
+    """One model call and the tool calls it asked for, with what came back: the row of the trace table. A plain record
+    (made every step, changed in place as its calls end): validated where a run is loaded, dumped as ever."""
 
     index: int
     kind: StepKind = "act"
@@ -33,13 +36,13 @@ class StepRecord(BaseModel):
     plan_step: tuple[int, int] | None = None
     """(i, n): the call worked on step i of the n-step plan (or workflow) running then."""
     model_text: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    results: list[ToolResult] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
-    usage_so_far: Usage = Field(default_factory=Usage)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    usage_so_far: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     model_latency_s: float = 0.0
-    started_at: datetime = Field(default_factory=now)
+    started_at: datetime = field(default_factory=now)
     finished_at: datetime | None = None
     model_reply: ModelReply | None = None
     tools: list[ToolSpec] | None = None
@@ -102,10 +105,19 @@ class RunState(BaseModel):
     sampling: list[SamplingRecord] = Field(default_factory=list)
     """The tool servers' requests for the run's model (MCP sampling), answered or refused, in order."""
 
-    _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
-    _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())
-    _written: Any = PrivateAttr(default=None)
-    """The run store's note of what it last wrote of this state (store/layout.py): a save appends only what is new."""
+    __slots__ = ("_derived",)
+    """What is derived from the state and kept beside it, in a plain slot outside pydantic: read at attribute speed,
+    never saved, and not copied (a copy derives it again)."""
+    if TYPE_CHECKING:
+        _derived: "Derived"
+
+    @property
+    def derived(self) -> "Derived":
+        try:
+            return self._derived
+        except AttributeError:  # a new state, a loaded one or a copy: derived afresh
+            self._derived = made = Derived()
+            return made
 
     @property
     def steps_taken(self) -> int:
@@ -122,21 +134,26 @@ class RunState(BaseModel):
 
     def check_order(self) -> None:
         """MessageOrderError if the message list is not a valid request; reads only what was added since last time."""
-        order: OrderCheck = self._kept("_order")
-        order.check(self.messages)
+        self.derived.order.check(self.messages)
 
     def asked_before(self, turn: int) -> Counter[str]:
         """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.
 
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
-        asked: AskedCount = self._kept("_asked")
-        return asked.before(self.messages, turn)
+        return self.derived.asked.before(self.messages, turn)
 
-    def _kept(self, name: str) -> Any:
-        """A private attribute read from where pydantic keeps it: `self._order` goes through pydantic's __getattr__,
-        which costs ~1.5 µs, twice a step."""
-        private = self.__pydantic_private__
-        return private[name] if private is not None else getattr(self, name)
+
+class Derived:
+    """What a run state's checks and its store keep between steps, derived from the state alone."""
+
+    __slots__ = ("asked", "order", "written")
+
+    def __init__(self) -> None:
+        self.order = OrderCheck()
+        self.asked = AskedCount()
+        self.written: Any = None
+        """The run store's note of what it last wrote of this state (store/layout.py): a save appends only what is
+        new."""
 
 
 class AskedCount:
