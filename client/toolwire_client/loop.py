@@ -55,12 +55,8 @@ def config_for(
     """The RunConfig of an Agent given loose fields instead of a config: the model's spec, these, defaults else."""
     # the provider-table row, where it differs from the telemetry provider name (openai-responses)
     spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
-    given: dict[str, Any] = {}  # what is not the default only: pydantic keeps a set of the names given
-    if system is not None:
-        given["system"] = system
-    if risky_tools:
-        given["risky_tools"] = sorted(risky_tools)
-    return RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
+    risky = sorted(risky_tools or ())
+    return RunConfig(model=spec, name=name, limits=limits or RunLimits(), system=system, risky_tools=risky)
 
 
 def check_resumable(state: RunState) -> None:
