@@ -16,6 +16,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,7 @@ async def measure(prompt_cache: PromptCache) -> dict[str, Any]:
     state, cache = await cached_run(prompt_cache)
     price = default_prices().lookup(MODEL)
     assert price is not None and state.stop_reason == "final_answer", state.report
-    input_only = state.usage.model_copy(update={"output_tokens": 0})
+    input_only = replace(state.usage, output_tokens=0)
     return {
         "prompt_cache": prompt_cache,
         "steps": len(cache.usages),

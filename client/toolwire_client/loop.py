@@ -10,6 +10,7 @@ store/checkpoint.py.
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -59,12 +60,8 @@ def config_for(
     """The RunConfig of an Agent given loose fields instead of a config: the model's spec, these, defaults else."""
     # the provider-table row, where it differs from the telemetry provider name (openai-responses)
     spec = f"{getattr(model, 'spec_prefix', model.provider)}:{model.model}"
-    given: dict[str, Any] = {}  # what is not the default only: pydantic keeps a set of the names given
-    if system is not None:
-        given["system"] = system
-    if risky_tools:
-        given["risky_tools"] = sorted(risky_tools)
-    return RunConfig(model=spec, name=name, limits=limits or RunLimits(), **given)
+    risky = sorted(risky_tools or ())
+    return RunConfig(model=spec, name=name, limits=limits or RunLimits(), system=system, risky_tools=risky)
 
 
 def check_resumable(state: RunState) -> None:
@@ -432,7 +429,7 @@ def join_instructions(state: RunState, instructions: list[tuple[str, str]]) -> N
         return
     first = state.messages[0] if state.messages else None
     if isinstance(first, SystemMessage):
-        state.messages[0] = first.model_copy(update={"content": "\n\n".join([first.content, *parts])})
+        state.messages[0] = replace(first, content="\n\n".join([first.content, *parts]))
     else:
         state.messages.insert(0, SystemMessage(content="\n\n".join(parts)))
 

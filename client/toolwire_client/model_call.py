@@ -2,6 +2,7 @@
 tokens and cost counted, and the step it opens recorded on the state. A failed call is the `model_failed` exit."""
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from toolwire_client.models.base import Model, ModelCallFailed
 from toolwire_client.models.token_split import TokenSplit
@@ -57,7 +58,7 @@ async def ask_model(
         record_chat_content(span, messages, specs, reply.message, reply.finish_reason)
     message = unique_call_ids(reply.message)
     if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
-        reply = reply.model_copy(update={"message": message})
+        reply = replace(reply, message=message)
     if kind != "compact":
         state.messages.append(reply.message)
     state.usage = state.usage + reply.usage

@@ -6,7 +6,8 @@ run sent each time (results cleared, turns summarised: StepRecord.view), and the
 Otherwise the report names the first step that differs, what was recorded there and what happened instead.
 """
 
-from dataclasses import dataclass
+from copy import deepcopy
+from dataclasses import dataclass, replace
 
 from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits, config_of
@@ -35,7 +36,7 @@ class ReplayModel:
         missing = [s.index for s in recorded.steps if s.model_reply is None]
         if missing:
             raise ValueError(f"run {recorded.run_id} cannot be replayed: steps {missing} have no recorded model reply")
-        self._replies = [s.model_reply.model_copy(deep=True) for s in recorded.steps if s.model_reply is not None]
+        self._replies = [deepcopy(s.model_reply) for s in recorded.steps if s.model_reply is not None]
         self.calls = 0
 
     async def complete(
@@ -176,7 +177,7 @@ def _opening(recorded: RunState) -> list[Message]:
     """The messages before the first model call: the system prompt and the task."""
     for n, message in enumerate(recorded.messages):
         if isinstance(message, UserMessage):
-            return [m.model_copy() for m in recorded.messages[: n + 1]]
+            return [replace(m) for m in recorded.messages[: n + 1]]
     return [UserMessage(content=recorded.task)]
 
 

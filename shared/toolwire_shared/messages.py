@@ -5,9 +5,10 @@ user message, the OpenAI adapter sends one `role: tool` message each.
 """
 
 import json
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from toolwire_shared.media import MediaPart
 
@@ -15,12 +16,14 @@ _SIGNATURE_JSON = json.JSONEncoder(sort_keys=True)
 """json.dumps(..., sort_keys=True) without building an encoder per call (the repeat guard makes two a call)."""
 
 
-class ToolCall(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One call the model asked for. The messages are plain records (slotted dataclasses, made several times a step),
+    validated where a run is loaded (`load_messages`, `RunState.model_validate`) and dumped to the same JSON as ever."""
 
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = field(default_factory=dict)
     raw_arguments: str | None = None
     """The arguments exactly as the model wrote them, when they came as a JSON string (OpenAI)."""
     parse_error: str | None = None
@@ -33,20 +36,23 @@ class ToolCall(BaseModel):
         return f"{self.name}({_SIGNATURE_JSON.encode(self.arguments)})"
 
 
-class SystemMessage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class SystemMessage:
     role: Literal["system"] = "system"
     content: str
 
 
-class UserMessage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class UserMessage:
     role: Literal["user"] = "user"
     content: str
 
 
-class AssistantMessage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class AssistantMessage:
     role: Literal["assistant"] = "assistant"
     text: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
     provider: str | None = None
     """Which adapter produced provider_content."""
     provider_content: list[dict[str, Any]] | None = None
@@ -54,13 +60,14 @@ class AssistantMessage(BaseModel):
     included), echoed back unchanged to that provider."""
 
 
-class ToolResultMessage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ToolResultMessage:
     role: Literal["tool"] = "tool"
     call_id: str
     name: str
     content: str
     is_error: bool = False
-    media: list[MediaPart] = Field(default_factory=list, exclude_if=lambda parts: not parts)
+    media: Annotated[list[MediaPart], Field(exclude_if=lambda parts: not parts)] = field(default_factory=list)
     """The result's images and audio (each also described in `content`), sent to a model that takes them: saved with
     the run, so a resume or replay sends the same; left out when empty, so older saved runs load and save unchanged."""
 

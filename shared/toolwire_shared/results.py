@@ -2,12 +2,12 @@
 are made: the kind of a failure is data that travels with the result, never read back from its wording."""
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from toolwire_shared.elicitation import InputWanted
 from toolwire_shared.media import MAX_MEDIA_BYTES, MediaPart, accepted
@@ -38,30 +38,29 @@ RETRY_AFTER_META = META_PREFIX + "retry_after_s"
 (absent when no wait is known, e.g. a limit on calls in flight)."""
 
 
-class SubRun(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubRun:
     """The sub-agent run a delegate call started, as its parent counts it: the parent's totals include its usage and
     cost, its step limit its steps; a sub-agent waiting for a person makes the call wait too."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_id: str
     status: str
     steps: int = 0
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
 
 
-class TaskRun(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRun:
     """The MCP task a call ran as: its id and its last status (completed, failed, cancelled, input_required)."""
-
-    model_config = ConfigDict(frozen=True)
 
     task_id: str
     status: str
 
 
-class ToolResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """A plain record (made on every call): validated where a run is loaded, dumped to the same JSON as ever."""
 
     call_id: str
     name: str
@@ -81,15 +80,15 @@ class ToolResult(BaseModel):
     input_wanted: InputWanted | None = None
     """Set when the tool asked a person a question no one answered yet: the call pauses (not a result the model
     reads); the run waits for `toolwire answer` (client/toolwire_client/calls.py)."""
-    media: list[MediaPart] = Field(default_factory=list, exclude_if=lambda parts: not parts)
+    media: Annotated[list[MediaPart], Field(exclude_if=lambda parts: not parts)] = field(default_factory=list)
     """Its images and audio, for a model that takes them (each also described in `content`); left out of a saved
     result that has none, so runs saved before this field load and save unchanged."""
-    links: list[str] = Field(default_factory=list, exclude_if=lambda uris: not uris)
+    links: Annotated[list[str], Field(exclude_if=lambda uris: not uris)] = field(default_factory=list)
     """The URIs of the resource links and embedded resources it returned (read_resource reads them from the server
     that sent them)."""
     retry_after_s: float | None = None
     """On a `limited` result: how long the server said to wait before the call is let in (the ToolBox waits it)."""
-    task: TaskRun | None = Field(default=None, exclude_if=lambda task: task is None)
+    task: Annotated[TaskRun | None, Field(exclude_if=lambda task: task is None)] = None
     """Set when the server ran the call as an MCP task (client/toolwire_client/tools/tasks.py): its id and how it
     ended, for the step table."""
 
@@ -119,21 +118,19 @@ def from_call_result(call_id: str, name: str, result: types.CallToolResult, *, s
     """What an MCP CallToolResult (from a server process or the in-process dispatch) becomes in the run."""
     meta: dict[str, Any] = result.meta or {}
     read = read_content(result.content)
-    fields: dict[str, Any] = {"call_id": call_id, "name": name, "content": read.text}
-    if result.is_error:  # the rest only when not its default: fewer to validate, and to keep per call (fields_set)
-        fields |= {"is_error": True, "error_kind": kind_of(result)}
-    elif result.structured_content is not None:
-        fields["structured"] = result.structured_content
-    if TRUNCATED_META in meta:
-        fields["truncated"] = True
-    if read.media:
-        fields["media"] = read.media
-    if read.links:
-        fields["links"] = read.links
-    wait = _seconds(meta.get(RETRY_AFTER_META))
-    if wait is not None:
-        fields["retry_after_s"] = wait
-    return ToolResult(**fields, duration_s=time.perf_counter() - since)
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=read.text,
+        is_error=bool(result.is_error),
+        error_kind=kind_of(result),
+        truncated=TRUNCATED_META in meta,
+        duration_s=time.perf_counter() - since,
+        structured=None if result.is_error else result.structured_content,
+        media=read.media,
+        links=read.links,
+        retry_after_s=_seconds(meta.get(RETRY_AFTER_META)),
+    )
 
 
 def _seconds(value: Any) -> float | None:

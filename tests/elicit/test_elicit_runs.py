@@ -6,6 +6,7 @@ HTTP, with a scripted model."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -172,8 +173,8 @@ async def test_url_question_over_http_is_answered_and_resumed(tmp_path: Path) ->
                 done = await run_once(box, store, "", state=await store.load(paused.run_id))
                 # Hostile: an answer written into the saved state by hand, never given with `toolwire answer`.
                 forged = await run_once(box, store, "log in to the bank")
-                forged.pending[0] = forged.pending[0].model_copy(
-                    update={"state": "answered", "answer": InputAnswer(action="accept", by="mallory")}
+                forged.pending[0] = replace(
+                    forged.pending[0], state="answered", answer=InputAnswer(action="accept", by="mallory")
                 )
                 await store.save(forged)
                 stopped = await run_once(box, store, "", state=await store.load(forged.run_id))

@@ -1,6 +1,7 @@
 """The loop's invariants hold whichever exit ends a step: the saved message list is always a valid request, the
 wall-clock exit is decided by its own deadline only, and the repeat guard counts from the run state alone."""
 
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -89,7 +90,7 @@ async def test_the_repeat_guard_counts_from_the_run_state_alone() -> None:
     same = ToolCall(id="x", name="quick")
     history: list[Any] = [UserMessage(content="t")]
     for n in range(2):
-        history.append(AssistantMessage(tool_calls=[same.model_copy(update={"id": f"x{n}"})]))
+        history.append(AssistantMessage(tool_calls=[replace(same, id=f"x{n}")]))
     state = RunState(run_id="r", agent_name="a", task="t", model="m", messages=history)
     assert state.asked_before(len(history))[same.signature] == 2
     fresh = RunState.model_validate_json(state.model_dump_json())

@@ -2,6 +2,7 @@
 the same ToolBox path as MCP."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,11 +127,11 @@ async def test_hooks_block_and_change_calls() -> None:
             if c.name == "boom":
                 return Block("boom is switched off during the incident")
             if c.arguments.get("order_id") == "a123":
-                return c.model_copy(update={"arguments": {"order_id": "A123"}})
+                return replace(c, arguments={"order_id": "A123"})
             return None
 
         async def after_tool(self, c: ToolCall, result: ToolResult) -> ToolResult | None:
-            return result.model_copy(update={"content": result.content.replace("cus_8123", "cus_***")})
+            return replace(result, content=result.content.replace("cus_8123", "cus_***"))
 
     src = source()
     state = await Agent(
@@ -184,7 +185,7 @@ async def test_rejected_or_changed_calls_are_answered_not_run() -> None:
 
     state = await agent.run("t")
     state.pending[0].state = "approved"
-    tampered = state.pending[0].call.model_copy(update={"arguments": {"order_id": "A123", "amount_cents": 999}})
+    tampered = replace(state.pending[0].call, arguments={"order_id": "A123", "amount_cents": 999})
     state.pending[0].call = tampered
     resumed = await agent.resume(state)  # the pending copy no longer matches the call the model asked for
     assert (resumed.stop_reason, resumed.steps[0].results[0].error_kind, REFUNDS) == ("tampered", "blocked", [])

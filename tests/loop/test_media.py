@@ -5,6 +5,7 @@ server is an SDK server of the tests' own (media_server.py), over stdio."""
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,14 @@ from toolwire_client.store.base import Ruling
 from toolwire_client.store.sqlite import SqliteRunStore
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_shared.media import MAX_MEDIA_BYTES
-from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, load_messages
+from toolwire_shared.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    dump_messages,
+    load_messages,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "What does the chart show?"
@@ -198,7 +206,7 @@ def test_media_is_saved_with_the_messages_and_old_saved_runs_load_unchanged() ->
     old = [{"role": "tool", "call_id": "c", "name": "t", "content": "x", "is_error": False}]
     loaded = load_messages(old)
     assert isinstance(loaded[0], ToolResultMessage) and loaded[0].media == []
-    assert loaded[0].model_dump(mode="json") == old[0]  # and saved again as it was
+    assert dump_messages(loaded) == old  # and saved again as it was
 
 
 def test_the_step_table_shows_the_media(tmp_path: Path) -> None:
@@ -254,5 +262,5 @@ def test_a_budget_counts_an_image_as_an_image_not_as_its_base64() -> None:
 
     big = MediaPart(kind="image", mime_type="image/png", data="A" * 1_300_000)
     plain = ToolResultMessage(call_id="c", name="snapshot", content=IMAGE_LINE)
-    with_image = plain.model_copy(update={"media": [big]})
+    with_image = replace(plain, media=[big])
     assert estimate_prompt([with_image], []) == estimate_prompt([plain], []) + MEDIA_PART_TOKENS

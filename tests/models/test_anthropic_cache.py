@@ -2,6 +2,7 @@
 Messages API that keeps the cache as Anthropic documents it. Each step must read what the step before sent and
 write only what it added; the saved turns must stay as the model sent them."""
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ from bench.prompt_cache import STEPS, cached_run
 
 from toolwire_client.models.anthropic_cache import place_breakpoints
 from toolwire_client.models.pricing import default_prices
+from toolwire_shared.records import record_json
 
 
 async def test_each_step_reads_the_whole_prompt_the_step_before_sent() -> None:
@@ -23,7 +25,7 @@ async def test_each_step_reads_the_whole_prompt_the_step_before_sent() -> None:
         assert cache.usages[n]["cache_creation_input_tokens"] == prompts[n] - prompts[n - 1]  # wrote what it added
     assert (state.usage.input_tokens, state.usage.cache_read_tokens) == (sum(prompts), sum(prompts[:-1]))
     for message in state.messages:  # breakpoints went on copies: the saved turns are what the model sent
-        assert "cache_control" not in str(message.model_dump())
+        assert "cache_control" not in str(record_json(message))
 
 
 async def test_caching_cuts_the_input_bill_and_one_hour_writes_are_priced_above_five_minute_ones() -> None:
@@ -33,7 +35,7 @@ async def test_caching_cuts_the_input_bill_and_one_hour_writes_are_priced_above_
     for ttl in ("off", "5m", "1h"):
         state, _ = await cached_run(ttl)
         assert state.usage.cache_write_1h_tokens == (state.usage.cache_write_tokens if ttl == "1h" else 0)
-        costs[ttl] = price.cost(state.usage.model_copy(update={"output_tokens": 0}))
+        costs[ttl] = price.cost(replace(state.usage, output_tokens=0))
     assert costs["5m"] < costs["1h"] < costs["off"]
     assert costs["5m"] / costs["off"] == pytest.approx(0.30, abs=0.03)  # the seed's run: about 70% less
 

@@ -1,6 +1,8 @@
 """The Responses API adapter against the loopback fake: the fixtures' two-turn exchange (golden requests), items
 echoed unchanged (reasoning included), results matched by call_id, usage, incomplete replies and error bodies."""
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,7 +25,7 @@ from toolwire_client.models.openai_responses import ITEMS, OpenAIResponsesModel
 from toolwire_client.models.pricing import Price
 from toolwire_client.models.retry import RetryPolicy
 from toolwire_client.run.call_ids import unique_call_ids
-from toolwire_shared.messages import AssistantMessage, ToolCall, UserMessage
+from toolwire_shared.messages import AssistantMessage, ToolCall, UserMessage, dump_messages, load_messages
 from toolwire_shared.usage import Usage
 
 KEY = "sk-test"
@@ -74,7 +76,7 @@ async def test_reasoning_items_are_echoed_unchanged(fake: FakeProvider, policy: 
     first = await model.complete(messages, fixture_tools(FIRST))
     assert fake.requests[0].body["include"] == ["reasoning.encrypted_content"]  # store false: the only way back
     # the saved turn goes through JSON (the run store) before it is echoed
-    saved = AssistantMessage.model_validate_json(first.message.model_dump_json())
+    saved = load_messages(json.loads(json.dumps(dump_messages([first.message]))))[0]
     await model.complete([*messages, saved, weather_result("call_w")], fixture_tools(FIRST))
     echoed = fake.requests[1].body["input"]
     assert echoed[1:] == [
@@ -140,7 +142,7 @@ async def test_usage_counts_cached_and_reasoning_tokens_once(fake: FakeProvider,
     assert (got.input_tokens, got.cache_read_tokens, got.output_tokens, got.reasoning_tokens) == (2000, 1536, 300, 256)
     # reasoning tokens are part of output_tokens: the price is the same as for plain output tokens
     price = Price(input=2.0, output=8.0, cache_read=0.5)
-    assert price.cost(got) == price.cost(got.model_copy(update={"reasoning_tokens": 0}))
+    assert price.cost(got) == price.cost(replace(got, reasoning_tokens=0))
     assert price.cost(got) == pytest.approx((464 * 2.0 + 1536 * 0.5 + 300 * 8.0) / 1e6)
     assert (got + got).reasoning_tokens == 512 and (got + Usage()).total_tokens == 2300
     await model.aclose()

@@ -23,6 +23,7 @@ from toolwire_server.limits import ServerLimits
 from toolwire_server.tools.pipeline import call, run
 from toolwire_server.tools.request import CallRequest
 from toolwire_shared.messages import ToolCall
+from toolwire_shared.records import record_json
 from toolwire_shared.results import from_call_result, kind_of
 
 CAP = 50
@@ -161,7 +162,7 @@ async def test_the_in_process_answer_is_the_call_path_result(
     result = await source.call(ToolRequest(made_call, RunContext("r1"), timeout_s=5))
     expected = from_call_result("c1", tool, wire, since=time.perf_counter())
     skip = {"duration_s", "started_at"}
-    assert result.model_dump(mode="json", exclude=skip) == expected.model_dump(mode="json", exclude=skip)
+    assert record_json(result, exclude=skip) == record_json(expected, exclude=skip)
 
 
 async def test_a_toolbox_result_carries_when_it_was_sent() -> None:

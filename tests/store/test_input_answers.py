@@ -2,6 +2,7 @@
 gave it on the pending call in the same transaction; a value that does not fit the schema records nothing."""
 
 import re
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -51,7 +52,7 @@ async def test_one_answer_per_question_even_when_two_race(store: SqlRunStore) ->
     [pending] = state.pending
     assert pending.state == "answered" and pending.answer is not None and pending.decided_by == pending.answer.by
     assert await on_record(store, "run_race", pending)
-    forged = pending.model_copy(update={"answer": InputAnswer(action="accept", content={"n": 99}, by="mallory")})
+    forged = replace(pending, answer=InputAnswer(action="accept", content={"n": 99}, by="mallory"))
     assert not await on_record(store, "run_race", forged)
     [recorded] = await recent_answers(store)
     assert (recorded["call_id"], recorded["by"]) == ("call_1", pending.answer.by)

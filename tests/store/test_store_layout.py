@@ -3,6 +3,7 @@ changes reads back exactly, and a run saved by the layout before (a whole state 
 as it is after the migration and split on its next save."""
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -69,7 +70,7 @@ async def test_saves_append_and_every_change_reads_back(store: SqlRunStore, db: 
     await store.save(state)
     assert _same(await store.load(state.run_id), state)
     state.steps[0].model_text = "a settled step changed in place"  # not the last settled one: a new object
-    state.steps[0] = state.steps[0].model_copy()
+    state.steps[0] = replace(state.steps[0])
     await store.save(state)
     assert _same(await store.load(state.run_id), state)
 

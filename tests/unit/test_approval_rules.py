@@ -1,6 +1,8 @@
 """The approval rules as tables (client/toolwire_client/store/approval_rules.py): `verdict` over one call's event
 record, and `answer_without_running` for a settled pending call. End to end: tests/store/test_approval_*.py."""
 
+from dataclasses import replace
+
 import pytest
 
 from toolwire_client.run.state import CallState, PendingCall, args_hash
@@ -90,6 +92,6 @@ def test_answer_without_running(p: PendingCall, kind: str | None, says: str | No
 
 
 def test_a_rejection_says_its_reason() -> None:
-    p = pending("rejected").model_copy(update={"decision_reason": "too large"})
+    p = replace(pending("rejected"), decision_reason="too large")
     result = answer_without_running(p)
     assert result is not None and "too large" in result.content

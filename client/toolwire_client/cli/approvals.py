@@ -17,6 +17,7 @@ from toolwire_client.store import SqlRunStore
 from toolwire_client.store import approvals as decisions
 from toolwire_client.store.answers import recent_answers, waiting_for_input
 from toolwire_client.store.base import DecisionRecord
+from toolwire_shared.records import record_json
 from toolwire_shared.terminal import inert, inert_json, shown
 
 HASH_SHOWN = 12
@@ -46,7 +47,7 @@ def approvals(db: str | None, as_json: bool) -> None:
     asked = [(state, p) for state in states for p in waiting_for_input(state)]
     stalled = [state.run_id for state in states if not any(p.state in STILL_WAITING for p in state.pending)]
     if as_json:
-        rows = [{"run_id": state.run_id, **p.model_dump(mode="json")} for state, p in waiting + asked]
+        rows = [{"run_id": state.run_id, **record_json(p)} for state, p in waiting + asked]
         flagged = [
             {"run_id": r, "call_id": c, "tool": t, "tampered": why, "at": str(at)} for r, c, t, why, at in tampered
         ]

@@ -17,6 +17,7 @@ from toolwire_client.store.base import DecisionRecord
 from toolwire_client.store.events import LateOutcome, late_recorded
 from toolwire_client.store.tree import load_tree
 from toolwire_client.strategies.plan import PlanError, parse_plan, step_failure
+from toolwire_shared.records import record_json
 from toolwire_shared.results import ToolResult
 from toolwire_shared.terminal import inert_json, shown
 
@@ -187,7 +188,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
         "stop_reason": state.stop_reason,
         "report": state.report,
         "final_answer": state.final_answer,
-        "usage": state.usage.model_dump(mode="json"),
+        "usage": record_json(state.usage),
         "cost_usd": state.cost_usd,
         "plan": state.plan.model_dump(mode="json") if state.plan is not None else None,
         "steps": steps,

@@ -29,6 +29,7 @@ from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.tools.kept_results import KeptResults
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolResultMessage
+from toolwire_shared.records import record_text
 from toolwire_shared.tools import ToolSpec, spec_json
 
 STUB_TARGET = 0.5
@@ -191,7 +192,7 @@ class ContextKeeper:
         if known is not None and known[0] is message:
             return known[1]
         media = len(message.media) if isinstance(message, ToolResultMessage) else 0
-        tokens = count(message.model_dump_json(exclude={"media"})) + media * MEDIA_PART_TOKENS
+        tokens = count(record_text(message, exclude={"media"})) + media * MEDIA_PART_TOKENS
         sizes[id(message)] = (message, tokens)
         return tokens
 

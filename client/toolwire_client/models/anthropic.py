@@ -1,6 +1,7 @@
 """Anthropic Messages API adapter: neutral messages to `/v1/messages` and the reply back to an AssistantMessage."""
 
 import json
+from dataclasses import replace
 from typing import Any, Unpack
 
 from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoints
@@ -82,7 +83,7 @@ class AnthropicModel(HttpModel):
             parse_content(content), parse_usage(posted.data.get("usage")), posted.data.get("stop_reason")
         )
         found = found_tools(content)
-        return reply.model_copy(update={"found_tools": found}) if found else reply
+        return replace(reply, found_tools=found) if found else reply
 
 
 TOOL_SEARCH_TYPE = "tool_search_tool_bm25_20251119"

@@ -1,15 +1,19 @@
 """What the loop needs from a model: one call from the message list and tool specs to the next assistant turn."""
 
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
 
 
-class ModelReply(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ModelReply:
+    """What one model call answered: a plain record (one a step), kept on the step for replay."""
+
     message: AssistantMessage
     usage: Usage
     finish_reason: str | None = None
@@ -20,7 +24,7 @@ class ModelReply(BaseModel):
     """How many HTTP attempts the call took (retries + 1); the waterfall marks model calls that were retried."""
     waited_s: float = 0.0
     """Seconds spent waiting between those attempts (a rate limit's retry-after); the waterfall marks it ⏸."""
-    found_tools: list[str] = Field(default_factory=list, exclude_if=lambda names: not names)
+    found_tools: Annotated[list[str], Field(exclude_if=lambda names: not names)] = field(default_factory=list)
     """The deferred tools the provider's own tool search found and loaded in this reply (Anthropic's
     `tool_reference` blocks), by name: the run records them as loaded (tools/tool_search.py)."""
 

@@ -3,6 +3,7 @@
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.models.tokens import estimate_prompt, estimate_text
@@ -31,7 +32,7 @@ class ScriptedModel:
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
     ) -> ModelReply:
         started = time.perf_counter()
-        message = (await self.next_turn(messages, tools)).model_copy(update={"provider": self.provider})
+        message = replace(await self.next_turn(messages, tools), provider=self.provider)
         self.calls += 1
         usage = self.usage_fn(self.calls, messages) if self.usage_fn else self._estimate(messages, tools, message)
         return ModelReply(

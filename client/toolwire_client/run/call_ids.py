@@ -2,6 +2,7 @@
 none, or the same id twice, and approvals, results and resumes must each address exactly one call. The provider's
 own content blocks are renamed to match, so what is echoed back to it stays consistent."""
 
+from dataclasses import replace
 from typing import Any
 
 from toolwire_shared.ids import new_call_id
@@ -20,12 +21,10 @@ def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
         fresh = new_call_id()
         renamed += 1
         seen.add(fresh)
-        calls.append(call.model_copy(update={"id": fresh}))
+        calls.append(replace(call, id=fresh))
     if not renamed:
         return message
-    return message.model_copy(
-        update={"tool_calls": calls, "provider_content": _renamed(message.provider_content, calls)}
-    )
+    return replace(message, tool_calls=calls, provider_content=_renamed(message.provider_content, calls))
 
 
 def _renamed(blocks: list[dict[str, Any]] | None, calls: list[ToolCall]) -> list[dict[str, Any]] | None:

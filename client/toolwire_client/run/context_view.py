@@ -7,7 +7,7 @@ of the list, the run's last `ViewMark` (saved on its steps) and the summary that
 another process and a replay compute the very request the model was sent."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -51,7 +51,7 @@ def head_of(message: ToolResultMessage, inline_chars: int) -> ToolResultMessage:
     """A long result as the model reads it: its first `inline_chars` characters and how to read the rest."""
     total = len(message.content)
     content = message.content[:inline_chars] + texts.kept_out(message.call_id, inline_chars, total)
-    return message.model_copy(update={"content": content})
+    return replace(message, content=content)
 
 
 def stub_of(message: ToolResultMessage) -> ToolResultMessage:

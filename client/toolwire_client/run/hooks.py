@@ -1,6 +1,6 @@
 """Hooks the harness runs around each tool call: observe it, block it (the model reads the reason), or change it."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from toolwire_client import texts
@@ -32,7 +32,7 @@ async def run_before(hooks: tuple[ToolHook, ...], call: ToolCall) -> ToolCall | 
         if isinstance(decision, Block):
             return failed(call.id, call.name, "blocked", texts.blocked(call.name, decision.reason))
         if decision is not None:
-            call = decision.model_copy(update={"id": call.id})
+            call = replace(decision, id=call.id)
     return call
 
 

@@ -17,10 +17,9 @@ it carries an MCP task to follow).
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Self
-
-from pydantic import BaseModel, Field
 
 from toolwire_shared.elicitation import InputAnswer, InputWanted
 from toolwire_shared.messages import ToolCall
@@ -70,13 +69,15 @@ class IllegalTransition(ValueError):
         super().__init__(f"call '{call_id}' is {state}: it cannot {transition} (only from {allowed})")
 
 
-class PendingCall(BaseModel):
-    """A tool call waiting for a person, or sent and not yet answered (what crash recovery looks at)."""
+@dataclass(slots=True, kw_only=True)
+class PendingCall:
+    """A tool call waiting for a person, or sent and not yet answered (what crash recovery looks at). A plain record:
+    validated where a run is loaded, dumped to the same JSON as ever."""
 
     call: ToolCall
     state: CallState
     args_hash: str
-    since: datetime = Field(default_factory=now)
+    since: datetime = field(default_factory=now)
     decision_reason: str | None = None
     decided_by: str | None = None
     """Who approved or rejected it (a copy: the store's approval events are the record)."""
@@ -116,9 +117,7 @@ class PendingCall(BaseModel):
 
     @classmethod
     def _new(cls, call: ToolCall, state: CallState, idempotent: bool, **fields: Any) -> Self:
-        if idempotent:  # only what is not the default: less to validate, a smaller record
-            fields["idempotent"] = True
-        return cls(call=call, state=state, args_hash=args_hash(call.arguments), **fields)
+        return cls(call=call, state=state, args_hash=args_hash(call.arguments), idempotent=idempotent, **fields)
 
     # -- transitions ---------------------------------------------------------------------------------------------
     def approve(self, reason: str | None, by: str | None) -> None:

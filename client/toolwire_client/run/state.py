@@ -1,10 +1,11 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from toolwire_client.models.base import ModelReply
 from toolwire_client.run.context_view import ViewMark
@@ -25,8 +26,10 @@ RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "faile
 StepKind = Literal["act", "review", "plan", "compact"]
 
 
-class StepRecord(BaseModel):
-    """One model call and the tool calls it asked for, with what came back: the row of the trace table."""
+@dataclass(slots=True, kw_only=True)
+class StepRecord:
+    """One model call and the tool calls it asked for, with what came back: the row of the trace table. A plain record
+    (made every step, changed in place as its calls end): validated where a run is loaded, dumped as ever."""
 
     index: int
     kind: StepKind = "act"
@@ -36,25 +39,25 @@ class StepRecord(BaseModel):
     plan_step: tuple[int, int] | None = None
     """(i, n): the call worked on step i of the n-step plan (or workflow) running then."""
     model_text: str = ""
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    results: list[ToolResult] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
-    usage_so_far: Usage = Field(default_factory=Usage)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    usage_so_far: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     model_latency_s: float = 0.0
-    started_at: datetime = Field(default_factory=now)
+    started_at: datetime = field(default_factory=now)
     finished_at: datetime | None = None
     model_reply: ModelReply | None = None
+    """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
+    the run is saved, not on every step)."""
     tools: list[ToolSpec] | None = None
     """The tool definitions offered from this step on, when a server's tool list changed since the step before (MCP
     `list_changed`); None: the same as before (the first step's are `RunConfig.tools`). Replay offers them again."""
-    loaded: list[str] | None = Field(default=None, exclude_if=lambda loaded: loaded is None)
+    loaded: Annotated[list[str] | None, Field(exclude_if=lambda loaded: loaded is None)] = None
     """With tool search on: the tools it had loaded when this step ended (searched out, or called before they were
     loaded), in load order; the next step is offered them in full. A resumed run loads them again. None (and left
     out of the saved run) without tool search."""
-    """The model's reply, kept so `toolwire replay` can feed it back with no network (turned into JSON only when
-    the run is saved, not on every step)."""
-    view: ViewMark | None = None
+    view: Annotated[ViewMark | None, Field(exclude_if=lambda view: view is None)] = None
     """What the request of this step was made of when not the whole list (run/context_view.py): the results cleared
     to stubs and the summary in place of older turns; a compact step's is the mark it leaves for the steps after."""
 
@@ -115,10 +118,19 @@ class RunState(BaseModel):
     """A code-mode script's run (a child of the run whose run_code call started it): where to resume the script.
     Left out of the saved JSON when None: other runs save what they saved before."""
 
-    _order: OrderCheck = PrivateAttr(default_factory=OrderCheck)
-    _asked: "AskedCount" = PrivateAttr(default_factory=lambda: AskedCount())
-    _written: Any = PrivateAttr(default=None)
-    """The run store's note of what it last wrote of this state (store/layout.py): a save appends only what is new."""
+    __slots__ = ("_derived",)
+    """What is derived from the state and kept beside it, in a plain slot outside pydantic: read at attribute speed,
+    never saved, and not copied (a copy derives it again)."""
+    if TYPE_CHECKING:
+        _derived: "Derived"
+
+    @property
+    def derived(self) -> "Derived":
+        try:
+            return self._derived
+        except AttributeError:  # a new state, a loaded one or a copy: derived afresh
+            self._derived = made = Derived()
+            return made
 
     @property
     def steps_taken(self) -> int:
@@ -135,21 +147,26 @@ class RunState(BaseModel):
 
     def check_order(self) -> None:
         """MessageOrderError if the message list is not a valid request; reads only what was added since last time."""
-        order: OrderCheck = self._kept("_order")
-        order.check(self.messages)
+        self.derived.order.check(self.messages)
 
     def asked_before(self, turn: int) -> Counter[str]:
         """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.
 
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
-        asked: AskedCount = self._kept("_asked")
-        return asked.before(self.messages, turn)
+        return self.derived.asked.before(self.messages, turn)
 
-    def _kept(self, name: str) -> Any:
-        """A private attribute read from where pydantic keeps it: `self._order` goes through pydantic's __getattr__,
-        which costs ~1.5 µs, twice a step."""
-        private = self.__pydantic_private__
-        return private[name] if private is not None else getattr(self, name)
+
+class Derived:
+    """What a run state's checks and its store keep between steps, derived from the state alone."""
+
+    __slots__ = ("asked", "order", "written")
+
+    def __init__(self) -> None:
+        self.order = OrderCheck()
+        self.asked = AskedCount()
+        self.written: Any = None
+        """The run store's note of what it last wrote of this state (store/layout.py): a save appends only what is
+        new."""
 
 
 class AskedCount:

@@ -82,7 +82,7 @@ def _json_list(placeholders: int, items: bytes) -> str:
 
 def split(state: RunState, store: object, version: int, updated_at: datetime) -> Split:
     """The header and the new segment to write for `state` saved as `version` (at `updated_at`) by `store`."""
-    note: Written | None = state._written
+    note: Written | None = state.derived.written
     m_from = s_from = 0
     trusted = intact = note is not None and note.store is store and note.version == state.version
     if trusted:
@@ -136,8 +136,8 @@ def join(run_id: str, header: dict[str, Any], segments: list[dict[str, Any]]) ->
 def note_loaded(state: RunState, store: object, messages: int, steps: int) -> None:
     """After a load: what the store holds of this state, so its next save appends only what is new."""
     last = _STEP.dump_json(state.steps[steps - 1]) if steps else None
-    state._written = Written(store, state.version, state.messages[:messages], state.steps[:steps], last)
+    state.derived.written = Written(store, state.version, state.messages[:messages], state.steps[:steps], last)
 
 
 def note_saved(state: RunState, parts: Split) -> None:
-    state._written = parts.written
+    state.derived.written = parts.written

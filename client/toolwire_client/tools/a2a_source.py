@@ -12,6 +12,7 @@ a2a-sdk is imported when the source starts, not when toolwire does."""
 
 import os
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -272,4 +273,4 @@ def _ended(request: ToolRequest, task: "Task", state: str, started: float) -> To
 
 
 def _with_task(result: ToolResult, task_id: str, status: str) -> ToolResult:
-    return result.model_copy(update={"task": TaskRun(task_id=task_id, status=status)})
+    return replace(result, task=TaskRun(task_id=task_id, status=status))

@@ -2,6 +2,7 @@
 ToolBox runs it), so a server that breaks its own contract gives a `bad_output` error result, never bad data."""
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from jsonschema import SchemaError
@@ -43,7 +44,7 @@ def checked(result: ToolResult, spec: ToolSpec) -> ToolResult:
     if not problems:
         return result
     bad = failed(result.call_id, result.name, "bad_output", errors.bad_output(spec.name, problems))
-    return bad.model_copy(update={"duration_s": result.duration_s})
+    return replace(bad, duration_s=result.duration_s)
 
 
 def _problems(schema: dict[str, Any], value: dict[str, Any] | None) -> list[str]:

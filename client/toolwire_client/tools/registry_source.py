@@ -3,7 +3,6 @@
 ones stdio and HTTP callers get, with no transport in between."""
 
 import time
-from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -59,14 +58,13 @@ class RegistrySource(ToolSource):
         )
         if isinstance(answer, TextAnswer):  # made at once, with when the ToolBox sent it: no MCP result, no copy
             took = time.perf_counter() - started
-            fields: dict[str, Any] = {} if answer.structured is None else {"structured": answer.structured}
             return ToolResult(
                 call_id=call.id,
                 name=call.name,
                 content=answer.text,
-                **fields,
                 duration_s=took,
                 started_at=request.sent_at,
+                structured=answer.structured,
             )
         return from_call_result(call.id, call.name, answer, since=started)
 

@@ -19,6 +19,7 @@ called with `params.task`, and followed by the same loop (`legacy=True`): its `C
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
 import anyio
@@ -147,7 +148,7 @@ async def follow(
     result, status = await _followed(
         session, request, task, started=started, resumed=resumed, on_input=on_input, legacy=legacy
     )
-    return result.model_copy(update={"task": TaskRun(task_id=str(task["taskId"]), status=status)})
+    return replace(result, task=TaskRun(task_id=str(task["taskId"]), status=status))
 
 
 async def _followed(

@@ -6,6 +6,7 @@ import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import anyio
@@ -264,15 +265,10 @@ class ToolBox:
         result, attempts = await self._attempts(call, route, run, timeout_s, started, sent_at)
         if result.links and route is not None:  # read_resource reads a link from the server that sent it
             self._linked(route.source, result.links)
-        update: dict[str, object] = {}
-        if result.started_at is not sent_at:  # a source that put it there built the result for this call
-            update["started_at"] = sent_at
-        if (result.name, result.call_id) != (call.name, call.id):
-            update |= {"name": call.name, "call_id": call.id}
-        if attempts != 1:
-            update["attempts"] = attempts
+        if result.started_at is sent_at and (result.name, result.call_id) == (call.name, call.id) and attempts == 1:
+            return result  # a source that put its start there built the result for this call
         # at most one copy per call: the source's result is never changed
-        return result.model_copy(update=update) if update else result
+        return replace(result, started_at=sent_at, name=call.name, call_id=call.id, attempts=attempts)
 
     def _linked(self, source: ToolSource, uris: list[str]) -> None:
         for watcher in self.sources:
@@ -309,9 +305,8 @@ class ToolBox:
         timeout = timeout_s or self.timeouts.get(route.known) or policy.timeout_s
         key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
-        # the call as its source gets it: its name there, its own copy of the arguments (validation makes one). Built,
-        # neither model_copy'd nor model_construct'ed: pydantic's validator in Rust is the fastest of the three
-        sent = ToolCall(id=call.id, name=route.remote_name, arguments=call.arguments)
+        # the call as its source gets it: its name there, its own copy of the arguments
+        sent = ToolCall(id=call.id, name=route.remote_name, arguments=dict(call.arguments))
         request = ToolRequest(sent, run, timeout, key, self._progress_of(call), sent_at)
         for attempt in range(1, tries + 1):
             try:
@@ -381,4 +376,4 @@ def capped(result: ToolResult, max_chars: int | None) -> ToolResult:
     if max_chars is None or total <= max_chars or (result.truncated and total <= max_chars + NOTE_ROOM):
         return result
     text = result.content[:max_chars] + texts.result_cut(max_chars, total)
-    return result.model_copy(update={"content": text, "truncated": True})
+    return replace(result, content=text, truncated=True)

@@ -2,6 +2,8 @@
 recorded results (no tool server), and a call the record leaves waiting for a person waits again. What `toolwire
 replay SCRIPT_RUN` does; `replay.py` compares the path with the recorded one as for any run."""
 
+from dataclasses import replace
+
 from toolwire_client import texts
 from toolwire_client.run import exits
 from toolwire_client.run.script_record import ScriptRecord
@@ -54,7 +56,7 @@ async def replay_script(recorded: RunState) -> tuple[RunState, list[ToolCall]]:
         agent_name=recorded.agent_name,
         task=recorded.task,
         model=recorded.model,
-        messages=[m.model_copy() for m in recorded.messages[:1]],
+        messages=[replace(m) for m in recorded.messages[:1]],
         parent_run_id=recorded.parent_run_id,
         parent_call_id=recorded.parent_call_id,
         script=ScriptRecord(code=recorded.script.code),
