@@ -213,9 +213,7 @@ def check(trial: Trial, folder: Path, db: str, run_id: str, right: str, largest:
     with sqlite3.connect(folder / "calls.sqlite3") as conn:
         rows = conn.execute("SELECT tool, label, key FROM executions").fetchall()
     with sqlite3.connect(folder / "support.sqlite3") as conn:
-        refunds = conn.execute(
-            "SELECT order_id, amount_cents FROM refunds WHERE idempotency_key IS NOT NULL"
-        ).fetchall()
+        refunds = conn.execute("SELECT order_id, amount_cents FROM refunds WHERE id NOT LIKE 're_seed_%'").fetchall()
     trial.executions = dict(Counter(tool for tool, _, _ in rows))
     per_call: dict[str, list[str | None]] = {}
     for _, label, key in rows:
@@ -326,18 +324,18 @@ HEADER = (
 def run(seed: int = SEED) -> dict[str, Any]:
     started = time.perf_counter()
     done = trials(seed)
-    killed = [t for t in done if t.kill_point]
     calls = 22 * len(done)
     twice = sum(len(t.resent) for t in done)
     figures = [
-        {"name": "runs killed -9 mid-script, resumed: done with the right answer", "value": sum(t.ok for t in killed),
-         "unit": "runs", "reference": "runs killed", "reference_value": len(killed)},
-        {"name": "calls executed under a second key, or never", "value": sum(not t.keys_per_call_ok for t in done),
-         "unit": "runs", "reference": "runs", "reference_value": len(done)},
+        {"name": "runs done with the right answer (10 killed -9 and resumed, 1 approved from another process)",
+         "value": sum(t.ok for t in done), "unit": "runs", "reference": "runs", "reference_value": len(done)},
+        {"name": "runs with a call executed under a second key, more than twice, or never",
+         "value": sum(not t.keys_per_call_ok for t in done), "unit": "runs", "reference": "runs",
+         "reference_value": len(done)},
         {"name": "refunds made (each key's effect once)", "value": sum(t.refunds_made for t in done), "unit": "refunds",
          "reference": "runs (one refund each)", "reference_value": len(done)},
-        {"name": "calls sent again with their key (in flight at the kill)", "value": twice, "unit": "calls",
-         "reference": "calls the scripts made", "reference_value": calls},
+        {"name": "calls executed a second time, with their key (the batch the kill was in)", "value": twice,
+         "unit": "calls", "reference": "calls the scripts made", "reference_value": calls},
     ]  # fmt: skip
     failed = [f"trial {t.number} FAILED ({t.kill_point}): {'; '.join(t.problems)}" for t in done if not t.ok]
     notes = [
