@@ -32,6 +32,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
 from toolwire_client.models.function_model import FunctionModel
+from toolwire_client.models.seed_scripts import last_results
 from toolwire_client.run.state import RunState
 from toolwire_client.store import approvals, open_store
 from toolwire_client.store.base import RunStore
@@ -84,24 +85,23 @@ class Counted:
         self.inputs.append(len(self.encoding.encode(json.dumps(specs) + json.dumps(shown))))
 
 
-def _results(messages: list[Message]) -> list[ToolResultMessage]:
-    found: list[ToolResultMessage] = []
-    for message in reversed(messages):
-        if not isinstance(message, ToolResultMessage):
-            break
-        found.insert(0, message)
-    return found
-
-
 def answer(total: int, orders: int, largest: str, refunded: int) -> str:
     return f"The {orders} newest orders had {total} cents refunded; refunded {refunded} more cents on {largest}."
+
+
+def _plain_answer(done: list[ToolResultMessage]) -> AssistantMessage:
+    """The answer of a plain model once its refund is made: the refund lists summed, and the receipt (the last)."""
+    lists = [json.loads(m.content) for m in done if m.name == "list_refunds"]
+    receipt = json.loads(done[-1].content)
+    total = sum(x["amount_cents"] for rs in lists for x in rs)
+    return AssistantMessage(text=answer(total, len(lists), receipt["order_id"], receipt["amount_cents"]))
 
 
 def plain_model(counted: Counted) -> FunctionModel:
     def turn(messages: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
         counted.count(messages, tools)
         step = sum(isinstance(m, AssistantMessage) for m in messages)
-        results = _results(messages)
+        results = last_results(messages)
         if step == 0:
             return AssistantMessage(
                 tool_calls=[ToolCall(id="c_search", name="search_orders", arguments={"customer_id": CUSTOMER})]
@@ -121,11 +121,7 @@ def plain_model(counted: Counted) -> FunctionModel:
             largest = max(totals, key=lambda k: totals[k])
             refund = ToolCall(id="c_refund", name="issue_refund", arguments={"order_id": largest, "amount_cents": 1000})
             return AssistantMessage(tool_calls=[refund])
-        tool_results = [m for m in messages if isinstance(m, ToolResultMessage)]
-        lists = [json.loads(m.content) for m in tool_results if m.name == "list_refunds"]
-        receipt = json.loads(tool_results[-1].content)
-        total = sum(x["amount_cents"] for rs in lists for x in rs)
-        return AssistantMessage(text=answer(total, len(lists), receipt["order_id"], receipt["amount_cents"]))
+        return _plain_answer([m for m in messages if isinstance(m, ToolResultMessage)])
 
     return FunctionModel(turn, name="plain")
 
@@ -151,9 +147,7 @@ def sequential_model(counted: Counted) -> FunctionModel:
             largest = max(totals, key=lambda k: totals[k])
             refund = ToolCall(id="c_refund", name="issue_refund", arguments={"order_id": largest, "amount_cents": 1000})
             return AssistantMessage(tool_calls=[refund])
-        receipt = json.loads(done[-1].content)
-        total = sum(x["amount_cents"] for rs in lists for x in rs)
-        return AssistantMessage(text=answer(total, len(lists), receipt["order_id"], receipt["amount_cents"]))
+        return _plain_answer(done)
 
     return FunctionModel(turn, name="sequential")
 
@@ -161,7 +155,7 @@ def sequential_model(counted: Counted) -> FunctionModel:
 def code_model(counted: Counted) -> FunctionModel:
     def turn(messages: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
         counted.count(messages, tools)
-        results = _results(messages)
+        results = last_results(messages)
         if not results:
             return AssistantMessage(tool_calls=[ToolCall(id="c_code", name="run_code", arguments={"code": SCRIPT})])
         got = json.loads(results[0].content)

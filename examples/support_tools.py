@@ -168,15 +168,12 @@ async def audit_orders(
     return findings
 
 
-def _desk() -> Registry:
-    """The support desk of the workflow and skills examples: every support tool plus get_policy and audit_orders (a
-    long tool that reports progress). A registry of its own, so the tools (and the token counts) of runs on
-    `registry` stay what they were."""
-    desk = Registry("toolwire-support-desk")
+def _with_support_tools(copy: Registry) -> Registry:
+    """`copy` given every tool of `registry`, with its policy: the desk and the ledger start from the same tools."""
     for tool in registry:
         policy = tool.policy
         options = {"timeout_s": policy.timeout_s, "max_concurrency": policy.max_concurrency}
-        desk.add(
+        copy.add(
             tool.fn,
             name=tool.name,
             description=tool.description,
@@ -184,6 +181,14 @@ def _desk() -> Registry:
             idempotent=policy.idempotent,
             **options,
         )
+    return copy
+
+
+def _desk() -> Registry:
+    """The support desk of the workflow and skills examples: every support tool plus get_policy and audit_orders (a
+    long tool that reports progress). A registry of its own, so the tools (and the token counts) of runs on
+    `registry` stay what they were."""
+    desk = _with_support_tools(Registry("toolwire-support-desk"))
     desk.add(
         get_policy,
         description="The support policy for one kind of ticket (damaged_item, late_delivery, refund, cancellation, "
@@ -413,18 +418,7 @@ def list_refunds(order_id: Annotated[str, Field(description="order id, e.g. C700
 def _ledger() -> Registry:
     """The support tools plus list_refunds (every refund made on one order): code mode's fan-out (bench, tests). A
     registry of its own, so the tools (and the token counts) of runs on `registry` stay what they were."""
-    ledger = Registry("toolwire-support-ledger")
-    for tool in registry:
-        policy = tool.policy
-        options = {"timeout_s": policy.timeout_s, "max_concurrency": policy.max_concurrency}
-        ledger.add(
-            tool.fn,
-            name=tool.name,
-            description=tool.description,
-            risky=policy.risky,
-            idempotent=policy.idempotent,
-            **options,
-        )
+    ledger = _with_support_tools(Registry("toolwire-support-ledger"))
     ledger.add(
         list_refunds,
         description="Every refund made on one order (oldest first): id, amount in cents, status, when. An empty list "

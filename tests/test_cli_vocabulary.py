@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import clean_env, run_toolwire
-from helpers.invoice_tools import TOOLS
+from helpers.user_tools import RISKY_TOOLS
 
 EVALS = """
 [[servers]]
@@ -27,7 +27,7 @@ check = {{ contains = "42" }}
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "tools.py").write_text(RISKY_TOOLS)
     (tmp_path / "turns.json").write_text('[{"calls": [{"name": "add", "args": {"a": 2, "b": 40}}]}, {"text": "42"}]')
     return tmp_path
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import REPO, clean_env
-from helpers.invoice_tools import TOOLS
+from helpers.user_tools import RISKY_TOOLS
 
 pytestmark = [pytest.mark.alone, pytest.mark.timeout(900)]
 
@@ -59,7 +59,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> Non
     assert "waiting for approval" in demo.stdout and "resuming the saved run" in demo.stdout, demo.stdout
     assert "Traceback" not in demo.stderr
 
-    (elsewhere / "tools.py").write_text(TOOLS)
+    (elsewhere / "tools.py").write_text(RISKY_TOOLS)
     _first_hour(bin_dir / "toolwire", elsewhere, env, tmp_path / "first-hour.db")
     assert not (dev_tools := [n for n in ("pytest", "mypy", "ruff", "playwright") if (bin_dir / n).exists()]), dev_tools
 
@@ -75,7 +75,7 @@ def _first_hour(toolwire: Path, here: Path, env: dict[str, str], db: Path) -> No
         return done
 
     listed = json.loads(step("tools", *server, "--json").stdout)
-    assert {tool["name"] for tool in listed} == {"add", "send_invoice"}, listed
+    assert {tool["name"] for tool in listed} == {"add", "divide", "greet", "send_invoice"}, listed
     assert step("call", "add", "a=2", "b=40", *server).stdout.strip() == "42"
 
     paused = json.loads(

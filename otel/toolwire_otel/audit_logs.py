@@ -9,33 +9,27 @@ from collections.abc import Mapping
 from opentelemetry._logs import SeverityNumber, get_logger, get_logger_provider
 from opentelemetry.sdk._logs import LoggerProvider
 
+from toolwire_otel.switch import Switch
+
 AUDIT_EVENT = "toolwire.audit"
 """The log record's event name; its attributes are the audit record's fields as `toolwire.audit.<field>`."""
 
 _logger = get_logger("toolwire.audit")
-_enabled = False
-
-
-def enable(on: bool = True) -> None:
-    """Called by setup (or a test) once a LoggerProvider is installed."""
-    global _enabled
-    _enabled = on
-
-
-def enabled() -> bool:
-    return _enabled
+_switch = Switch()
+enable = _switch.enable
+enabled = _switch.enabled
 
 
 def flush(timeout_ms: int = 5000) -> None:
     """Export what is queued: the server calls it on its way out, where the process's exit hooks may not run."""
     provider = get_logger_provider()
-    if _enabled and isinstance(provider, LoggerProvider):
+    if _switch.on and isinstance(provider, LoggerProvider):
         provider.force_flush(timeout_ms)
 
 
 def emit_audit_record(tool: str, outcome: str, at: float, fields: Mapping[str, str | int | float]) -> None:
     """One audit record (made at `at`, epoch seconds) as a log record, in the current (the call's) context."""
-    if not _enabled:
+    if not _switch.on:
         return
     _logger.emit(
         timestamp=int(at * 1e9),

@@ -7,6 +7,7 @@ False and the record functions return at once. The span helpers in spans.py call
 from opentelemetry import metrics
 
 from toolwire_otel import attributes as semconv
+from toolwire_otel.switch import Switch
 from toolwire_shared.usage import Usage
 
 DURATION_BUCKETS_S = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
@@ -15,42 +16,31 @@ TOKEN_TYPE = "gen_ai.token.type"
 TOOL_OUTCOME = "toolwire.tool.outcome"
 
 _meter = metrics.get_meter("toolwire")
-_operation_duration = _meter.create_histogram(
-    semconv.METRIC_OPERATION_DURATION,
-    unit="s",
-    description="GenAI operation duration",
-    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
-)
+
+
+def _duration(name: str, description: str) -> metrics.Histogram:
+    """A histogram of seconds, in the buckets every duration here shares."""
+    return _meter.create_histogram(
+        name, unit="s", description=description, explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S
+    )
+
+
+_operation_duration = _duration(semconv.METRIC_OPERATION_DURATION, "GenAI operation duration")
 _token_usage = _meter.create_histogram(
     semconv.METRIC_TOKEN_USAGE,
     unit="{token}",
     description="Number of input and output tokens used",
     explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
 )
-_tool_duration = _meter.create_histogram(
-    semconv.METRIC_TOOL_DURATION,
-    unit="s",
-    description="Tool call duration by tool and outcome",
-    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
-)
-_server_call_duration = _meter.create_histogram(
+_tool_duration = _duration(semconv.METRIC_TOOL_DURATION, "Tool call duration by tool and outcome")
+_server_call_duration = _duration(
     "toolwire.server.call.duration",
-    unit="s",
-    description="Tool calls a toolwire server answered, by agent, tool and outcome (limited: refused by a limit)",
-    explicit_bucket_boundaries_advisory=DURATION_BUCKETS_S,
+    "Tool calls a toolwire server answered, by agent, tool and outcome (limited: refused by a limit)",
 )
 SERVER_AGENT = "toolwire.agent"
-_enabled = False
-
-
-def enable(on: bool = True) -> None:
-    """Called by configure_tracing (or a test) once a MeterProvider is installed."""
-    global _enabled
-    _enabled = on
-
-
-def enabled() -> bool:
-    return _enabled
+_switch = Switch()
+enable = _switch.enable
+enabled = _switch.enabled
 
 
 def record_chat_duration(
@@ -63,7 +53,7 @@ def record_chat_duration(
     server_address: str | None = None,
     server_port: int | None = None,
 ) -> None:
-    if not _enabled:
+    if not _switch.on:
         return
     attrs = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
@@ -76,7 +66,7 @@ def record_chat_duration(
 
 
 def record_token_usage(provider: str, request_model: str, usage: Usage, *, response_model: str | None = None) -> None:
-    if not _enabled:
+    if not _switch.on:
         return
     attrs: dict[str, str] = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
@@ -91,7 +81,7 @@ def record_token_usage(provider: str, request_model: str, usage: Usage, *, respo
 
 def record_tool_duration(tool_name: str, duration_s: float, outcome: str, tool_type: str = "function") -> None:
     """`outcome` is 'ok' or the error kind ('tool_error', 'timeout', 'bad_arguments', ...)."""
-    if not _enabled:
+    if not _switch.on:
         return
     _tool_duration.record(
         duration_s,
@@ -101,7 +91,7 @@ def record_tool_duration(tool_name: str, duration_s: float, outcome: str, tool_t
 
 def record_server_call(agent: str, tool: str, outcome: str, duration_s: float) -> None:
     """Server side, per agent: its calls (the count), refusals and errors (by outcome) and latency (the values)."""
-    if not _enabled:
+    if not _switch.on:
         return
     _server_call_duration.record(
         duration_s, {SERVER_AGENT: agent, semconv.GEN_AI_TOOL_NAME: tool, TOOL_OUTCOME: outcome}
@@ -109,7 +99,7 @@ def record_server_call(agent: str, tool: str, outcome: str, duration_s: float) -
 
 
 def record_agent_duration(agent_name: str, duration_s: float, error_type: str | None = None) -> None:
-    if not _enabled:
+    if not _switch.on:
         return
     attrs = {semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT, semconv.GEN_AI_AGENT_NAME: agent_name}
     if error_type:

@@ -11,9 +11,10 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from opentelemetry import metrics, trace
@@ -40,6 +41,7 @@ PROJECT_ATTRIBUTE = "openinference.project.name"
 """Phoenix files spans under this resource attribute; agent and server share one so a trace stays whole."""
 DEFAULT_PROJECT = "toolwire"
 NAMED_EXPORTERS = ("otlp", "console", "none")
+Exporter = TypeVar("Exporter")
 USAGE = "use --trace otlp, --trace console, --trace none or --trace FILE (a JSON-lines file path)"
 
 
@@ -164,32 +166,38 @@ def _unreachable(endpoint: str) -> str | None:
         return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-def _metric_exporter() -> MetricExporter | None:
-    """Metrics only when asked for by OTEL_METRICS_EXPORTER (Phoenix, for one, has no metrics endpoint)."""
-    raw = os.environ.get(METRICS_EXPORTER_ENV, "none").split(",")[0].strip().lower()
+def _asked_exporter(env: str, console: Callable[[], Exporter], otlp: Callable[[], Exporter]) -> Exporter | None:
+    """The exporter `env` names (console, otlp), or None when it is unset or `none`; any other value is refused."""
+    raw = os.environ.get(env, "none").split(",")[0].strip().lower()
     if raw == "console":
-        return ConsoleMetricExporter(out=sys.stderr)
+        return console()
     if raw == "otlp":
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-        return OTLPMetricExporter()
+        return otlp()
     if raw in ("", "none"):
         return None
-    raise ValueError(f"{METRICS_EXPORTER_ENV}={raw!r} is not supported: set it to otlp, console or none")
+    raise ValueError(f"{env}={raw!r} is not supported: set it to otlp, console or none")
+
+
+def _otlp_metric_exporter() -> MetricExporter:
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    return OTLPMetricExporter()
+
+
+def _otlp_log_exporter() -> LogRecordExporter:
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+    return OTLPLogExporter()
+
+
+def _metric_exporter() -> MetricExporter | None:
+    """Metrics only when asked for by OTEL_METRICS_EXPORTER (Phoenix, for one, has no metrics endpoint)."""
+    return _asked_exporter(METRICS_EXPORTER_ENV, lambda: ConsoleMetricExporter(out=sys.stderr), _otlp_metric_exporter)
 
 
 def _log_exporter() -> LogRecordExporter | None:
     """Log records (the audit trail's) only when asked for by OTEL_LOGS_EXPORTER, as metrics are."""
-    raw = os.environ.get(LOGS_EXPORTER_ENV, "none").split(",")[0].strip().lower()
-    if raw == "console":
-        return ConsoleLogRecordExporter(out=sys.stderr)
-    if raw == "otlp":
-        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-
-        return OTLPLogExporter()
-    if raw in ("", "none"):
-        return None
-    raise ValueError(f"{LOGS_EXPORTER_ENV}={raw!r} is not supported: set it to otlp, console or none")
+    return _asked_exporter(LOGS_EXPORTER_ENV, lambda: ConsoleLogRecordExporter(out=sys.stderr), _otlp_log_exporter)
 
 
 def configure_tracing(trace: str | None = None, service_name: str | None = None) -> TracingHandle:

@@ -89,6 +89,11 @@ class ToolPolicy(BaseModel):
         )
 
 
+def closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """The input schema of a tool that takes these arguments and no others (toolwire's own tools)."""
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
 class ToolSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -16,6 +16,7 @@ import pytest
 from helpers.cli import TOOLWIRE, clean_env
 from helpers.servers import HttpServer
 from helpers.telemetry import install
+from store.procs import load
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
@@ -97,14 +98,6 @@ async def toolwire(*args: str) -> "subprocess.CompletedProcess[str]":
     return await anyio.to_thread.run_sync(
         lambda: subprocess.run(argv, capture_output=True, text=True, env=clean_env(), cwd=REPO, timeout=120)
     )
-
-
-async def load(db: str, run_id: str) -> RunState:
-    store = await open_store(db)
-    try:
-        return await store.load(run_id)
-    finally:
-        await store.aclose()
 
 
 async def test_one_script_fans_out_and_each_call_is_a_call_of_the_run(

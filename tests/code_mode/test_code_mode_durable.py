@@ -17,8 +17,7 @@ import pytest
 
 from helpers.cli import TOOLWIRE, clean_env
 from helpers.polling import await_until
-from toolwire_client.run.state import RunState
-from toolwire_client.store import open_store
+from store.procs import load
 from toolwire_client.tools.code_mode.source import script_run_id
 
 HERE = Path(__file__).resolve().parent
@@ -71,14 +70,6 @@ async def cli(tmp_path: Path, db: str, *args: str, real: bool = False) -> "subpr
 def counts(tools_db: Path, table: str) -> dict[str, int]:
     with sqlite3.connect(tools_db) as conn:
         return dict(conn.execute(f"SELECT name, COUNT(*) FROM {table} GROUP BY name").fetchall())
-
-
-async def load(db: str, run_id: str) -> RunState:
-    store = await open_store(db)
-    try:
-        return await store.load(run_id)
-    finally:
-        await store.aclose()
 
 
 def kill_pid_in(marker: Path) -> None:

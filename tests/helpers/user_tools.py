@@ -1,5 +1,7 @@
-"""The tools.py a new user writes first (tests/test_first_hour.py walks through it: `add`, `divide`, `greet`), for the
-tests that drive `toolwire` in a user's folder as they do, served over stdio as SERVER says."""
+"""The tools.py a new user writes first, for the tests that drive `toolwire` in a user's folder as they do: TOOLS
+(`add`, `divide`, `greet`: tests/test_first_hour.py walks through them), served over stdio as SERVER says, and
+RISKY_TOOLS, the same file with one risky tool more (`send_invoice`: a run that calls it pauses for a person), for
+the wheel's walk (test_package.py) and the command vocabulary tests (test_cli_vocabulary.py)."""
 
 TOOLS = """
 from typing import Literal
@@ -24,3 +26,14 @@ def greet(name: str, tone: Literal["warm", "curt"], times: int = 1) -> str:
     return " ".join([f"Hello, {name}!" if tone == "warm" else f"{name}."] * times)
 """
 SERVER = ("--server", "toolwire serve tools.py:registry --stdio")
+
+RISKY_TOOLS = (
+    TOOLS
+    + '''
+
+@registry.tool(risky=True)
+def send_invoice(customer: str, amount: int) -> str:
+    """Send an invoice to a customer (asks a person first)."""
+    return f"invoice of {amount} sent to {customer}"
+'''
+)

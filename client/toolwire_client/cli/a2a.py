@@ -3,12 +3,13 @@ served over A2A, each task a run in the run store (toolwire_client.a2a; docs/a2a
 bound to any other address it needs the tokens file, whose agents' bearer tokens are the callers' (as `toolwire
 serve`)."""
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from toolwire_client.cli._callers import read_callers
 from toolwire_client.cli._store import store_name
-from toolwire_client.cli.ui import is_loopback
 
 if TYPE_CHECKING:
     from toolwire_client.a2a.app import Served
@@ -55,22 +56,13 @@ def served_from(
     from toolwire_client.a2a.app import Served
     from toolwire_client.assembly.trusted_servers import resume_trust
     from toolwire_server.transports.http import PortInUse, check_bindable
-    from toolwire_shared.tokens import AccessConfigError, agent_entries, agent_token, config_from_env, read_config
 
-    try:
-        found = read_config(tokens_file) if tokens_file else config_from_env()
-        tokens = None
-        if found is not None:
-            entries = agent_entries(*found)
-            tokens = {str(agent_token(agent, entry, found[1])): agent for agent, entry in entries.items()}
-            tokens.pop("None", None)  # an OAuth-only agent has no bearer token here
-    except (AccessConfigError, OSError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    if tokens is None and not is_loopback(host):
-        raise click.UsageError(
-            f"--host {host} lets other machines reach the agent, so it needs callers' tokens: give --tokens FILE "
-            "(the tool server's tokens file), or bind 127.0.0.1"
-        )
+    tokens = read_callers(
+        tokens_file,
+        host,
+        _agent_tokens,
+        "the agent, so it needs callers' tokens: give --tokens FILE (the tool server's tokens file)",
+    )
     try:
         check_bindable(host, port)
     except PortInUse as exc:
@@ -86,3 +78,12 @@ def served_from(
         host=host,
         port=port,
     )
+
+
+def _agent_tokens(data: Mapping[str, Any], origin: str) -> dict[str, str]:
+    """bearer token -> agent, for every agent of the tokens file that has one (an OAuth-only agent has none here)."""
+    from toolwire_shared.tokens import agent_entries, agent_token
+
+    tokens = {str(agent_token(agent, entry, origin)): agent for agent, entry in agent_entries(data, origin).items()}
+    tokens.pop("None", None)
+    return tokens

@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
+from toolwire_client.cli._callers import read_callers
 from toolwire_client.cli._store import db_option, store_name
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.cli.servers import servers_file_option
-from toolwire_client.cli.ui import is_loopback
 from toolwire_client.config import RunConfig
 
 
@@ -67,17 +67,8 @@ def _serve_ag_ui(config: RunConfig, db: str | None, host: str, port: int, tokens
     import uvicorn
 
     from toolwire_client.ui.people import people_tokens
-    from toolwire_shared.tokens import AccessConfigError, config_from_env, read_config
 
-    try:
-        found = read_config(tokens_file) if tokens_file else config_from_env()
-        people = people_tokens(*found) if found is not None else None
-    except (AccessConfigError, OSError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    if people is None and not is_loopback(host):
-        raise click.UsageError(
-            f"--host {host} lets other machines reach the agent: give --tokens FILE, or bind 127.0.0.1"
-        )
+    people = read_callers(tokens_file, host, people_tokens, "the agent: give --tokens FILE")
     from toolwire_client.agui.app import PATH, AgUiSettings, build_app
     from toolwire_server.transports.http import PortInUse, check_bindable
 

@@ -2,23 +2,11 @@
 other address it requires a login by a person of a tokens file (its `[people.NAME]` tables, ui/people.py: never an
 agent's tool token), and refuses to start without one."""
 
-import ipaddress
-
 import click
 
+from toolwire_client.cli._callers import read_callers
 from toolwire_client.cli._store import db_option, store_name, with_store
 from toolwire_client.cli.servers import servers_file_option
-
-LOOPBACK_NAMES = ("localhost",)
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 async def _exists(store: object) -> None:
@@ -63,18 +51,13 @@ def ui(
     from toolwire_client.ui import UiSettings, build_app
     from toolwire_client.ui.people import people_tokens
     from toolwire_shared.host_origin import check_allowed_host, check_allowed_origin
-    from toolwire_shared.tokens import AccessConfigError, config_from_env, read_config
 
-    try:
-        found = read_config(tokens_file) if tokens_file else config_from_env()
-        people = people_tokens(*found) if found is not None else None
-    except (AccessConfigError, OSError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    if people is None and not is_loopback(host):
-        raise click.UsageError(
-            f"--host {host} lets other machines reach the console, so it needs a login: give --tokens FILE "
-            "(the tool server's tokens file), or bind 127.0.0.1"
-        )
+    people = read_callers(
+        tokens_file,
+        host,
+        people_tokens,
+        "the console, so it needs a login: give --tokens FILE (the tool server's tokens file)",
+    )
     if trace_url is not None and "{trace_id}" not in trace_url:
         raise click.BadParameter(f"{trace_url!r} has no {{trace_id}} in it", param_hint="--trace-url")
     try:

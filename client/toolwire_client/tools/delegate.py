@@ -17,25 +17,24 @@ from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.delegation import Delegation
+from toolwire_client.tools.child_records import ChildRecords
 from toolwire_client.tools.source import ChildRuns, ToolRequest, ToolSource
 from toolwire_shared import errors
 from toolwire_shared.results import SubRun, ToolResult, failed
-from toolwire_shared.tools import ToolPolicy, ToolSpec
+from toolwire_shared.tools import ToolPolicy, ToolSpec, closed_object
 
 TOOL = texts.DELEGATE_TOOL
 WALL_MARGIN_S = 1.0
 """Wall-clock time kept back from a sub-agent (at most a tenth of what is left), so it stops and saves its record
 before the parent's own deadline cancels it."""
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+SCHEMA = closed_object(
+    {
         "task": {"type": "string", "description": texts.DELEGATE_TASK_HELP},
         "tools": {"type": "array", "items": {"type": "string"}, "description": texts.DELEGATE_TOOLS_HELP},
     },
-    "required": ["task"],
-    "additionalProperties": False,
-}
+    ["task"],
+)
 SPEC = ToolSpec(
     name=TOOL,
     description=texts.DELEGATE_DESCRIPTION,
@@ -100,7 +99,7 @@ class DelegateSource(ToolSource):
 
     def __init__(self) -> None:
         self._running: dict[str, dict[str, RunLimits]] = {}  # parent run id -> call id -> limits of a running child
-        self._unsaved: dict[str, RunState] = {}  # with no store: the children run here, so a re-sent call finds them
+        self._children = ChildRecords()
 
     async def list_tools(self) -> list[ToolSpec]:
         return [SPEC]
@@ -112,7 +111,7 @@ class DelegateSource(ToolSource):
         if parent is None or state is None or parent.config.delegate is None:
             return failed(call_id, name, "refused", errors.refused(name, None), since=started)
         options = parent.config.delegate
-        recorded = await self._recorded(parent, child_run_id(state.run_id, call_id))
+        recorded = await self._children.find(parent, child_run_id(state.run_id, call_id))
         if recorded is not None and recorded.status not in ("running", "waiting_for_approval"):
             return _answer(call_id, recorded, options)  # it ended before: its answer, nothing runs again
         if recorded is not None:
@@ -135,20 +134,8 @@ class DelegateSource(ToolSource):
                 )
         finally:
             running.pop(call_id, None)
-        if parent.store is None:
-            self._unsaved[ended.run_id] = ended
+        self._children.keep(parent, ended)
         return _answer(call_id, ended, options)
-
-    async def _recorded(self, parent: ChildRuns, run_id: str) -> RunState | None:
-        """The child a call started before, from the store (or this source's memory, for a run with no store)."""
-        from toolwire_client.store.sql import RunNotFound
-
-        if parent.store is None:
-            return self._unsaved.get(run_id)
-        try:
-            return await parent.store.load(run_id)
-        except RunNotFound:
-            return None
 
     def _child_config(
         self, parent: ChildRuns, state: RunState, call_id: str, arguments: dict[str, Any], options: Delegation

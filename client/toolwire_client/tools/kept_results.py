@@ -17,19 +17,17 @@ from toolwire_client.tools.source import ToolRequest, ToolSource
 from toolwire_client.tools.tool_layers import Route
 from toolwire_shared.messages import Message, ToolResultMessage
 from toolwire_shared.results import ToolResult, failed
-from toolwire_shared.tools import ToolPolicy, ToolSpec
+from toolwire_shared.tools import ToolPolicy, ToolSpec, closed_object
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+SCHEMA = closed_object(
+    {
         "call_id": {"type": "string", "description": "The call_id the result's note names."},
         "offset": {"type": "integer", "minimum": 0, "description": "The first character to read (default 0)."},
         "length": {"type": "integer", "minimum": 1, "description": "How many characters to read at most."},
         "pattern": {"type": "string", "description": "A regular expression: only the lines that match, numbered."},
     },
-    "required": ["call_id"],
-    "additionalProperties": False,
-}
+    ["call_id"],
+)
 SPEC = ToolSpec(
     name=READ_RESULT,
     description=texts.READ_RESULT_DESCRIPTION,

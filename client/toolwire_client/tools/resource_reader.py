@@ -8,31 +8,20 @@ is a readable error naming the ones that can be read."""
 
 import logging
 import time
-from typing import Any
 
 import mcp_types as types
 
 from toolwire_client import texts
-from toolwire_client.tools.source import (
-    ServerRequestFailed,
-    ToolRequest,
-    ToolSource,
-    ToolTransportError,
-)
+from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, ToolSource, ToolTransportError
 from toolwire_shared import errors
 from toolwire_shared.media import MAX_MEDIA_BYTES, MediaKind, MediaPart, accepted
 from toolwire_shared.results import ToolResult, embedded_text, failed
-from toolwire_shared.tools import ToolPolicy, ToolSpec
+from toolwire_shared.tools import ToolPolicy, ToolSpec, closed_object
 
 log = logging.getLogger("toolwire.client.resources")
 
 TOOL = texts.RESOURCE_TOOL
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"uri": {"type": "string", "description": texts.RESOURCE_URI_HELP}},
-    "required": ["uri"],
-    "additionalProperties": False,
-}
+SCHEMA = closed_object({"uri": {"type": "string", "description": texts.RESOURCE_URI_HELP}}, ["uri"])
 
 
 class ResourceReader(ToolSource):

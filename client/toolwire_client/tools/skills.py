@@ -9,31 +9,21 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import mcp_types as types
 
 from toolwire_client import texts
 from toolwire_client.models.tokens import estimate_prompt, estimate_text
 from toolwire_client.run.state import RunState
-from toolwire_client.tools.source import (
-    ServerRequestFailed,
-    ToolRequest,
-    ToolSource,
-)
+from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, ToolSource
 from toolwire_shared import errors
 from toolwire_shared.results import ToolResult, failed
-from toolwire_shared.tools import SKILL_PREFIX, ToolPolicy, ToolSpec
+from toolwire_shared.tools import SKILL_PREFIX, ToolPolicy, ToolSpec, closed_object
 
 log = logging.getLogger("toolwire.client.skills")
 
 TOOL = texts.SKILL_TOOL
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"name": {"type": "string", "description": texts.SKILL_NAME_HELP}},
-    "required": ["name"],
-    "additionalProperties": False,
-}
+SCHEMA = closed_object({"name": {"type": "string", "description": texts.SKILL_NAME_HELP}}, ["name"])
 
 
 @dataclass(frozen=True)

@@ -3,26 +3,23 @@ from the call's, when the call is sent again on resume), and returns what the sc
 
 import hashlib
 import time
-from typing import Any
 
 from toolwire_client import texts
 from toolwire_client.run.script_record import ScriptRecord
 from toolwire_client.run.state import RunState
 from toolwire_client.strategies.code_mode import CodeMode
+from toolwire_client.tools.child_records import ChildRecords
 from toolwire_client.tools.code_mode.sandbox import ScriptTools, drive
-from toolwire_client.tools.source import ChildRuns, ToolRequest, ToolSource
+from toolwire_client.tools.source import ToolRequest, ToolSource
 from toolwire_shared import errors
 from toolwire_shared.messages import UserMessage
 from toolwire_shared.results import SubRun, ToolResult, failed
-from toolwire_shared.tools import ToolPolicy, ToolSpec
+from toolwire_shared.tools import ToolPolicy, ToolSpec, closed_object
 
 TOOL = "run_code"
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"code": {"type": "string", "description": "Python source; `await` the tools at the top level."}},
-    "required": ["code"],
-    "additionalProperties": False,
-}
+SCHEMA = closed_object(
+    {"code": {"type": "string", "description": "Python source; `await` the tools at the top level."}}, ["code"]
+)
 
 
 def script_run_id(parent_run_id: str, call_id: str) -> str:
@@ -46,7 +43,7 @@ class CodeModeSource(ToolSource):
     def __init__(self, options: CodeMode) -> None:
         self.options = options
         self.tools = ScriptTools({}, {})
-        self._unsaved: dict[str, RunState] = {}  # with no store: scripts kept here, so a re-sent call finds its own
+        self._scripts = ChildRecords()
 
     async def list_tools(self) -> list[ToolSpec]:
         return []  # offered by the layer, which knows the tools it describes (layer.py)
@@ -64,26 +61,15 @@ class CodeModeSource(ToolSource):
         children, parent = run.children, run.state
         if children is None or parent is None:
             return failed(call.id, call.name, "refused", errors.refused(call.name, None), since=started)
-        script = await self._recorded(children, script_run_id(parent.run_id, call.id))
+        script = await self._scripts.find(children, script_run_id(parent.run_id, call.id))
         if script is None:
             script = _new_script(parent, call.id, code)
         if script.status in ("running", "waiting_for_approval"):
             script.status = "running"
             async with children.script_calls(script) as turns:
                 await drive(script, turns, self.tools, self.options)
-        if children.store is None:
-            self._unsaved[script.run_id] = script
+        self._scripts.keep(children, script)
         return _answer(call.id, call.name, script, started)
-
-    async def _recorded(self, children: ChildRuns, run_id: str) -> RunState | None:
-        from toolwire_client.store.sql import RunNotFound
-
-        if children.store is None:
-            return self._unsaved.get(run_id)
-        try:
-            return await children.store.load(run_id)
-        except RunNotFound:
-            return None
 
 
 def _new_script(parent: RunState, call_id: str, code: str) -> RunState:
