@@ -6,6 +6,7 @@ recovered on another worker starts again from the saved state: a call left `sent
 (same key), else answered "outcome unknown"; an MCP task whose id was saved is followed, never sent again. A run
 that waits for a person holds no worker slot and no workflow, only its row."""
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -17,6 +18,7 @@ from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
 from toolwire_client.config import RunConfig, config_of
 from toolwire_client.fleet.app import OLD_LEG_WORKFLOW, WORKFLOW
+from toolwire_client.fleet.cancel import CANCEL_POLL_S, Canceled, end_under_lease
 from toolwire_client.fleet.ratelimit import RateLimited
 from toolwire_client.loop import Agent
 from toolwire_client.models.pricing import default_prices
@@ -99,7 +101,8 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
     while True:
         agent = _agent(state, store)  # one per try: a try opens and closes its tool sources once
         try:
-            await agent.resume(state)
+            if await _unless_cancelled(agent.resume(state)):
+                return await _end_cancelled(run_id, store)
         except RunAlreadyClaimed as held:  # a dead driver's lease runs out; a live one finishes
             _say_once(said, f"run {run_id}: {held}; trying every {CLAIM_RETRY_S:g} s")
             state = await _again(run_id, store)
@@ -121,6 +124,38 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
         state = await store.load(run_id)  # decided while this leg was ending? then it goes on here
         if not await decided(store, state):
             return state.status
+
+
+async def _unless_cancelled(driven: Awaitable[object]) -> bool:
+    """Drive, asking DBOS every CANCEL_POLL_S whether this leg's workflow was cancelled (fleet/cancel.py); True
+    when it was: the drive stopped, the run as last saved (as after Ctrl-C)."""
+    workflow_id, cancelled = DBOS.workflow_id, False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal cancelled
+            while not cancelled:
+                await anyio.sleep(CANCEL_POLL_S)
+                try:
+                    status = await DBOS.get_workflow_status_async(workflow_id) if workflow_id else None
+                except Exception:  # the system database does not answer: asked again next time
+                    continue
+                if status is not None and status.status == "CANCELLED":
+                    cancelled = True
+                    group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await driven
+        group.cancel_scope.cancel()
+    return cancelled
+
+
+async def _end_cancelled(run_id: str, store: SqlRunStore) -> RunStatus:
+    """The run of a cancelled leg ended `stopped`/`canceled` here (unless whoever cancelled it already has)."""
+    SETTINGS.say(f"run {run_id}: its workflow was cancelled; the run is stopped")
+    with contextlib.suppress(RunAlreadyClaimed):  # whoever cancelled it holds it, and ends it
+        await end_under_lease(store, run_id, Canceled("stopped: it was cancelled"))
+    return (await store.load(run_id)).status
 
 
 SAVES_REFUSED = 3
