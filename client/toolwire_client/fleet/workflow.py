@@ -7,11 +7,13 @@ recovered on another worker starts again from the saved state: a call left `sent
 that waits for a person holds no worker slot and no workflow, only its row."""
 
 import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
+import anyio.to_thread
 from dbos import DBOS
 
 from toolwire_client.assembly.agents import build_agent
@@ -137,10 +139,10 @@ async def _unless_cancelled(driven: Awaitable[object]) -> bool:
             while not cancelled:
                 await anyio.sleep(CANCEL_POLL_S)
                 try:
-                    status = await DBOS.get_workflow_status_async(workflow_id) if workflow_id else None
+                    status = await anyio.to_thread.run_sync(_status_of, workflow_id)
                 except Exception:  # the system database does not answer: asked again next time
                     continue
-                if status is not None and status.status == "CANCELLED":
+                if status == "CANCELLED":
                     cancelled = True
                     group.cancel_scope.cancel()
 
@@ -148,6 +150,15 @@ async def _unless_cancelled(driven: Awaitable[object]) -> bool:
         await driven
         group.cancel_scope.cancel()
     return cancelled
+
+
+def _status_of(workflow_id: str | None) -> str | None:
+    """The workflow's status as the system database has it now: read outside any workflow's context (inside one,
+    DBOS records the read as the workflow's step, and a later read gives the recorded answer)."""
+    if workflow_id is None:
+        return None
+    status = contextvars.Context().run(DBOS.get_workflow_status, workflow_id)
+    return status.status if status is not None else None
 
 
 async def _end_cancelled(run_id: str, store: SqlRunStore) -> RunStatus:
