@@ -132,6 +132,7 @@ async def _unless_cancelled(driven: Awaitable[object]) -> bool:
     """Drive, asking DBOS every CANCEL_POLL_S whether this leg's workflow was cancelled (fleet/cancel.py); True
     when it was: the drive stopped, the run as last saved (as after Ctrl-C)."""
     workflow_id, cancelled = DBOS.workflow_id, False
+    failed: Exception | None = None
     async with anyio.create_task_group() as group:
 
         async def watch() -> None:
@@ -147,8 +148,13 @@ async def _unless_cancelled(driven: Awaitable[object]) -> bool:
                     group.cancel_scope.cancel()
 
         group.start_soon(watch)
-        await driven
+        try:
+            await driven
+        except Exception as exc:  # raised as itself, not in the task group's ExceptionGroup (RunAlreadyClaimed ...)
+            failed = exc
         group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
     return cancelled
 
 
