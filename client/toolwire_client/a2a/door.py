@@ -2,7 +2,8 @@
 start a run (a message with no task id) or continue one (a reply on its input-required task: a decision, or the
 answer to a tool's question); tasks/get and tasks/cancel read and stop it. A caller sees only the runs it started
 (tasks.run_id_prefix). Blocking sends and streams follow the run by reading the store, so a decision made elsewhere
-(`toolwire approve`, the console) is seen as it is made, and the run is resumed here once nothing is left to decide."""
+(`toolwire approve`, the console) is seen as it is made, and the run is resumed here once nothing is left to decide
+(with `--fleet`, fleet_drivers.py: the fleet is woken as the decision is recorded, and a worker goes on)."""
 
 from collections.abc import AsyncGenerator
 from typing import Any, NoReturn

@@ -7,7 +7,7 @@ import anyio.to_thread
 
 from toolwire_client.config import RunConfig
 from toolwire_client.fleet import cancel
-from toolwire_client.fleet.submit import FleetClient, stuck, submit
+from toolwire_client.fleet.submit import FleetClient, submit
 from toolwire_client.store import SqlRunStore
 
 
@@ -60,8 +60,3 @@ class FleetDoor:
 
     async def cancel(self, run_id: str, why: str) -> None:
         await cancel.cancel(self.store, self._client(), run_id, why)
-
-    async def stuck(self, run_id: str) -> str | None:
-        """Why no worker will drive the run on (its workflow failed or was cancelled), or None."""
-        fleet = self._client()
-        return await anyio.to_thread.run_sync(lambda: stuck(fleet, run_id), abandon_on_cancel=True)
