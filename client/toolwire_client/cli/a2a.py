@@ -3,7 +3,6 @@ served over A2A, each task a run in the run store (toolwire_client.a2a; docs/a2a
 bound to any other address it needs the tokens file, whose agents' bearer tokens are the callers' (as `toolwire
 serve`)."""
 
-import dataclasses
 from typing import TYPE_CHECKING
 
 import click
@@ -28,12 +27,14 @@ def serve_a2a(
     fleet: bool = False,
 ) -> None:
     """`agent serve --a2a`: message/send and message/stream start or continue a task, tasks/get, tasks/cancel."""
+    from dataclasses import replace
+
     import uvicorn
 
     from toolwire_client.a2a.app import build_app
 
     served = served_from(config, db, host, port, tokens_file, description, public_url, servers_file)
-    served = dataclasses.replace(served, fleet=fleet)
+    served = replace(served, fleet=fleet)
     login = f"bearer tokens of {len(served.tokens)} agent(s)" if served.tokens else "no login (this machine only)"
     driven = " (driven by the worker fleet)" if fleet else ""
     where = f"A2A at {served.url} ; runs of {store_name(db)}{driven}"
