@@ -27,9 +27,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolwire_client._version import __version__
 from toolwire_client.a2a.door import RunDoor
 from toolwire_client.a2a.drivers import Drivers
+from toolwire_client.a2a.fleet_drivers import FleetDrivers
 from toolwire_client.a2a.tasks import RUN_PREFIX
 from toolwire_client.assembly.trusted_servers import ServerTrust
 from toolwire_client.config import RunConfig
+from toolwire_client.fleet.door import FleetDoor
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, claim_owner, open_store
 from toolwire_client.store.claims import LEASE_S
 from toolwire_shared.host_origin import HostOriginRule, request_headers
@@ -53,6 +55,8 @@ class Served:
     host: str = "127.0.0.1"
     port: int = 8410
     """Where it listens: the Host/Origin rule's (toolwire_shared/host_origin.py)."""
+    fleet: bool = False
+    """Runs driven by the worker fleet (`--fleet`): the door submits, wakes and cancels, and only reads the store."""
 
 
 def agent_card(served: Served) -> AgentCard:
@@ -118,13 +122,19 @@ def build_app(served: Served) -> ASGIApp:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         store = await open_store(served.db)
+        fleet = await FleetDoor(served.db, store, served.config).open() if served.fleet else None
         try:
             async with anyio.create_task_group() as group:
-                door.open(store, Drivers(store, served.config, served.trust, group))
-                group.start_soon(pick_up, store, door)
+                if fleet is not None:  # the workers drive, recover and take over every run
+                    door.open(store, FleetDrivers(store, fleet, group), served.db)
+                else:
+                    door.open(store, Drivers(store, served.config, served.trust, group), served.db)
+                    group.start_soon(pick_up, store, door)
                 yield
                 group.cancel_scope.cancel()  # runs driven here stay as last saved (`running`): picked up next start
         finally:
+            if fleet is not None:
+                fleet.close()
             await store.aclose()
 
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(door, "/", enable_v0_3_compat=True)]

@@ -2,7 +2,8 @@
 start a run (a message with no task id) or continue one (a reply on its input-required task: a decision, or the
 answer to a tool's question); tasks/get and tasks/cancel read and stop it. A caller sees only the runs it started
 (tasks.run_id_prefix). Blocking sends and streams follow the run by reading the store, so a decision made elsewhere
-(`toolwire approve`, the console) is seen as it is made, and the run is resumed here once nothing is left to decide."""
+(`toolwire approve`, the console) is seen as it is made, and the run is resumed here once nothing is left to decide
+(with `--fleet`, fleet_drivers.py: the fleet is woken as the decision is recorded, and a worker goes on)."""
 
 from collections.abc import AsyncGenerator
 from typing import Any, NoReturn
@@ -37,8 +38,11 @@ from a2a.types import (
 
 from toolwire_client.a2a import replies
 from toolwire_client.a2a.drivers import Drivers, NotCancelable
+from toolwire_client.a2a.fleet_drivers import FleetDrivers
 from toolwire_client.a2a.tasks import PAUSED, TERMINAL, run_id_prefix, task_of, task_state, waiting
 from toolwire_client.config import open_run
+from toolwire_client.fleet.decide import Decide, decide_and_wake
+from toolwire_client.run.pending import PendingCall
 from toolwire_client.run.state import RunState
 from toolwire_client.store import ApprovalRefused, RunNotFound, SqlRunStore, approvals
 from toolwire_client.store import answers as input_answers
@@ -55,14 +59,15 @@ def caller_of(context: ServerCallContext) -> str:
 
 class RunDoor(RequestHandler):
     store: SqlRunStore
-    drivers: Drivers
+    drivers: "Drivers | FleetDrivers"
+    db: str | None
 
     def __init__(self, card: AgentCard) -> None:
         self.card = card
 
-    def open(self, store: SqlRunStore, drivers: Drivers) -> None:
+    def open(self, store: SqlRunStore, drivers: "Drivers | FleetDrivers", db: str | None = None) -> None:
         """The run store and the drivers, once the server has started (its lifespan)."""
-        self.store, self.drivers = store, drivers
+        self.store, self.drivers, self.db = store, drivers, db
 
     # -- reading a task ------------------------------------------------------------------------------------------
     async def _own(self, run_id: str, context: ServerCallContext) -> RunState:
@@ -121,15 +126,7 @@ class RunDoor(RequestHandler):
                 "is input-required (send a message with no task id to start a new task)"
             )
         try:
-            if any(p.waits_for_input for p in wanted):
-                await input_answers.answer(self.store, run_id, None, replies.answer_in(message), by=by)
-            else:
-                said = replies.decision_in(message)
-                if said.decision == "approve":
-                    await approvals.approve(self.store, run_id, said.call_id, shown_hash=said.args_hash, by=by)
-                else:
-                    reason = said.reason or "rejected through A2A (no reason given)"
-                    await approvals.reject(self.store, run_id, said.call_id, reason, shown_hash=said.args_hash, by=by)
+            await decide_and_wake(self.db, self.store, run_id, _decision(run_id, wanted, message, by))
         except (replies.BadReply, ApprovalRefused) as exc:
             raise InvalidParamsError(str(exc)) from exc
         await self._read(run_id)
@@ -205,6 +202,18 @@ class RunDoor(RequestHandler):
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
     ) -> AgentCard:
         _unsupported("the extended agent card")
+
+
+def _decision(run_id: str, wanted: list[PendingCall], message: Message, by: str) -> Decide:
+    """What the reply says, as a decision to record (fleet/decide.py records it and wakes a fleet run)."""
+    if any(p.waits_for_input for p in wanted):
+        given = replies.answer_in(message)
+        return lambda store: input_answers.answer(store, run_id, None, given, by=by)
+    said = replies.decision_in(message)
+    if said.decision == "approve":
+        return lambda store: approvals.approve(store, run_id, said.call_id, shown_hash=said.args_hash, by=by)
+    reason = said.reason or "rejected through A2A (no reason given)"
+    return lambda store: approvals.reject(store, run_id, said.call_id, reason, shown_hash=said.args_hash, by=by)
 
 
 def _unsupported(what: str) -> NoReturn:

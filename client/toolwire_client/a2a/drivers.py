@@ -8,24 +8,17 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import TaskGroup
 
-from toolwire_client.a2a.tasks import CANCELED
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import rebuilt, resume_run
 from toolwire_client.assembly.trusted_servers import ServerTrust
-from toolwire_client.calls import answer_the_rest
 from toolwire_client.config import RunConfig
+from toolwire_client.fleet.cancel import Canceled, end_under_lease
 from toolwire_client.mistakes import explain
 from toolwire_client.run import exits
 from toolwire_client.run.state import RunState
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore
-from toolwire_client.store.checkpoint import save_last
-from toolwire_client.store.lease import Lease
 
 log = logging.getLogger("toolwire.a2a")
-
-
-class Canceled(exits.RunExit, code=CANCELED):
-    """A client cancelled the run's task (tasks/cancel)."""
 
 
 class NotCancelable(Exception):
@@ -98,16 +91,7 @@ class Drivers:
             raise NotCancelable(f"run {run_id} is driven by another process; it cannot be cancelled here") from exc
 
     async def _stop(self, run_id: str, exit_: exits.RunExit, cause: Exception | None = None) -> None:
-        """End the run with `exit_` under its lease: every call of its last turn answered (a sent one: outcome
-        unknown). A run that could not go on (`cause`) is ended only if it is still `running`: one left waiting for a
-        person still waits (a decision made again resumes it), and a client waiting on it is told either way."""
-        state = await self.store.load(run_id)
-        async with Lease(self.store, state) as lease:
-            state = await self.store.load(run_id)  # as saved when the lease was taken
-            if cause is not None and state.status != "running":
-                return
-            if state.steps:
-                answer_the_rest(state, state.steps[-1], exit_.why)
-            state.pending = []
-            exits.finish(state, exit_)
-            await save_last(self.store, state, lease)
+        """End the run with `exit_` under its lease (fleet/cancel.py). A run that could not go on (`cause`) is ended
+        only if it is still `running`: one left waiting for a person still waits (a decision made again resumes it),
+        and a client waiting on it is told either way."""
+        await end_under_lease(self.store, run_id, exit_, only_running=cause is not None)

@@ -8,11 +8,10 @@ from typing import Any
 
 from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
+from toolwire_client.fleet.cancel import CANCELED
 from toolwire_client.run.pending import PendingCall
 from toolwire_client.run.state import RunState
 
-CANCELED = "canceled"
-"""The stop reason of a run a client cancelled (tasks/cancel): the one stopped run whose task is canceled."""
 RUN_PREFIX = "a2a-"
 
 

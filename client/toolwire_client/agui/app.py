@@ -24,10 +24,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolwire_client.agui import resumes
 from toolwire_client.agui.driver import Driver
+from toolwire_client.agui.fleet_driver import FleetDriver
 from toolwire_client.agui.mapping import parts
 from toolwire_client.agui.stream import Leg, events
 from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig
+from toolwire_client.fleet.door import FleetDoor
 from toolwire_client.run.state import RunState
 from toolwire_client.store import RunNotFound, SqlRunStore, open_store
 from toolwire_client.store import approvals as decisions
@@ -51,13 +53,15 @@ class AgUiSettings:
     people: dict[str, Person] | None = None
     """token -> Person (ui/people.py); None: no tokens file, the OS user (loopback only)."""
     trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
+    fleet: bool = False
+    """Runs driven by the worker fleet (`--fleet`): the endpoint submits and wakes, and only reads the store."""
 
 
 class Endpoint:
     """What the endpoint holds while the app runs: the store and the driver of the runs it starts and resumes."""
 
     store: SqlRunStore
-    driver: Driver
+    driver: Driver | FleetDriver
 
     def __init__(self, settings: AgUiSettings) -> None:
         self.settings = settings
@@ -121,14 +125,20 @@ def build_app(settings: AgUiSettings) -> ASGIApp:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        endpoint.store = await open_store(settings.db, connections=4)
+        endpoint.store = store = await open_store(settings.db, connections=4)
+        fleet = await FleetDoor(settings.db, store, settings.config).open() if settings.fleet else None
         try:
             async with anyio.create_task_group() as group:
-                endpoint.driver = Driver(endpoint.store, settings.config, settings.trust, group)
+                if fleet is not None:
+                    endpoint.driver = FleetDriver(fleet, group)
+                else:
+                    endpoint.driver = Driver(store, settings.config, settings.trust, group)
                 yield
                 group.cancel_scope.cancel()
         finally:
-            await endpoint.store.aclose()
+            if fleet is not None:
+                fleet.close()
+            await store.aclose()
 
     async def about(request: Request) -> Response:
         return JSONResponse({"agent": settings.config.name, "protocol": "AG-UI", "post": PATH})

@@ -25,15 +25,21 @@ def serve_a2a(
     description: str | None,
     public_url: str | None,
     servers_file: str | None,
+    fleet: bool = False,
 ) -> None:
     """`agent serve --a2a`: message/send and message/stream start or continue a task, tasks/get, tasks/cancel."""
+    from dataclasses import replace
+
     import uvicorn
 
     from toolwire_client.a2a.app import build_app
 
     served = served_from(config, db, host, port, tokens_file, description, public_url, servers_file)
+    served = replace(served, fleet=fleet)
     login = f"bearer tokens of {len(served.tokens)} agent(s)" if served.tokens else "no login (this machine only)"
-    click.echo(f"toolwire agent {config.name}: A2A at {served.url} ; runs of {store_name(db)}; {login}", err=True)
+    driven = " (driven by the worker fleet)" if fleet else ""
+    where = f"A2A at {served.url} ; runs of {store_name(db)}{driven}"
+    click.echo(f"toolwire agent {config.name}: {where}; {login}", err=True)
     uvicorn_config = uvicorn.Config(
         build_app(served), host=host, port=port, log_level="warning", timeout_graceful_shutdown=2, lifespan="on"
     )

@@ -9,6 +9,7 @@ import click
 
 from toolwire_client.cli._callers import read_callers
 from toolwire_client.cli._store import db_option, store_name
+from toolwire_client.cli.agent_fleet import fleet_config, fleet_options, no_fleet_servers
 from toolwire_client.cli.run import config_from, config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig
@@ -38,6 +39,7 @@ def agent() -> None:
 @click.option("--description", default=None, help="With --a2a: what the agent does, for its Agent Card.")
 @click.option("--public-url", metavar="URL", help="With --a2a: where clients reach it, for the card.")
 @servers_file_option("With --a2a: tool servers a task resumed here may start, by the names it saved.")
+@fleet_options
 def serve(
     a2a: bool,
     ag_ui: bool,
@@ -49,21 +51,29 @@ def serve(
     description: str | None,
     public_url: str | None,
     servers_file: str | None,
+    fleet: bool,
+    fleet_servers: list[str],
     **options: Any,
 ) -> None:
     """Serve the agent the options describe over an agent protocol, until stopped (Ctrl-C)."""
     if a2a == ag_ui:
         raise click.UsageError("name one protocol to serve: --a2a or --ag-ui")
-    config = config_from(**options).model_copy(update={"name": name})
+    if not fleet:
+        no_fleet_servers(fleet_servers)
+    config = (fleet_config(fleet_servers, options) if fleet else config_from(**options)).model_copy(
+        update={"name": name}
+    )
     if a2a:
         from toolwire_client.cli.a2a import serve_a2a
 
-        serve_a2a(config, db, host, port or 8410, tokens_file, description, public_url, servers_file)
+        serve_a2a(config, db, host, port or 8410, tokens_file, description, public_url, servers_file, fleet)
         return
-    _serve_ag_ui(config, db, host, port or 8500, tokens_file)
+    _serve_ag_ui(config, db, host, port or 8500, tokens_file, fleet)
 
 
-def _serve_ag_ui(config: RunConfig, db: str | None, host: str, port: int, tokens_file: str | None) -> None:
+def _serve_ag_ui(
+    config: RunConfig, db: str | None, host: str, port: int, tokens_file: str | None, fleet: bool = False
+) -> None:
     import uvicorn
 
     from toolwire_client.ui.people import people_tokens
@@ -76,11 +86,13 @@ def _serve_ag_ui(config: RunConfig, db: str | None, host: str, port: int, tokens
         check_bindable(host, port)
     except PortInUse as exc:
         raise click.ClickException(str(exc)) from exc
-    settings = AgUiSettings(config=config, db=db, host=host, port=port, people=people)
+    settings = AgUiSettings(config=config, db=db, host=host, port=port, people=people, fleet=fleet)
     shown = f"[{host}]" if ":" in host else host
     login = f"bearer tokens of {len(people)} person(s)" if people else "no login (this machine only)"
     click.echo(
-        f"toolwire agent {config.name}: AG-UI at http://{shown}:{port}{PATH} ; runs in {store_name(db)}; {login}",
+        f"toolwire agent {config.name}: AG-UI at http://{shown}:{port}{PATH} ; runs in {store_name(db)}"
+        + (" (driven by the worker fleet)" if fleet else "")
+        + f"; {login}",
         err=True,
     )
     config_ = uvicorn.Config(build_app(settings), host=host, port=port, log_level="warning", lifespan="on")

@@ -67,6 +67,13 @@ class FleetClient:
         found = self.client.list_workflows(workflow_id_prefix=run_id, load_input=False)
         return [w for w in found if w.workflow_id == run_id or w.workflow_id.startswith(run_id + "@")]
 
+    def cancel_live(self, run_id: str) -> None:
+        """Cancel the run's legs that wait on the queue or are driven (fleet/cancel.py): none is started, recovered
+        or taken over again."""
+        for workflow in self.legs(run_id):
+            if workflow.status in ("ENQUEUED", "PENDING"):
+                self.client.cancel_workflow(workflow.workflow_id)
+
 
 ENDED_BADLY = ("ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
@@ -90,9 +97,11 @@ def unclaimed(fleet: FleetClient, run_id: str) -> bool:
     return any(w.workflow_id == run_id and w.status == "ENQUEUED" for w in fleet.legs(run_id))
 
 
-async def submit(store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig) -> str:
+async def submit(
+    store: SqlRunStore, fleet: FleetClient, task: str, config: RunConfig, run_id: str | None = None
+) -> str:
     """Save the run (so `toolwire runs` lists it at once) and enqueue its workflow under the run's id."""
-    state = new_state(task, config)
+    state = new_state(task, config, run_id)
     await store.save(state)
     await anyio.to_thread.run_sync(lambda: fleet.enqueue(state.run_id, state.run_id))
     return state.run_id

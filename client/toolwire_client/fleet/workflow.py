@@ -6,17 +6,21 @@ recovered on another worker starts again from the saved state: a call left `sent
 (same key), else answered "outcome unknown"; an MCP task whose id was saved is followed, never sent again. A run
 that waits for a person holds no worker slot and no workflow, only its row."""
 
+import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
+import anyio.to_thread
 from dbos import DBOS
 
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.trusted_servers import ServerTrust, worker_trust
 from toolwire_client.config import RunConfig, config_of
 from toolwire_client.fleet.app import OLD_LEG_WORKFLOW, WORKFLOW
+from toolwire_client.fleet.cancel import CANCEL_POLL_S, Canceled, end_under_lease
 from toolwire_client.fleet.ratelimit import RateLimited
 from toolwire_client.loop import Agent
 from toolwire_client.models.pricing import default_prices
@@ -99,7 +103,8 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
     while True:
         agent = _agent(state, store)  # one per try: a try opens and closes its tool sources once
         try:
-            await agent.resume(state)
+            if await _unless_cancelled(agent.resume(state)):
+                return await _end_cancelled(run_id, store)
         except RunAlreadyClaimed as held:  # a dead driver's lease runs out; a live one finishes
             _say_once(said, f"run {run_id}: {held}; trying every {CLAIM_RETRY_S:g} s")
             state = await _again(run_id, store)
@@ -121,6 +126,53 @@ async def _drive(run_id: str, store: SqlRunStore, said: set[str]) -> RunStatus:
         state = await store.load(run_id)  # decided while this leg was ending? then it goes on here
         if not await decided(store, state):
             return state.status
+
+
+async def _unless_cancelled(driven: Awaitable[object]) -> bool:
+    """Drive, asking DBOS every CANCEL_POLL_S whether this leg's workflow was cancelled (fleet/cancel.py); True
+    when it was: the drive stopped, the run as last saved (as after Ctrl-C)."""
+    workflow_id, cancelled = DBOS.workflow_id, False
+    failed: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal cancelled
+            while not cancelled:
+                await anyio.sleep(CANCEL_POLL_S)
+                try:
+                    status = await anyio.to_thread.run_sync(_status_of, workflow_id)
+                except Exception:  # the system database does not answer: asked again next time
+                    continue
+                if status == "CANCELLED":
+                    cancelled = True
+                    group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        try:
+            await driven
+        except Exception as exc:  # raised as itself, not in the task group's ExceptionGroup (RunAlreadyClaimed ...)
+            failed = exc
+        group.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    return cancelled
+
+
+def _status_of(workflow_id: str | None) -> str | None:
+    """The workflow's status as the system database has it now: read outside any workflow's context (inside one,
+    DBOS records the read as the workflow's step, and a later read gives the recorded answer)."""
+    if workflow_id is None:
+        return None
+    status = contextvars.Context().run(DBOS.get_workflow_status, workflow_id)
+    return status.status if status is not None else None
+
+
+async def _end_cancelled(run_id: str, store: SqlRunStore) -> RunStatus:
+    """The run of a cancelled leg ended `stopped`/`canceled` here (unless whoever cancelled it already has)."""
+    SETTINGS.say(f"run {run_id}: its workflow was cancelled; the run is stopped")
+    with contextlib.suppress(RunAlreadyClaimed):  # whoever cancelled it holds it, and ends it
+        await end_under_lease(store, run_id, Canceled("stopped: it was cancelled"))
+    return (await store.load(run_id)).status
 
 
 SAVES_REFUSED = 3
