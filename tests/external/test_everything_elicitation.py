@@ -49,7 +49,7 @@ def test_a_run_pauses_on_the_question_the_cli_answers_it_and_resume_ends_with_th
     assert (asked["run_id"], asked["call"]["id"], asked["state"]) == (run_id, "call_0", "pending_input")
     assert asked["input"]["message"] == QUESTION and "integer" in asked["input"]["requested_schema"]["properties"]
 
-    code, _, err = toolwire(tmp_path, "answer", run_id, "--json", '{"name": "Ada", "integer": 500}')
+    code, _, err = toolwire(tmp_path, "answer", run_id, "--value", '{"name": "Ada", "integer": 500}')
     assert code != 0 and len(err.strip().splitlines()) == 1, err
     assert "integer: 500 is greater than the maximum of 100" in err and "(required: name)" in err
     answer = '{"name": "Ada Lovelace", "check": true, "integer": 7}'

@@ -11,6 +11,7 @@ from helpers.fake_providers import FakeProvider, openai_call, openai_completion
 from toolwire_client import texts
 from toolwire_client.calls import DESTRUCTIVE
 from toolwire_client.mistakes import WAITING
+from toolwire_client.run.context_view import DEFAULT_INLINE_RESULT_CHARS
 from toolwire_client.run.limits import DEFAULT_MAX_RESULT_CHARS
 
 FILESYSTEM = npm_server("server-filesystem")
@@ -41,8 +42,10 @@ def test_a_big_read_is_cut_and_write_file_waits_saying_why(tmp_path: Path) -> No
 
     assert len(BIG) == 200_000 and len(BIG) > DEFAULT_MAX_RESULT_CHARS
     cut = BIG[:DEFAULT_MAX_RESULT_CHARS] + texts.result_cut(DEFAULT_MAX_RESULT_CHARS, len(BIG))
+    assert state["steps"][0]["results"][0]["content"] == cut  # the cap, saved whole in the run
+    head = cut[:DEFAULT_INLINE_RESULT_CHARS] + texts.kept_out("read", DEFAULT_INLINE_RESULT_CHARS, len(cut))
     [sent] = [m for m in fake.requests[1].body["messages"] if m["role"] == "tool"]
-    assert sent == {"role": "tool", "tool_call_id": "read", "content": cut}
+    assert sent == {"role": "tool", "tool_call_id": "read", "content": head}  # the model reads its head
     assert len(json.dumps(fake.requests[1].body)) < len(BIG) // 4  # nothing else carried the file
     assert state["steps"][0]["results"][0]["truncated"]
 

@@ -61,8 +61,8 @@ async def _call(registry: Registry, grant: Grant, name: str, arguments: dict[str
         ),
         (
             "colour = 'red'\n",
-            r"colour: unknown key; allowed here: agents, audit, limits, oauth, request_limits, store, tools, "
-            r"upstreams$",
+            r"colour: unknown key; allowed here: agents, audit, discovery, limits, oauth, request_limits, store, "
+            r"tools, upstreams$",
         ),
         (
             "[[limits]]\ntool = 'echo'\nper_minute = -5\n",
