@@ -1,18 +1,22 @@
 """The outcome of one tool call as the loop records it and the model reads it, and the one place error results
 are made: the kind of a failure is data that travels with the result, never read back from its wording."""
 
+from __future__ import annotations
+
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
-import mcp_types as types
 from pydantic import Field
 
 from toolwire_shared.elicitation import InputWanted
 from toolwire_shared.media import MAX_MEDIA_BYTES, MediaPart, accepted
 from toolwire_shared.tools import META_PREFIX
 from toolwire_shared.usage import Usage
+
+if TYPE_CHECKING:  # the MCP types load with the first MCP result, not with every reader of a saved run
+    import mcp_types as types
 
 ErrorKind = Literal[
     "unknown_tool",
@@ -100,6 +104,8 @@ def failed(call_id: str, name: str, kind: ErrorKind, text: str, *, since: float 
 
 
 def failed_call(kind: ErrorKind, text: str) -> types.CallToolResult:
+    import mcp_types as types
+
     """The server's answer for a failed call: the text the model reads, and its kind in `_meta`."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)], is_error=True, meta={ERROR_KIND_META: kind}
@@ -152,6 +158,8 @@ class ReadContent:
 
 
 def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
+    import mcp_types as types
+
     parts: list[str] = []
     media: list[MediaPart] = []
     links: list[str] = []
@@ -185,6 +193,8 @@ def link_line(link: types.ResourceLink) -> str:
 
 def embedded_text(resource: types.TextResourceContents | types.BlobResourceContents) -> str:
     """An embedded text resource's text as it is; a blob described (its bytes are not for the model)."""
+    import mcp_types as types
+
     if isinstance(resource, types.TextResourceContents):
         return resource.text
     size = len(resource.blob) * 3 // 4

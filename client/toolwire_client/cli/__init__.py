@@ -85,7 +85,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "agent": ("toolwire_client.cli.agent", "agent"),
     "worker": ("toolwire_client.cli.fleet", "worker"),
     "submit": ("toolwire_client.cli.fleet", "submit"),
-    "wait": ("toolwire_client.cli.fleet", "wait"),
+    "wait": ("toolwire_client.cli.wait", "wait"),
 }
 """Every sub-command: its name, and the module and click command that implement it (imported when asked for)."""
 

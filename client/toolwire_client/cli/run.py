@@ -9,13 +9,14 @@ import anyio
 import click
 from rich.console import Console
 
-from toolwire_client import texts
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.assembly.resume import AgentFactory
 from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
 from toolwire_client.cli.a2a_agents import A2A_OPTIONS, a2a_specs
 from toolwire_client.cli.answer import input_hint
+from toolwire_client.cli.outcome import outcome_line as outcome_line
+from toolwire_client.cli.outcome import say_outcome as say_outcome
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
@@ -118,11 +119,6 @@ def print_outcome(console: Console, state: RunState) -> None:
         markup=False,
         highlight=False,
     )
-
-
-def outcome_line(state: RunState) -> str:
-    """`RUN: STATUS (WHY)`, as `resume` and `wait` print how a run stands."""
-    return f"{state.run_id}: {texts.status_and_why(state.status, state.stop_reason)}"
 
 
 def print_run_id(console: Console, run_id: str) -> None:
@@ -540,12 +536,3 @@ async def _run(task: str, run_id: str, config: RunConfig, db: str | None, build:
             await agent.model.aclose()
     finally:
         await store.aclose()
-
-
-def say_outcome(state: RunState, *, err: bool = False) -> None:
-    """How a run ended, its report and its answer: `resume`'s and `wait`'s lines (on stderr under --json)."""
-    click.echo(shown(outcome_line(state)), err=err)
-    if state.report:
-        click.echo(shown(state.report), err=err)
-    if state.final_answer:
-        click.echo(shown(f"answer: {state.final_answer}"), err=err)
