@@ -33,8 +33,8 @@ def run_code_description(tools: list[dict[str, object]]) -> str:
     return description
 
 
-async def test_a_script_calls_tools_not_loaded_and_a_search_lists_its_finds_in_run_code(tmp_path: Path) -> None:
-    support_db, db = tmp_path / "support.sqlite3", str(tmp_path / "runs.sqlite3")
+async def run_with_search(support_db: Path, db: str, risky: list[str] | None = None) -> RunState:
+    """`--code-mode only --tool-search on` over the ledger on stdio, the scripted model above, saved in `db`."""
     server = ServerSpec(
         name="support",
         command=[TOOLWIRE, "serve", LEDGER, "--stdio"],
@@ -47,12 +47,18 @@ async def test_a_script_calls_tools_not_loaded_and_a_search_lists_its_finds_in_r
         limits=RunLimits(max_steps=6),
         code_mode=CodeMode(only=True),
         tool_search="on",
+        risky_tools=risky or [],
     )
     store = await open_store(db)
     try:
-        state: RunState = await build_agent(config, store=store).run("total the refunds")
+        return await build_agent(config, store=store).run("total the refunds")
     finally:
         await store.aclose()
+
+
+async def test_a_script_calls_tools_not_loaded_and_a_search_lists_its_finds_in_run_code(tmp_path: Path) -> None:
+    support_db, db = tmp_path / "support.sqlite3", str(tmp_path / "runs.sqlite3")
+    state = await run_with_search(support_db, db)
     assert state.status == "done", state.report
 
     code_result, search_result = (r for step in state.steps for r in step.results)
@@ -73,3 +79,14 @@ async def test_a_script_calls_tools_not_loaded_and_a_search_lists_its_finds_in_r
     after = run_code_description([tool.model_dump() for tool in offered_after])
     assert "async def list_refunds(" in after and "async def search_orders(" not in after
     assert sorted(tool.name for tool in offered_after) == ["run_code", "search_tools"]  # still only run_code's
+
+
+async def test_a_risky_tool_no_search_loaded_still_waits_for_a_person_when_a_script_calls_it(tmp_path: Path) -> None:
+    """The tool search's gate asks no one (it runs nothing); a script's call goes to the tool itself, so its
+    approval policy holds."""
+    db = str(tmp_path / "runs.sqlite3")
+    state = await run_with_search(tmp_path / "support.sqlite3", db, risky=["search_orders"])
+    assert state.status == "waiting_for_approval", (state.status, state.report)
+    script = await load(db, script_run_id(state.run_id, state.steps[0].tool_calls[0].id))
+    assert [p.call.name for p in script.pending if p.waits_for_approval] == ["search_orders"]
+    assert script.steps[0].results == []  # not run before a person decides
