@@ -176,8 +176,10 @@ async def measure(url: str, tasks: list[tuple[str, str]]) -> dict[str, Any]:
     runs: dict[str, list[Outcome]] = {"off": [], "on": []}
     for task, tool in tasks:
         for mode in ("off", "on"):
-            runs[mode].append(await run_task(url, task, tool, mode == "on"))
-            print(f"[local_search_bench] {mode} {tool}: {runs[mode][-1].calls}", file=sys.stderr, flush=True)
+            done = await run_task(url, task, tool, mode == "on")
+            runs[mode].append(done)  # each run said as it ends: a slow machine's partial figures are still figures
+            said = f"search {mode}, {tool}: {'right' if done.right else 'wrong'}, called {done.calls}"
+            print(f"[local_search_bench] {said}", file=sys.stderr, flush=True)
     return {mode: summary(outcomes) for mode, outcomes in runs.items()}
 
 
