@@ -41,6 +41,10 @@ MODULES: list[tuple[str, str]] = [
     ("context_bench", "context budget: a 200-step run of ~20 kB results, peak and total input vs unmanaged"),
     ("scale_bench", "scale: 10,000 concurrent scripted runs on one shared connection to one HTTP tool server"),
     ("fleet_bench", "fleet: 2,000 runs on 1 and 3 `toolwire worker` processes on PostgreSQL, and one killed -9"),
+    (
+        "local_search_bench",
+        "tool search with a real tiny local model (SmolLM2-135M, .venv-llm): tasks right, on vs off",
+    ),
 ]
 
 

@@ -432,6 +432,14 @@ def run_code_description(listing: str, calls: int, seconds: float, megabytes: in
     )
 
 
+def run_code_unlisted(count: int) -> str:
+    """run_code's last line with tool search on: the tools it does not list are callable too."""
+    return (
+        f"\n\n{count} more tools are not listed: search_tools finds them by what they do, and the ones it finds are "
+        "listed here from your next turn on."
+    )
+
+
 def script_task(code: str) -> str:
     """A script's run's task, as `runs` and `trace show` list it: run_code and its first line."""
     first = next((line.strip() for line in code.splitlines() if line.strip()), "")

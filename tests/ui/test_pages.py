@@ -2,6 +2,7 @@
 and drawn in the tree, hostile text escaped everywhere, no saved config (secrets) on the page, the trace linked only
 when a backend is named and the run was traced."""
 
+from toolwire_client.run.script_record import ScriptRecord
 from toolwire_client.run.state import PendingCall, RunState, StepRecord, args_hash
 from toolwire_client.ui import pages
 from toolwire_client.ui.reads import RunView, Waiting, waits_for
@@ -78,3 +79,11 @@ def test_a_step_shows_the_tools_a_tool_search_had_loaded() -> None:
     steps = pages.steps_fragment(RunView(run, {}, {}, []))
     assert "tools loaded: none" in steps and "tools loaded: crm_get_contact, &lt;script&gt;" in steps
     assert "tools loaded" not in pages.steps_fragment(family())  # a run without tool search says nothing of it
+
+
+def test_a_code_mode_script_is_nested_as_a_script_not_a_sub_agent() -> None:
+    view = family()
+    view.children["run_child"].script = ScriptRecord(code="await issue_refund(order_id='A1')")
+    steps = pages.steps_fragment(view)
+    assert "<summary>script " in steps and "sub-agent" not in steps
+    assert "<summary>sub-agent " in pages.steps_fragment(family())  # a delegate's child is still a sub-agent

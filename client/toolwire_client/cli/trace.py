@@ -112,24 +112,36 @@ def trace_lines(
     indented under the delegate call that started it."""
     children = children or {}
     lines = []
+    loaded: list[str] | None = None
     for step in state.steps:
-        rows = step_lines(state, step, wide, decided)
-        if len(rows) != len(step.tool_calls):  # a final answer's line, or a plan's rows: no call to nest under
-            lines += rows
-            continue
-        for call, line in zip(step.tool_calls, rows, strict=True):
-            lines.append(line)
-            lines += sampling_lines(state, call.id, step.index, wide)
-            sub = state.children.get(call.id)
-            if sub is not None and sub.run_id in children:
-                child = children[sub.run_id]
-                kind = "script" if child.script is not None else "sub-agent"  # a run_code call's script
-                lines.append(f"  {kind} {child.run_id}: {child.task}")
-                lines += ["  " + nested for nested in trace_lines(child, wide, children, decided)]
+        lines += _step_tree(state, step, wide, children, decided)
+        if step.loaded is not None and step.loaded != loaded:  # a tool search's loads as the step ended, when new
+            loaded = step.loaded
+            lines.append(f"step {step.index} | tools loaded: {', '.join(loaded) or 'none'}")
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
     )
+    return lines
+
+
+def _step_tree(
+    state: RunState, step: StepRecord, wide: bool, children: dict[str, RunState], decided: Decided | None
+) -> list[str]:
+    """A step's lines, each sub-agent's or script's table indented under the call that started it."""
+    rows = step_lines(state, step, wide, decided)
+    if len(rows) != len(step.tool_calls):  # a final answer's line, or a plan's rows: no call to nest under
+        return rows
+    lines = []
+    for call, line in zip(step.tool_calls, rows, strict=True):
+        lines.append(line)
+        lines += sampling_lines(state, call.id, step.index, wide)
+        sub = state.children.get(call.id)
+        if sub is not None and sub.run_id in children:
+            child = children[sub.run_id]
+            kind = "script" if child.script is not None else "sub-agent"  # a run_code call's script
+            lines.append(f"  {kind} {child.run_id}: {child.task}")
+            lines += ["  " + nested for nested in trace_lines(child, wide, children, decided)]
     return lines
 
 
@@ -179,6 +191,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
                 "tokens_so_far": step.usage_so_far.total_tokens,
                 "input_tokens": _split_json(splits.get(step.index)),
                 "view": step.view.model_dump(mode="json") if step.view is not None else None,
+                "loaded": step.loaded,
             }
         )
     return {

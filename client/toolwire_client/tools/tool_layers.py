@@ -32,6 +32,9 @@ class Route:
     code mode's `only` leaves to scripts: tools/code_mode/)."""
     loads_only: bool = False
     """True: a call of it loads the tool (a tool search's gate) and runs nothing, so it asks no person."""
+    unloaded: "Route | None" = None
+    """A tool search's tool not loaded yet (this route goes to its gate): the tool's own route, which a code-mode
+    script calls (tools/code_mode/layer.py)."""
 
 
 class NoSuchTool(ValueError):

@@ -114,7 +114,8 @@ class ToolSearch:
         if self.native:
             return replace(route, spec=route.spec.model_copy(update={"deferred": True}))
         safe = route.spec.model_copy(update={"policy": ToolPolicy()})
-        return replace(route, source=self._gate, remote_name=called, spec=safe, offered=False, loads_only=True)
+        gated = replace(route, source=self._gate, remote_name=called, spec=safe, offered=False, loads_only=True)
+        return replace(gated, unloaded=route)
 
     @property
     def loading(self) -> list[str] | None:

@@ -247,8 +247,9 @@ def _rows_of_step(view: RunView, state: RunState, step: StepRecord) -> list[str]
         sub = state.children.get(call.id)
         child = view.children.get(sub.run_id) if sub is not None else None
         if child is not None:
+            kind = "script" if child.script is not None else "sub-agent"  # a run_code call's script
             rows.append(
-                f'<tr class="sub"><td></td><td colspan="7"><details open><summary>sub-agent '
+                f'<tr class="sub"><td></td><td colspan="7"><details open><summary>{kind} '
                 f'<a href="/runs/{e(child.run_id)}">{e(child.run_id)}</a>: {e(clip(child.task, 120))}</summary>'
                 f'<table class="grid steps">{_step_rows(view, child)}</table></details></td></tr>'
             )
