@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from a2a.client import Client
 from a2a.types import CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageRequest, Task, TaskState
 from google.protobuf.struct_pb2 import Struct
 
@@ -83,6 +84,13 @@ async def spawn(workers: list[Worker], db: str, tmp: Path, name: str, model_url:
     return worker
 
 
+async def holding(client: Client, hold: Path, worker: Worker) -> Task:
+    """A task whose run calls `hold` (it holds until the test writes the file), once the worker's call started."""
+    task: Task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
+    await await_until(anyio.Path(f"{hold}.started").exists, "the worker to call hold", proc=worker.proc)
+    return task
+
+
 async def until_task(client: object, task_id: str, states: set[TaskState], what: str) -> Task:
     async def reached() -> Task | None:
         task: Task = await client.get_task(GetTaskRequest(id=task_id))  # type: ignore[attr-defined]
@@ -129,8 +137,7 @@ async def test_a_worker_killed_midrun_is_taken_over_and_the_a2a_client_gets_the_
         door = Door(tmp_path, "openai:local", server="tools")
         try:
             async with a2a_client(door.url, ALICE) as client:
-                task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
-                await await_until(anyio.Path(f"{hold}.started").exists, "w1 to call hold", proc=first.proc)
+                task = await holding(client, hold, first)
                 await anyio.Path(f"{hold}.started").unlink()
                 first.kill9()
                 second = await spawn(workers, db, tmp_path, "w2", model.openai_url)
@@ -156,8 +163,7 @@ async def test_cancel_stops_the_run_on_the_worker(
         door = Door(tmp_path, "openai:local", server="tools")
         try:
             async with a2a_client(door.url, ALICE) as client:
-                task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
-                await await_until(anyio.Path(f"{hold}.started").exists, "the worker to call hold", proc=worker.proc)
+                task = await holding(client, hold, worker)
                 canceled = await client.cancel_task(CancelTaskRequest(id=task.id))
                 assert canceled.status.state == TaskState.TASK_STATE_CANCELED, said(canceled)
                 got = await client.get_task(GetTaskRequest(id=task.id))

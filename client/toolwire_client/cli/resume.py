@@ -11,7 +11,8 @@ from toolwire_client.assembly.trusted_servers import resume_trust
 from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.run import interrupted, note_server_log, print_server_log, say_outcome, verbose_option
+from toolwire_client.cli.outcome import say_outcome
+from toolwire_client.cli.run import interrupted, note_server_log, print_server_log, verbose_option
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig, ServerSpec

@@ -15,8 +15,6 @@ from toolwire_client.cli import servers
 from toolwire_client.cli._store import db_option
 from toolwire_client.cli.a2a_agents import A2A_OPTIONS, a2a_specs
 from toolwire_client.cli.answer import input_hint
-from toolwire_client.cli.outcome import outcome_line as outcome_line
-from toolwire_client.cli.outcome import say_outcome as say_outcome
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
