@@ -69,7 +69,8 @@ def toolbox_for(
 ) -> ToolBox:
     """The run's ToolBox: `sources` and the client's own tools; `on_progress` gets the progress reports of running
     calls (`toolwire run` shows them live); `marked`, the tools each server's spec says wait for approval;
-    `native_search`: the model's provider searches deferred tools itself (Anthropic's tool search tool)."""
+    `native_search`: the model's provider searches deferred tools itself (Anthropic's tool search tool, OpenAI's
+    hosted tool_search)."""
     own: list[ToolSource] = []
     if config.delegate is not None:
         own.append(DelegateSource())

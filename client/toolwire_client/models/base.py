@@ -26,7 +26,8 @@ class ModelReply:
     """Seconds spent waiting between those attempts (a rate limit's retry-after); the waterfall marks it ⏸."""
     found_tools: Annotated[list[str], Field(exclude_if=lambda names: not names)] = field(default_factory=list)
     """The deferred tools the provider's own tool search found and loaded in this reply (Anthropic's
-    `tool_reference` blocks), by name: the run records them as loaded (tools/tool_search.py)."""
+    `tool_reference` blocks, OpenAI's `tool_search_output` items), by name: the run records them as loaded
+    (tools/tool_search.py)."""
 
 
 class ModelCallFailed(Exception):

@@ -7,6 +7,7 @@ come back as they were, and a function_call keeps its item `id` beside the `call
 
 import json
 import re
+from dataclasses import replace
 from typing import Any, Unpack
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
@@ -15,6 +16,7 @@ from toolwire_client.models.json_fields import member
 from toolwire_client.models.media import NO_MEDIA, responses_output
 from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments, parse_usage
 from toolwire_client.models.openai_responses_stream import ResponsesAssembler
+from toolwire_client.models.openai_tool_search import deferring, echoed, found_tools, searches_natively
 from toolwire_client.models.retry import redact
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
@@ -61,6 +63,8 @@ class OpenAIResponsesModel(HttpModel):
         if include_reasoning is None:
             include_reasoning = not store and REASONING_MODELS.match(model) is not None
         self.include_reasoning = include_reasoning
+        self.native_tool_search = searches_natively(model)
+        """gpt-5.4 and later search deferred tools themselves (openai_tool_search.py): tool search defers to them."""
 
     def wire_body(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None
@@ -71,7 +75,7 @@ class OpenAIResponsesModel(HttpModel):
             body["instructions"] = "\n\n".join(system)
         body["input"] = wire_input(messages, self.media_kinds)
         if tools:
-            body["tools"] = [
+            functions = [
                 {
                     "type": "function",
                     "name": t.name,
@@ -81,6 +85,7 @@ class OpenAIResponsesModel(HttpModel):
                 }
                 for t in tools
             ]
+            body["tools"] = deferring(functions, tools)
             if self.tool_choice is not None:
                 body["tool_choice"] = wire_tool_choice(self.tool_choice)
         given = [n for n in (self.max_tokens, max_output_tokens) if n is not None]
@@ -102,7 +107,9 @@ class OpenAIResponsesModel(HttpModel):
             raise self._unreadable("no output list in the response")
         message = parse_output(output)
         finish = finish_reason(posted.data, bool(message.tool_calls))
-        return posted.reply(message, parse_usage(posted.data.get("usage"), ("input", "output")), finish)
+        reply = posted.reply(message, parse_usage(posted.data.get("usage"), ("input", "output")), finish)
+        found = found_tools(output)
+        return replace(reply, found_tools=found) if found else reply
 
     def _failed(self, err: dict[str, Any]) -> ModelCallFailed:
         """`status: failed` comes with a 200 (or as response.failed in a stream); like the SDK, not retried."""
@@ -134,9 +141,10 @@ def wire_input(messages: list[Message], media: frozenset[MediaKind] = NO_MEDIA) 
 
 
 def assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
-    """Our own output items echoed unchanged (reasoning included); a turn from elsewhere rebuilt as items."""
+    """Our own output items echoed unchanged (reasoning included; tool search items `echoed`); a turn from elsewhere
+    rebuilt as items."""
     if message.provider == ITEMS and message.provider_content is not None:
-        return list(message.provider_content)
+        return [echoed(item) for item in message.provider_content]
     items: list[dict[str, Any]] = []
     if message.text:
         items.append({"role": "assistant", "content": message.text})

@@ -5,8 +5,9 @@ toolwire_shared/tool_index.py) and loads its matches, whose full definitions are
 Every tool the run may call stays routed: a tool not loaded yet is routed to a gate that loads it and answers with
 its definition and "call it again" (never "unknown tool"). The catalog is what the layers below offer (the
 `--allow` filter's), so a search never shows a tool the run may not call. Natively (a provider with its own tool
-search, Anthropic's), the deferred tools are offered marked `deferred` and the provider searches them; the tools
-its replies say it loaded (ModelReply.found_tools) are recorded here by `load`, as this layer's own loads are."""
+search: Anthropic's, OpenAI Responses' on gpt-5.4 and later), the deferred tools are offered marked `deferred` and
+the provider searches them; the tools its replies say it loaded (ModelReply.found_tools) are recorded here by `load`,
+as this layer's own loads are."""
 
 import fnmatch
 import json
@@ -44,7 +45,8 @@ class ToolSearch:
         self, mode: ToolSearchMode = "auto", keep: Sequence[str] = (), native: bool = False, own: Sequence[str] = ()
     ):
         """`keep`: the `--keep-tool` globs (each must match a tool); `own`: the client's own tools (delegate,
-        load_skill, read_resource), always offered in full; `native`: the provider searches (Anthropic's)."""
+        load_skill, read_resource), always offered in full; `native`: the provider searches (the model's
+        `native_tool_search`)."""
         self.mode, self.keep, self.native = mode, list(keep), native
         self._always = [*keep, *own]
         self.loaded: list[str] = []
