@@ -85,10 +85,9 @@ async def test_a_valid_access_token_sends_gets_and_cancels_with_the_a2a_sdk(
 async def test_the_card_and_the_metadata_say_how_to_get_a_token(issuer: Issuer, door: A2AServer) -> None:
     async with httpx.AsyncClient(timeout=30) as http:
         card = (await http.get(door.url + ".well-known/agent-card.json")).json()
-        for url in (metadata_url(door), door.url + ".well-known/oauth-protected-resource/"):
-            document = (await http.get(url)).json()  # never behind a token
-            assert document["resource"] == door.url and document["authorization_servers"] == [issuer.url]
-            assert document["scopes_supported"] == [SCOPE]
+        document = (await http.get(metadata_url(door))).json()  # never behind a token
+    assert document["resource"] == door.url and document["authorization_servers"] == [issuer.url]
+    assert document["scopes_supported"] == [SCOPE]
     oauth = card["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]
     assert oauth["oauth2MetadataUrl"] == issuer.url + "/.well-known/oauth-authorization-server"
     assert oauth["flows"]["clientCredentials"]["scopes"] == {SCOPE: "required by this agent"}
