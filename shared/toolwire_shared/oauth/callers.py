@@ -13,7 +13,7 @@ from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from toolwire_shared.oauth.keys import refresh_in_lifespan
-from toolwire_shared.oauth.resource import challenge, metadata, metadata_paths, metadata_url
+from toolwire_shared.oauth.resource import challenge, metadata, metadata_paths
 from toolwire_shared.oauth.settings import OAuthSettings, parse_oauth
 from toolwire_shared.oauth.verifier import OAuthVerifier, Refusal
 from toolwire_shared.tokens import AccessConfigError, find_token
@@ -28,9 +28,6 @@ class Callers(Generic[Caller]):
     tokens: Mapping[str, Caller]
     oauth: OAuthSettings | None = None
     subjects: Mapping[str, Caller] = field(default_factory=dict)
-
-    def __len__(self) -> int:
-        return len({id(c) for c in [*self.tokens.values(), *self.subjects.values()]})
 
     def login(self) -> str:
         """How callers log in, for the line a door prints when it starts."""
@@ -110,11 +107,6 @@ class CallerAuth(Generic[Caller]):
         message = f"unauthorized: {problem}. Send the header 'Authorization: Bearer <token>' with {how}."
         await _send_json(send, 401, {"error": message}, {"www-authenticate": header})
         return None
-
-
-def resource_of(settings: OAuthSettings | None) -> str | None:
-    """The metadata URL of the door's resource, for the line it prints when it starts."""
-    return None if settings is None else metadata_url(settings.resource)
 
 
 async def _send_json(send: Send, status: int, body: object, headers: dict[str, str]) -> None:
