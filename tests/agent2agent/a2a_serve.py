@@ -32,8 +32,8 @@ class A2AServer:
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""
 
-    def start(self) -> "A2AServer":
-        port = free_port()
+    def start(self, port: int | None = None) -> "A2AServer":
+        port = port or free_port()
         self.url = f"http://127.0.0.1:{port}/"
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen([*self.argv, "--port", str(port)], env=clean_env(**self.env), stderr=log)

@@ -61,10 +61,12 @@ def people_file(folder: Path, people: dict[str, tuple[str, list[str]]]) -> Path:
 
 
 @contextmanager
-def agent_server(folder: Path, model_url: str, *args: str, server: str = SUPPORT) -> Iterator[str]:
-    """`toolwire agent serve --ag-ui` on the support tools (or `server`) and the model at `model_url`; its /ag-ui
-    URL."""
-    port = free_port()
+def agent_server(
+    folder: Path, model_url: str, *args: str, server: str = SUPPORT, port: int | None = None
+) -> Iterator[str]:
+    """`toolwire agent serve --ag-ui` on the support tools (or `server`) and the model at `model_url`, on `port` (or
+    a free one); its /ag-ui URL."""
+    port = port or free_port()
     log = folder / f"agent-{port}.log"
     argv = [
         TOOLWIRE, "agent", "serve", "--ag-ui", "--name", "support", "--port", str(port),

@@ -1,10 +1,12 @@
 """The A2A server's ASGI app: the Agent Card at /.well-known/agent-card.json (public, as A2A wants it), JSON-RPC at
 / (the A2A 1.0 method names and the 0.3 ones, message/send ...) behind the bearer tokens of the tool server's tokens
-file, and the run store and this process's drivers for as long as it serves."""
+file and its OAuth access tokens (toolwire_shared.oauth.callers), and the run store and this process's drivers for
+as long as it serves."""
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
@@ -13,7 +15,10 @@ from a2a.types import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    ClientCredentialsOAuthFlow,
     HTTPAuthSecurityScheme,
+    OAuth2SecurityScheme,
+    OAuthFlows,
     SecurityRequirement,
     SecurityScheme,
     StringList,
@@ -35,9 +40,12 @@ from toolwire_client.fleet.door import FleetDoor
 from toolwire_client.store import RunAlreadyClaimed, SqlRunStore, claim_owner, open_store
 from toolwire_client.store.claims import LEASE_S
 from toolwire_shared.host_origin import HostOriginRule, request_headers
-from toolwire_shared.tokens import find_token
+from toolwire_shared.oauth.callers import CallerAuth, Callers
+from toolwire_shared.oauth.resource import metadata_url
+from toolwire_shared.oauth.settings import OAuthSettings
 
-BEARER = "bearer"
+BEARER, OAUTH = "bearer", "oauth2"
+OAUTH_SERVER_METADATA = "/.well-known/oauth-authorization-server"
 
 
 @dataclass(frozen=True)
@@ -48,8 +56,9 @@ class Served:
     db: str | None
     url: str
     """Where clients reach it (the card's interface URL)."""
-    tokens: dict[str, str] | None
-    """token -> agent name of the tokens file; None: no login (loopback only)."""
+    callers: Callers[str] | None
+    """The tokens file's agents by bearer token (and OAuth subject, with its [oauth] table); None: no login
+    (loopback only)."""
     trust: ServerTrust
     description: str
     host: str = "127.0.0.1"
@@ -79,20 +88,44 @@ def agent_card(served: Served) -> AgentCard:
             )
         ],
     )
-    if served.tokens is not None:
+    if served.callers is not None:
         card.security_schemes[BEARER].CopyFrom(
             SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(scheme="Bearer"))
         )
         card.security_requirements.append(SecurityRequirement(schemes={BEARER: StringList()}))
+        if served.callers.oauth is not None:
+            oauth_scheme(card, served.callers.oauth)
     return card
 
 
-class BearerGate:
-    """Every request first passes the tool server's Host/Origin rule (against DNS rebinding: 421/403); every request
-    but the card's carries a token of the tokens file (else 401), whose agent is the caller."""
+def oauth_scheme(card: AgentCard, settings: OAuthSettings) -> None:
+    """The [oauth] table on the card: an OAuth 2.0 scheme whose tokens come from the issuer (its RFC 8414 metadata
+    names the token endpoint) for this door's resource, with the required scopes; either scheme lets a caller in."""
+    scopes = {scope: "required by this agent" for scope in settings.required_scopes}
+    said = (
+        f"An access token from {settings.issuer} for the resource {settings.resource} (the token endpoint is in the "
+        f"issuer's metadata; this agent's is at {metadata_url(settings.resource)})."
+    )
+    flows = OAuthFlows(client_credentials=ClientCredentialsOAuthFlow(scopes=scopes))
+    scheme = OAuth2SecurityScheme(description=said, flows=flows, oauth2_metadata_url=issuer_metadata(settings.issuer))
+    card.security_schemes[OAUTH].CopyFrom(SecurityScheme(oauth2_security_scheme=scheme))
+    card.security_requirements.append(SecurityRequirement(schemes={OAUTH: StringList(list=list(scopes))}))
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str] | None, rule: HostOriginRule) -> None:
-        self.app, self.tokens, self.rule = app, tokens, rule
+
+def issuer_metadata(issuer: str) -> str:
+    """Where RFC 8414 §3.1 puts an authorization server's metadata: the well-known path before the issuer's path."""
+    parts = urlsplit(issuer)
+    return urlunsplit((parts.scheme, parts.netloc, OAUTH_SERVER_METADATA + parts.path.rstrip("/"), "", ""))
+
+
+class CallerGate:
+    """Every request first passes the tool server's Host/Origin rule (against DNS rebinding: 421/403); the card and
+    the OAuth metadata are public; every other request carries a bearer token of the tokens file or an OAuth access
+    token of one of its agents (else 401/403, as the tool server answers), whose agent is the caller."""
+
+    def __init__(self, app: ASGIApp, callers: Callers[str] | None, name: str, rule: HostOriginRule) -> None:
+        self.app, self.rule = app, rule
+        self.auth = CallerAuth(callers, name, "agent") if callers is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -100,16 +133,13 @@ class BearerGate:
             if refusal is not None:
                 await JSONResponse({"error": refusal.message}, refusal.status)(scope, receive, send)
                 return
-        if scope["type"] != "http" or self.tokens is None or scope["path"] == AGENT_CARD_WELL_KNOWN_PATH:
+        if scope["type"] != "http" or self.auth is None or scope["path"] == AGENT_CARD_WELL_KNOWN_PATH:
             await self.app(scope, receive, send)
             return
-        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
-        scheme, _, token = header.partition(" ")
-        agent = find_token(self.tokens, token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        if await self.auth.metadata(scope, send):
+            return
+        agent = await self.auth.identify(scope, receive, send)
         if agent is None:
-            why = "a wrong bearer token" if header else "no bearer token"
-            body = {"error": f"unauthorized: {why}; send Authorization: Bearer TOKEN (a token of the tokens file)"}
-            await JSONResponse(body, 401, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
         scope["user"], scope["auth"] = SimpleUser(agent), AuthCredentials(["authenticated"])
         await self.app(scope, receive, send)
@@ -139,7 +169,11 @@ def build_app(served: Served) -> ASGIApp:
 
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(door, "/", enable_v0_3_compat=True)]
     rule = HostOriginRule(served.host, served.port)
-    return BearerGate(Starlette(routes=routes, lifespan=lifespan), served.tokens, rule)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    gate = CallerGate(app, served.callers, served.config.name, rule)
+    if gate.auth is not None:
+        gate.auth.refresh_keys_while(app)
+    return gate
 
 
 async def pick_up(store: SqlRunStore, door: RunDoor) -> None:

@@ -4,9 +4,9 @@ A thread is a toolwire run: the input's threadId is the run's id. A thread the s
 the served agent on the last user message; a thread it holds is followed (replayed from the store, then live); a
 resume (the input's `resume` entries, answering the interrupts the last stream ended with) records each decision as
 `toolwire approve`/`answer` would and goes on with the run here (or lets the worker fleet go on with it). Who may
-use it: a person of the tokens file, by `Authorization: Bearer TOKEN` (ui/people.py: the runs of their agents, the
-calls of their tools); without a tokens file, bound to loopback only, the OS user. The Host/Origin rule of the tool
-server applies to every request."""
+use it: a person of the tokens file, by `Authorization: Bearer TOKEN`, their token or, with the file's [oauth] table,
+their OAuth access token (ui/people.py: the runs of their agents, the calls of their tools); without a tokens file,
+bound to loopback only, the OS user. The Host/Origin rule of the tool server applies to every request."""
 
 import re
 from collections.abc import AsyncIterator
@@ -35,12 +35,13 @@ from toolwire_client.store import RunNotFound, SqlRunStore, open_store
 from toolwire_client.store import approvals as decisions
 from toolwire_client.ui.people import EVERYONE, Person
 from toolwire_shared.host_origin import HostOriginRule, request_headers
-from toolwire_shared.tokens import find_token
+from toolwire_shared.oauth.callers import CallerAuth, Callers
 
 PATH = "/ag-ui"
 THREAD_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 EXAMPLE = '{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "Refund A123"}]}'
 BODY_BYTES = 1_000_000
+PERSON = "toolwire.person"
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,9 @@ class AgUiSettings:
     db: str | None = None
     host: str = "127.0.0.1"
     port: int = 8500
-    people: dict[str, Person] | None = None
-    """token -> Person (ui/people.py); None: no tokens file, the OS user (loopback only)."""
+    people: Callers[Person] | None = None
+    """The tokens file's people by token and OAuth subject (ui/people.py); None: no tokens file, the OS user
+    (loopback only)."""
     trust: ServerTrust = field(default_factory=lambda: resume_trust(None))
     fleet: bool = False
     """Runs driven by the worker fleet (`--fleet`): the endpoint submits and wakes, and only reads the store."""
@@ -67,8 +69,8 @@ class Endpoint:
         self.settings = settings
 
     async def handle(self, request: Request) -> Response:
-        person = _person(request, self.settings.people)
-        if person is None:
+        person: Person | None = EVERYONE if self.settings.people is None else request.scope.get(PERSON)
+        if person is None:  # the PersonGate sets it on every POST it lets in
             return _refused(401, "send a person's token of the tokens file: Authorization: Bearer TOKEN")
         body = await request.body()
         if len(body) > BODY_BYTES:
@@ -145,19 +147,12 @@ def build_app(settings: AgUiSettings) -> ASGIApp:
 
     routes = [Route(PATH, endpoint.handle, methods=["POST"]), Route(PATH, about)]
     app = Starlette(routes=routes, lifespan=lifespan)
-    return HostOriginCheck(app, HostOriginRule(settings.host, settings.port))
+    gated: ASGIApp = app if settings.people is None else PersonGate(app, settings.people, settings.config.name)
+    return HostOriginCheck(gated, HostOriginRule(settings.host, settings.port))
 
 
 def _refused(status: int, said: str) -> Response:
-    headers = {"www-authenticate": 'Bearer realm="toolwire"'} if status == 401 else None
-    return JSONResponse({"error": said}, status, headers=headers)
-
-
-def _person(request: Request, people: dict[str, Person] | None) -> Person | None:
-    if people is None:
-        return EVERYONE
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    return find_token(people, token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+    return JSONResponse({"error": said}, status)
 
 
 def _task(given: RunAgentInput) -> str | None:
@@ -181,4 +176,23 @@ class HostOriginCheck:
         if scope["type"] == "http" and (refusal := self.rule.check(*request_headers(scope))) is not None:
             await JSONResponse({"error": refusal.message}, refusal.status)(scope, receive, send)
             return
+        await self.app(scope, receive, send)
+
+
+class PersonGate:
+    """A run's POST carries a person's bearer token of the tokens file or their OAuth access token (else 401/403,
+    as the tool server answers); the protected-resource metadata is public."""
+
+    def __init__(self, app: Starlette, people: Callers[Person], name: str) -> None:
+        self.app, self.auth = app, CallerAuth(people, name, "person")
+        self.auth.refresh_keys_while(app)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and await self.auth.metadata(scope, send):
+            return
+        if scope["type"] == "http" and scope["method"] == "POST":
+            person = await self.auth.identify(scope, receive, send)
+            if person is None:
+                return
+            scope[PERSON] = person
         await self.app(scope, receive, send)

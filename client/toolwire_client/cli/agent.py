@@ -74,11 +74,10 @@ def serve(
 def _serve_ag_ui(
     config: RunConfig, db: str | None, host: str, port: int, tokens_file: str | None, fleet: bool = False
 ) -> None:
-    import uvicorn
+    from toolwire_client.cli.door_serve import serve_door
+    from toolwire_client.ui.people import people_callers
 
-    from toolwire_client.ui.people import people_tokens
-
-    people = read_callers(tokens_file, host, people_tokens, "the agent: give --tokens FILE")
+    people = read_callers(tokens_file, host, people_callers, "the agent: give --tokens FILE")
     from toolwire_client.agui.app import PATH, AgUiSettings, build_app
     from toolwire_server.transports.http import PortInUse, check_bindable
 
@@ -88,12 +87,12 @@ def _serve_ag_ui(
         raise click.ClickException(str(exc)) from exc
     settings = AgUiSettings(config=config, db=db, host=host, port=port, people=people, fleet=fleet)
     shown = f"[{host}]" if ":" in host else host
-    login = f"bearer tokens of {len(people)} person(s)" if people else "no login (this machine only)"
+    login = f"{people.login()} (people)" if people else "no login (this machine only)"
     click.echo(
         f"toolwire agent {config.name}: AG-UI at http://{shown}:{port}{PATH} ; runs in {store_name(db)}"
         + (" (driven by the worker fleet)" if fleet else "")
         + f"; {login}",
         err=True,
     )
-    config_ = uvicorn.Config(build_app(settings), host=host, port=port, log_level="warning", lifespan="on")
-    uvicorn.Server(config_).run()
+    door = f"toolwire agent serve --ag-ui{' --fleet' if fleet else ''} at http://{shown}:{port}{PATH}"
+    serve_door(build_app(settings), host, port, db, fleet, door)

@@ -1,4 +1,5 @@
-"""The fleet's own tables in the run store's database (worker heartbeats, model requests per provider), migrated on
+"""The fleet's own tables in the run store's database (worker heartbeats, model requests per provider, the agent
+doors serving the store by kind), migrated on
 first use. They sit beside the run store's tables with their own versions (fleet_schema_version): only fleet
 processes touch them. Append new migrations at the end; never edit one that has shipped."""
 
@@ -20,6 +21,17 @@ MIGRATIONS: list[Migration] = [
                 at DOUBLE PRECISION NOT NULL
             )""",
             "CREATE INDEX IF NOT EXISTS fleet_model_requests_at ON fleet_model_requests (provider, at)",
+        ],
+    ),
+    (
+        2,
+        [  # the agent doors serving the store, each by its kind (fleet/door_kinds.py)
+            """CREATE TABLE IF NOT EXISTS fleet_doors (
+                holder TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                door TEXT NOT NULL,
+                beat_at DOUBLE PRECISION NOT NULL
+            )""",
         ],
     ),
 ]

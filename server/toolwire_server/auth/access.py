@@ -24,7 +24,7 @@ agent whose `subject` it is, and that agent's `tools` apply: the same Grant as i
 
 The JWKS URL is not discovered from the issuer's metadata: one explicit URL, fetched when a token first needs it,
 fails in one place (set `jwks_url` for an issuer that publishes its keys elsewhere, e.g. Keycloak's `.../certs`).
-Validation and the protected-resource metadata are in `toolwire_server.auth.oauth`.
+The `[oauth]` table is read, and tokens verified, by `toolwire_shared.oauth` (the agent doors verify them too).
 """
 
 from collections.abc import Sequence
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from toolwire_server.uris import canonical
+from toolwire_shared.oauth.settings import ASYMMETRIC_ALGORITHMS, OAUTH_EXAMPLE, OAuthSettings, parse_oauth
 from toolwire_shared.tokens import EXAMPLE as _EXAMPLE
 from toolwire_shared.tokens import (  # the tokens file itself is shared with `toolwire ui`
     TOKENS_ENV,
@@ -46,9 +46,7 @@ from toolwire_shared.tokens import (  # the tokens file itself is shared with `t
     read_config,
 )
 
-__all__ = ["TOKENS_ENV", "AccessConfigError"]
-ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
-"""The JWT algorithms the server may accept: signatures checked with a public key only (never `none`, never HS*)."""
+__all__ = ["ASYMMETRIC_ALGORITHMS", "TOKENS_ENV", "AccessConfigError", "OAuthSettings"]
 
 
 @dataclass(frozen=True)
@@ -68,26 +66,6 @@ class Grant:
 
 ALL_TOOLS = Grant(agent="local", patterns=("*",))
 """The grant on stdio without `--agent`: the launching process is the trust boundary."""
-
-
-@dataclass(frozen=True)
-class OAuthSettings:
-    """The `[oauth]` table: which JWT access tokens this server accepts (see the module docstring)."""
-
-    issuer: str
-    resource: str
-    jwks_url: str
-    required_scopes: tuple[str, ...] = ()
-    agent_claim: str = "sub"
-    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
-    leeway_s: float = 30.0
-    """Clock skew allowed on `exp` and `nbf`."""
-    jwks_refetch_s: float = 60.0
-    """At most one JWKS fetch per this many seconds for an unknown `kid` (or after a failed fetch)."""
-    jwks_max_age_s: float = 3600.0
-    """Keys older than this are fetched again, in the background (a failure keeps the old ones)."""
-    jwks_timeout_s: float = 5.0
-    """One deadline for a whole JWKS fetch (connect, headers, every byte); only a token with no cached key waits."""
 
 
 @dataclass(frozen=True)
@@ -132,24 +110,6 @@ def check_grants(
             )
 
 
-_OAUTH_EXAMPLE = (
-    '[oauth]\nissuer = "https://auth.example.com"\nresource = "https://tools.example.com/mcp"\n'
-    'required_scopes = ["mcp:tools"]'
-)
-_OAUTH_KEYS = {
-    "issuer",
-    "resource",
-    "jwks_url",
-    "required_scopes",
-    "agent_claim",
-    "algorithms",
-    "leeway_s",
-    "jwks_refetch_s",
-    "jwks_max_age_s",
-    "jwks_timeout_s",
-}
-
-
 def parse_access(data: dict[str, Any], origin: str) -> Access:
     agents = agent_entries(data, origin)
     oauth = parse_oauth(data["oauth"], origin) if "oauth" in data else None
@@ -164,7 +124,7 @@ def parse_access(data: dict[str, Any], origin: str) -> Access:
         if subject is not None and oauth is None:
             raise AccessConfigError(
                 f"{origin}: agents.{agent}.subject names an OAuth identity, but there is no [oauth] table. "
-                f"Add one:\n{_OAUTH_EXAMPLE}"
+                f"Add one:\n{OAUTH_EXAMPLE}"
             )
         if subject is None and (not isinstance(token, str) or not token):
             raise AccessConfigError(f"{origin}: agents.{agent} needs a non-empty 'token'. Example:\n{_EXAMPLE}")
@@ -186,66 +146,6 @@ def parse_access(data: dict[str, Any], origin: str) -> Access:
                 )
             subjects[subject] = grant
     return Access(grants, oauth, subjects)
-
-
-def parse_oauth(table: Any, origin: str) -> OAuthSettings:
-    """The `[oauth]` table, checked: a mistake is one readable line, never a surprise at the first request."""
-    where = f"{origin}: oauth"
-    if not isinstance(table, dict):
-        raise AccessConfigError(f"{where} must be a table. Example:\n{_OAUTH_EXAMPLE}")
-    unknown = sorted(set(table) - _OAUTH_KEYS)
-    if unknown:
-        raise AccessConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_OAUTH_KEYS))}"
-        )
-    issuer = _url(table, "issuer", where)
-    resource = _url(table, "resource", where)
-    jwks_url = _url(table, "jwks_url", where) if "jwks_url" in table else issuer.rstrip("/") + "/.well-known/jwks.json"
-    scopes = _strings(table, "required_scopes", where, ())
-    algorithms = _strings(table, "algorithms", where, ASYMMETRIC_ALGORITHMS)
-    wrong = [a for a in algorithms if a not in ASYMMETRIC_ALGORITHMS]
-    if wrong or not algorithms:
-        raise AccessConfigError(
-            f"{where}.algorithms: {', '.join(wrong) or '(empty)'} not accepted; choose from "
-            f"{', '.join(ASYMMETRIC_ALGORITHMS)} (public-key signatures only: never none, never HS*)"
-        )
-    claim = table.get("agent_claim", "sub")
-    if not isinstance(claim, str) or not claim:
-        raise AccessConfigError(f'{where}.agent_claim must be a claim name such as "sub", "client_id" or "azp"')
-    numbers = {key: _seconds(table, key, where, default) for key, default in _SECONDS.items()}
-    if numbers["jwks_timeout_s"] <= 0:
-        raise AccessConfigError(f"{where}.jwks_timeout_s must be a number of seconds above 0")
-    return OAuthSettings(issuer, resource, jwks_url, scopes, claim, algorithms, **numbers)
-
-
-_SECONDS = {"leeway_s": 30.0, "jwks_refetch_s": 60.0, "jwks_max_age_s": 3600.0, "jwks_timeout_s": 5.0}
-
-
-def _url(table: dict[str, Any], key: str, where: str) -> str:
-    value = table.get(key)
-    if not isinstance(value, str) or not value:
-        raise AccessConfigError(f"{where} needs '{key}', an https URL. Example:\n{_OAUTH_EXAMPLE}")
-    parts = urlsplit(value)
-    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if not parts.hostname or parts.fragment or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
-        raise AccessConfigError(
-            f"{where}.{key} = {value!r}: expected an https URL without a fragment (http only on localhost)"
-        )
-    return value
-
-
-def _strings(table: dict[str, Any], key: str, where: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    value = table.get(key, list(default))
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise AccessConfigError(f"{where}.{key} must be a list of non-empty strings")
-    return tuple(value)
-
-
-def _seconds(table: dict[str, Any], key: str, where: str, default: float) -> float:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise AccessConfigError(f"{where}.{key} must be a number of seconds, 0 or more")
-    return float(value)
 
 
 def load_access(path: str | Path) -> Access:

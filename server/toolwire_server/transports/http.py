@@ -12,7 +12,6 @@ import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import uvicorn
@@ -30,7 +29,7 @@ from toolwire_server import texts
 from toolwire_server.app import GRANT_SCOPE_KEY, build_server
 from toolwire_server.auth import oauth
 from toolwire_server.auth.access import ALL_TOOLS, Access, Grant
-from toolwire_server.auth.oauth import OAuthVerifier, Refusal
+from toolwire_server.auth.oauth import GrantVerifier, Refusal
 from toolwire_server.limits import ServerLimits
 from toolwire_server.tools.registry import Registry
 from toolwire_server.transports import fast_path
@@ -65,7 +64,7 @@ class Gate:
         access: Access | None,
         max_body_bytes: int,
         body_timeout_s: float,
-        oauth: OAuthVerifier | None = None,
+        oauth: GrantVerifier | None = None,
     ) -> None:
         self.app = app
         self.access = access
@@ -140,7 +139,7 @@ class Gate:
             message = texts.unauthorized(
                 problem, issuer=s.issuer, resource=s.resource, metadata=self.oauth.metadata_url
             )
-            challenge = _challenge(self.oauth.metadata_url, "invalid_token" if auth else None, problem)
+            challenge = oauth.challenge(self.oauth.metadata_url, "invalid_token" if auth else None, problem)
         await send_json(send, 401, {"error": "unauthorized", "message": message}, {"www-authenticate": challenge})
         return None
 
@@ -152,7 +151,7 @@ class Gate:
         headers = {}
         if refusal.status in (401, 403):
             error = refusal.error if refusal.error != "forbidden" else None
-            challenge = _challenge(self.oauth.metadata_url, error, refusal.description, refusal.scope)
+            challenge = oauth.challenge(self.oauth.metadata_url, error, refusal.description, refusal.scope)
             headers["www-authenticate"] = challenge
         body = {"error": "unauthorized" if refusal.status == 401 else refusal.error, "message": refusal.message}
         await send_json(send, refusal.status, body, headers)
@@ -178,23 +177,6 @@ def _length_and_auth(scope: Scope) -> tuple[str, str]:
         elif name == b"authorization":
             auth = value.decode(errors="replace")
     return declared, auth
-
-
-def _challenge(metadata: str, error: str | None, description: str = "", scope: str | None = None) -> str:
-    """An RFC 6750 `WWW-Authenticate: Bearer` value pointing at the RFC 9728 metadata."""
-    params = [f'resource_metadata="{metadata}"']
-    if error:
-        params.append(f'error="{error}"')
-        if description:
-            params.append(f'error_description="{_quotable(description)}"')
-    if scope:
-        params.append(f'scope="{_quotable(scope)}"')
-    return "Bearer " + ", ".join(params)
-
-
-def _quotable(text: str) -> str:
-    """Inside a quoted-string: printable ASCII without quote or backslash (a kid or alg from the token is quoted)."""
-    return "".join(c if " " <= c <= "~" and c not in '"\\' else "?" for c in text)
 
 
 def http_app(
@@ -225,14 +207,14 @@ def http_app(
     routes = [Route("/healthz", healthz, methods=["GET"])]
     verifier = None
     if access is not None and access.oauth is not None:
-        verifier = OAuthVerifier(access.oauth, access.subjects)
+        verifier = GrantVerifier(access.oauth, access.subjects)
         document = oauth.metadata(access.oauth, registry.name)
 
         async def resource_metadata(request: Request) -> Response:
             return JSONResponse(document)
 
-        paths = {oauth.METADATA_PATH, oauth.METADATA_PATH + MCP_PATH, urlsplit(verifier.metadata_url).path}
-        routes += [Route(path, resource_metadata, methods=["GET"]) for path in sorted(paths)]
+        paths = oauth.metadata_paths(access.oauth.resource, oauth.METADATA_PATH + MCP_PATH)
+        routes += [Route(path, resource_metadata, methods=["GET"]) for path in paths]
 
     # HostOriginCheck decides Host/Origin for every path; the SDK's own check (on by default on loopback) is off,
     # so there is one rule, not two that can disagree. The SDK still checks a POST's Content-Type.
