@@ -38,6 +38,7 @@ def door(issuer: Issuer, tmp_path: Path) -> Iterator[A2AServer]:
     tokens = tmp_path / "tokens.toml"
     tokens.write_text(
         f'[oauth]\nissuer = "{issuer.url}"\nresource = "http://127.0.0.1:{port}/"\nrequired_scopes = ["{SCOPE}"]\n'
+        f'token_url = "{issuer.token_url}"\n'
         f'[agents.alice]\ntoken = "{ALICE}"\nsubject = "client-alice"\ntools = ["*"]\n'
         '[agents.carol]\nsubject = "client-carol"\ntools = ["*"]\n'
     )
@@ -91,6 +92,7 @@ async def test_the_card_and_the_metadata_say_how_to_get_a_token(issuer: Issuer, 
     oauth = card["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]
     assert oauth["oauth2MetadataUrl"] == issuer.url + "/.well-known/oauth-authorization-server"
     assert oauth["flows"]["clientCredentials"]["scopes"] == {SCOPE: "required by this agent"}
+    assert oauth["flows"]["clientCredentials"]["tokenUrl"] == issuer.token_url  # A2A requires it on the flow
     assert {"schemes": {"oauth2": {"list": [SCOPE]}}} in card["securityRequirements"]
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
 

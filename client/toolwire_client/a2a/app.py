@@ -99,14 +99,16 @@ def agent_card(served: Served) -> AgentCard:
 
 
 def oauth_scheme(card: AgentCard, settings: OAuthSettings) -> None:
-    """The [oauth] table on the card: an OAuth 2.0 scheme whose tokens come from the issuer (its RFC 8414 metadata
-    names the token endpoint) for this door's resource, with the required scopes; either scheme lets a caller in."""
+    """The [oauth] table on the card: an OAuth 2.0 scheme whose tokens come from the issuer (its `token_url`, which
+    the A2A card's client-credentials flow requires: set it in [oauth]; the issuer's RFC 8414 metadata names it too)
+    for this door's resource, with the required scopes; either scheme lets a caller in."""
     scopes = {scope: "required by this agent" for scope in settings.required_scopes}
     said = (
         f"An access token from {settings.issuer} for the resource {settings.resource} (the token endpoint is in the "
         f"issuer's metadata; this agent's is at {metadata_url(settings.resource)})."
     )
-    flows = OAuthFlows(client_credentials=ClientCredentialsOAuthFlow(scopes=scopes))
+    flow = ClientCredentialsOAuthFlow(scopes=scopes, token_url=settings.token_url or "")
+    flows = OAuthFlows(client_credentials=flow)
     scheme = OAuth2SecurityScheme(description=said, flows=flows, oauth2_metadata_url=issuer_metadata(settings.issuer))
     card.security_schemes[OAUTH].CopyFrom(SecurityScheme(oauth2_security_scheme=scheme))
     card.security_requirements.append(SecurityRequirement(schemes={OAUTH: StringList(list=list(scopes))}))

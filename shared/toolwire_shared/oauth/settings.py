@@ -6,6 +6,7 @@ JWT access tokens a toolwire resource server accepts. Read here once, for every 
     issuer = "https://auth.example.com"           # the token's `iss`, exactly
     resource = "https://tools.example.com/mcp"    # this server's URL as clients call it; the token's `aud` must name it
     required_scopes = ["mcp:tools"]               # every one must be in the token's `scope` (else 403); default none
+    token_url = "https://auth.example.com/token"  # optional: the issuer's token endpoint, named on an A2A Agent Card
 """
 
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ class OAuthSettings:
     """Keys older than this are fetched again, in the background (a failure keeps the old ones)."""
     jwks_timeout_s: float = 5.0
     """One deadline for a whole JWKS fetch (connect, headers, every byte); only a token with no cached key waits."""
+    token_url: str | None = None
+    """Where a client gets a token (the issuer's token endpoint): the A2A Agent Card's OAuth flow must name it."""
 
 
 OAUTH_EXAMPLE = (
@@ -53,6 +56,7 @@ _OAUTH_KEYS = {
     "jwks_refetch_s",
     "jwks_max_age_s",
     "jwks_timeout_s",
+    "token_url",
 }
 
 
@@ -83,7 +87,8 @@ def parse_oauth(table: Any, origin: str) -> OAuthSettings:
     numbers = {key: _seconds(table, key, where, default) for key, default in _SECONDS.items()}
     if numbers["jwks_timeout_s"] <= 0:
         raise AccessConfigError(f"{where}.jwks_timeout_s must be a number of seconds above 0")
-    return OAuthSettings(issuer, resource, jwks_url, scopes, claim, algorithms, **numbers)
+    token_url = _url(table, "token_url", where) if "token_url" in table else None
+    return OAuthSettings(issuer, resource, jwks_url, scopes, claim, algorithms, **numbers, token_url=token_url)
 
 
 _SECONDS = {"leeway_s": 30.0, "jwks_refetch_s": 60.0, "jwks_max_age_s": 3600.0, "jwks_timeout_s": 5.0}
