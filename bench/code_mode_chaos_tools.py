@@ -13,13 +13,16 @@ flight."""
 
 import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import anyio
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # for helpers, as the bench scripts do
+
 from examples import support_tools as ledger
 from pydantic import Field
 
+from helpers.gate import held
 from toolwire_server import Registry
 
 registry = Registry("code-mode-chaos", default_timeout_s=120)
@@ -35,12 +38,9 @@ def _record(tool: str, label: str, key: str | None) -> None:
 
 
 async def _hold(label: str, phase: str) -> None:
-    gate = Path(os.environ.get("CHAOS_GATE_DIR", "/nonexistent"))
-    if not (gate / f"hold_{label}_{phase}").exists():
-        return
-    (gate / f"{label}_started").write_text(str(os.getpid()))
-    while not (gate / "release").exists():  # noqa: ASYNC110 - set by another process, a file is the only event
-        await anyio.sleep(0.02)
+    """The kill point `hold_LABEL_PHASE` (PHASE: before or after the call executes); a held call writes
+    LABEL_started."""
+    await held("CHAOS_GATE_DIR", f"{label}_{phase}", started=label)
 
 
 @registry.tool(description="Find a customer's orders, at most 20, newest first (read-only).", idempotent=True)

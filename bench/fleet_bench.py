@@ -488,29 +488,28 @@ def figures(
             one["writes_per_step_total"],
         ),
     ]
-    out += [
-        figure(
-            "1 worker: CPU per loop step, the worker process",
-            one["cpu_ms_per_step"]["workers"],
+    no_fleet = "the same runs driven in one process on the same PostgreSQL store, no fleet"
+    for what, unit, fleet_value, alone_value in (
+        (
+            "CPU per loop step, the worker process",
             "ms",
-            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            one["cpu_ms_per_step"]["workers"],
             alone["cpu_ms_per_step"]["process"],
         ),
-        figure(
-            "1 worker: CPU per loop step, PostgreSQL",
-            one["cpu_ms_per_step"]["postgres"],
+        (
+            "CPU per loop step, PostgreSQL",
             "ms",
-            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            one["cpu_ms_per_step"]["postgres"],
             alone["cpu_ms_per_step"]["postgres"],
         ),
-        figure(
-            "1 worker: rows written per loop step, all tables",
-            one["writes_per_step_total"],
+        (
+            "rows written per loop step, all tables",
             "rows",
-            "the same runs driven in one process on the same PostgreSQL store, no fleet",
+            one["writes_per_step_total"],
             alone["writes_per_step_total"],
         ),
-    ]
+    ):
+        out.append(figure(f"1 worker: {what}", fleet_value, unit, no_fleet, alone_value))
     for part, label in (("workers", "worker processes"), ("tool_server", "tool server"), ("postgres", "PostgreSQL")):
         out.append(
             figure(

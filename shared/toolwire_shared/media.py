@@ -77,6 +77,25 @@ def accepted(kind: MediaKind, mime_type: str, data: str, room: int) -> tuple[Med
     return part, line
 
 
+class MediaBudget:
+    """The images and audio of one answer, sent while they fit MAX_MEDIA_BYTES together (the first come first): the
+    one bookkeeping of a tool result's blocks and a resources/read answer's blobs."""
+
+    __slots__ = ("parts", "room")
+
+    def __init__(self) -> None:
+        self.parts: list[MediaPart] = []
+        self.room = MAX_MEDIA_BYTES
+
+    def line(self, kind: MediaKind, mime_type: str, data: str) -> str:
+        """The line the answer's text gets for this block; the part is kept to be sent if `accepted` takes it."""
+        part, line = accepted(kind, mime_type, data, self.room)
+        if part is not None:
+            self.parts.append(part)
+            self.room -= part.size
+        return line
+
+
 def _is_base64(data: str) -> bool:
     try:
         base64.b64decode(data, validate=True)

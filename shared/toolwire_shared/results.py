@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 from pydantic import Field
 
 from toolwire_shared.elicitation import InputWanted
-from toolwire_shared.media import MAX_MEDIA_BYTES, MediaPart, accepted
+from toolwire_shared.media import MediaBudget, MediaPart
 from toolwire_shared.tools import META_PREFIX
 from toolwire_shared.usage import Usage
 
@@ -161,25 +161,20 @@ def read_content(blocks: list[types.ContentBlock]) -> ReadContent:
     import mcp_types as types
 
     parts: list[str] = []
-    media: list[MediaPart] = []
+    media = MediaBudget()
     links: list[str] = []
-    room = MAX_MEDIA_BYTES
     for block in blocks:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
         elif isinstance(block, types.ImageContent | types.AudioContent):
-            part, line = accepted(block.type, block.mime_type, block.data, room)
-            parts.append(line)
-            if part is not None:
-                media.append(part)
-                room -= part.size
+            parts.append(media.line(block.type, block.mime_type, block.data))
         elif isinstance(block, types.ResourceLink):
             links.append(block.uri)
             parts.append(link_line(block))
         elif isinstance(block, types.EmbeddedResource):
             links.append(block.resource.uri)  # readable again from its server, as servers tell models to do
             parts.append(embedded_text(block.resource))
-    return ReadContent(text="\n".join(parts), media=media, links=links)
+    return ReadContent(text="\n".join(parts), media=media.parts, links=links)
 
 
 def link_line(link: types.ResourceLink) -> str:

@@ -6,6 +6,7 @@ stops the run on the worker, and neither the door's options nor a caller can nam
 import json
 import subprocess
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -22,10 +23,11 @@ from fleet.fleet_procs import Worker, start_worker, started, support_db, support
 from helpers.cli import REPO, TOOLWIRE, clean_env
 from helpers.fake_providers import FakeProvider
 from helpers.polling import await_until
+from helpers.run_store import opened_store
 from helpers.servers import free_port, stop_process, tokens_file, wait_until_ok
 from toolwire_client.config import ServerSpec
 from toolwire_client.fleet.submit import FleetClient
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 
 FAST_CANCEL = {"TOOLWIRE_FLEET_CANCEL_POLL_S": "0.5"}
 """A worker asks every 0.5 s whether the leg it drives was cancelled."""
@@ -59,11 +61,8 @@ def db(tmp_path: Path) -> str:
 
 @pytest.fixture
 async def runs(db: str) -> AsyncIterator[SqlRunStore]:
-    store = await open_store(db)
-    try:
+    async with opened_store(db) as store:
         yield store
-    finally:
-        await store.aclose()
 
 
 @pytest.fixture
@@ -84,11 +83,21 @@ async def spawn(workers: list[Worker], db: str, tmp: Path, name: str, model_url:
     return worker
 
 
-async def holding(client: Client, hold: Path, worker: Worker) -> Task:
-    """A task whose run calls `hold` (it holds until the test writes the file), once the worker's call started."""
-    task: Task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
-    await await_until(anyio.Path(f"{hold}.started").exists, "the worker to call hold", proc=worker.proc)
-    return task
+@asynccontextmanager
+async def holding(
+    workers: list[Worker], db: str, tmp: Path, model_url: str, hold: Path
+) -> AsyncIterator[tuple[Client, Task, Worker]]:
+    """Worker w1 on the FakeProvider at `model_url`, a fleet door, an A2A client of it, and a task whose run calls
+    `hold` (it holds until the test writes the file), once the worker's call started; the door stops after."""
+    worker = await spawn(workers, db, tmp, "w1", model_url)
+    door = Door(tmp, "openai:local", server="tools")
+    try:
+        async with a2a_client(door.url, ALICE) as client:
+            task: Task = await send(client, f"call hold {json.dumps({'path': str(hold)})}", now=True)
+            await await_until(anyio.Path(f"{hold}.started").exists, "the worker to call hold", proc=worker.proc)
+            yield client, task, worker
+    finally:
+        door.stop()
 
 
 async def until_task(client: object, task_id: str, states: set[TaskState], what: str) -> Task:
@@ -133,21 +142,15 @@ async def test_a_worker_killed_midrun_is_taken_over_and_the_a2a_client_gets_the_
 ) -> None:
     hold = tmp_path / "hold"
     with FakeProvider(tool_turns) as model:
-        first = await spawn(workers, db, tmp_path, "w1", model.openai_url)
-        door = Door(tmp_path, "openai:local", server="tools")
-        try:
-            async with a2a_client(door.url, ALICE) as client:
-                task = await holding(client, hold, first)
-                await anyio.Path(f"{hold}.started").unlink()
-                first.kill9()
-                second = await spawn(workers, db, tmp_path, "w2", model.openai_url)
-                await await_until(
-                    lambda: "took over" in second.log.read_text(), "w2 to take the run over", proc=second.proc
-                )
-                hold.write_text("go")
-                done = await until_task(client, task.id, {TaskState.TASK_STATE_COMPLETED}, "the run to end on w2")
-        finally:
-            door.stop()
+        async with holding(workers, db, tmp_path, model.openai_url, hold) as (client, task, first):
+            await anyio.Path(f"{hold}.started").unlink()
+            first.kill9()
+            second = await spawn(workers, db, tmp_path, "w2", model.openai_url)
+            await await_until(
+                lambda: "took over" in second.log.read_text(), "w2 to take the run over", proc=second.proc
+            )
+            hold.write_text("go")
+            done = await until_task(client, task.id, {TaskState.TASK_STATE_COMPLETED}, "the run to end on w2")
     assert said(done).startswith("done: "), said(done)
     assert done.artifacts[0].parts[0].text == said(done)
     run = await runs.load(task.id)
@@ -157,19 +160,12 @@ async def test_a_worker_killed_midrun_is_taken_over_and_the_a2a_client_gets_the_
 async def test_cancel_stops_the_run_on_the_worker(
     db: str, runs: SqlRunStore, workers: list[Worker], tmp_path: Path
 ) -> None:
-    hold = tmp_path / "hold"
     with FakeProvider(tool_turns) as model:
-        worker = await spawn(workers, db, tmp_path, "w1", model.openai_url)
-        door = Door(tmp_path, "openai:local", server="tools")
-        try:
-            async with a2a_client(door.url, ALICE) as client:
-                task = await holding(client, hold, worker)
-                canceled = await client.cancel_task(CancelTaskRequest(id=task.id))
-                assert canceled.status.state == TaskState.TASK_STATE_CANCELED, said(canceled)
-                got = await client.get_task(GetTaskRequest(id=task.id))
-                assert got.status.state == TaskState.TASK_STATE_CANCELED
-        finally:
-            door.stop()
+        async with holding(workers, db, tmp_path, model.openai_url, tmp_path / "hold") as (client, task, worker):
+            canceled = await client.cancel_task(CancelTaskRequest(id=task.id))
+            assert canceled.status.state == TaskState.TASK_STATE_CANCELED, said(canceled)
+            got = await client.get_task(GetTaskRequest(id=task.id))
+            assert got.status.state == TaskState.TASK_STATE_CANCELED
     run = await runs.load(task.id)
     assert (run.status, run.stop_reason, run.pending) == ("stopped", "canceled", [])
     await await_until(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolwire_client.store import SqlRunStore, open_store
+from helpers.run_store import opened_store
+from toolwire_client.store import SqlRunStore
 
 FLEET = str(Path(__file__).resolve().parents[1] / "fleet")
 if FLEET not in sys.path:
@@ -29,8 +30,5 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
 @pytest.fixture
 async def store(cluster: Cluster) -> AsyncIterator[SqlRunStore]:
     """The cluster's run store, reached over PostgreSQL's Unix socket."""
-    opened = await open_store(cluster.url)
-    try:
+    async with opened_store(cluster.url) as opened:
         yield opened
-    finally:
-        await opened.aclose()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers: started as a script
+
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall
 
@@ -30,9 +32,8 @@ SCRIPTS["coder"] = coder
 
 
 async def run(db: str, run_id: str, tools_db: str, gate: str) -> None:
-    from toolwire_client.assembly.agents import build_agent
+    from helpers.driving import run_and_say
     from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-    from toolwire_client.store import open_store
     from toolwire_client.strategies.code_mode import CodeMode
 
     server = ServerSpec(
@@ -44,10 +45,7 @@ async def run(db: str, run_id: str, tools_db: str, gate: str) -> None:
     config = RunConfig(
         model="scripted:coder", servers=[server], limits=RunLimits(max_steps=4), code_mode=CodeMode(only=True)
     )
-    store = await open_store(db)
-    state = await build_agent(config, store=store).run("run the script", run_id)
-    print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)
-    await store.aclose()
+    await run_and_say(db, config, "run the script", run_id)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,17 @@ NAME_started with the server's pid, so a test kills the run while that call is i
 
 import os
 import sqlite3
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
-import anyio
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers: loaded from a path, not by pytest
 
+from helpers.gate import held
 from toolwire_server import Registry
+
+GATE = "SCRIPT_GATE_DIR"
 
 registry = Registry("script-tests", default_timeout_s=120)
 
@@ -30,31 +34,22 @@ def _record(name: str, key: str | None) -> None:
         conn.close()
 
 
-async def _hold(name: str) -> None:
-    gate = Path(os.environ.get("SCRIPT_GATE_DIR", "/nonexistent"))
-    if not (gate / f"hold_{name}").exists():
-        return
-    (gate / f"{name}_started").write_text(str(os.getpid()))
-    while not (gate / "release").exists():  # noqa: ASYNC110 - set by another process, a file is the only event
-        await anyio.sleep(0.02)
-
-
 @registry.tool(description="Look up item n: its value. Idempotent by key.", idempotent=True)
 async def lookup(n: int, idempotency_key: str | None = None) -> dict[str, Any]:
     _record(f"lookup_{n}", idempotency_key)
-    await _hold(f"lookup_{n}")
+    await held(GATE, f"lookup_{n}")
     return {"n": n, "value": n * n}
 
 
 @registry.tool(description="Append a note. Not idempotent: every call adds one.")
 async def note(text: str) -> str:
     _record("note", None)
-    await _hold("note")
+    await held(GATE, "note")
     return f"noted: {text}"
 
 
 @registry.tool(description="Pay an amount. Needs a person's approval.", risky=True, idempotent=True)
 async def pay(cents: int, idempotency_key: str | None = None) -> dict[str, Any]:
     _record("pay", idempotency_key)
-    await _hold("pay")
+    await held(GATE, "pay")
     return {"paid": cents}

@@ -2,10 +2,12 @@
 its own tools and limits carved from what the parent has left, saved as a child run linked to the parent; the parent
 reads only the child's short answer, and counts the child's usage and steps in its own totals."""
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from helpers.run_store import opened_store
 from helpers.telemetry import install
 from toolwire_client import texts
 from toolwire_client.config import RunConfig, RunLimits
@@ -15,7 +17,7 @@ from toolwire_client.models.seed_scripts import delegates, last_results, recover
 from toolwire_client.replay import replay
 from toolwire_client.run.ordering import check_order
 from toolwire_client.run.state import RunState
-from toolwire_client.store import SqlRunStore, open_store
+from toolwire_client.store import SqlRunStore
 from toolwire_client.strategies.delegation import Delegation
 from toolwire_client.tools.delegate import DelegateSource, child_run_id
 from toolwire_client.tools.mcp_source import McpSource
@@ -29,10 +31,9 @@ SUPPORT_TOOLS = ["calculator", "get_order", "issue_refund", "search_orders"]
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> SqlRunStore:
-    opened = await open_store(str(tmp_path / "runs.db"))
-    yield opened  # type: ignore[misc]
-    await opened.aclose()
+async def store(tmp_path: Path) -> AsyncIterator[SqlRunStore]:
+    async with opened_store(str(tmp_path / "runs.db")) as opened:
+        yield opened
 
 
 def parent_asking(arguments: dict[str, object]) -> ScriptedModel:

@@ -18,6 +18,7 @@ import pytest
 
 from helpers.cli import clean_env
 from helpers.polling import wait_until
+from helpers.server_config import server_toml
 from helpers.servers import REPO, HttpServer, serve_argv
 from helpers.tasks_rpc import result, rpc
 from toolwire_client.tools.mcp_source import McpSource
@@ -39,27 +40,16 @@ CAP = 200
 
 def _config(folder: Path, prefix: str, upstream: bool = False) -> Path:
     """One agent that may call everything; one call a minute (burst 1) of `<prefix>report`; every call audited."""
-    body = f"""
-tools = "{TOOLS}"
-
-[agents.a]
-token = "tok-a"
-tools = ["*"]
-
-[[limits]]
-agent = "a"
-tool = "{prefix}report"
-per_minute = 1
-burst = 1
-
-[audit]
-sqlite = "audit.db"
-flush_s = 60
-batch = 100000
-"""
+    tables: dict[str, dict[str, object]] = {"audit": {"sqlite": "audit.db", "flush_s": 60, "batch": 100000}}
     if upstream:  # the same tools, served by another toolwire, mounted as up__<tool> (its timeout the front's own)
-        args = ", ".join(f'"{a}"' for a in [*serve_argv(TOOLS)[1:], "--stdio"])
-        body += f'\n[upstreams.up]\ncommand = "{sys.executable}"\nargs = [{args}]\ntimeout_s = 0.5\n'
+        args = [*serve_argv(TOOLS)[1:], "--stdio"]
+        tables["upstreams.up"] = {"command": sys.executable, "args": args, "timeout_s": 0.5}
+    body = server_toml(
+        tools=TOOLS,
+        agents={"a": ("tok-a", ["*"])},
+        limits=[{"agent": "a", "tool": f"{prefix}report", "per_minute": 1, "burst": 1}],
+        tables=tables,
+    )
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "server.toml"
     path.write_text(body)

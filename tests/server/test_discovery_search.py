@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from helpers.cli import clean_env
+from helpers.server_config import POLICY_TOOLS, server_toml
 from helpers.servers import REPO, HttpServer, http_client, text_of
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.source import RunContext, ToolRequest
@@ -15,28 +16,16 @@ from toolwire_server.policy.audit import read_records
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ERROR_KIND_META
 
-CONFIG = f"""
-tools = "{REPO}/tests/server/policy_tools.py:registry"
 
-[agents.clerk]
-token = "tok-clerk"
-tools = ["echo", "get_order"]
-
-[agents.refunder]
-token = "tok-refunder"
-tools = ["issue_refund"]
-
-[[limits]]
-agent = "clerk"
-tool = "get_order"
-per_day = 1
-
-[discovery]
-mode = "search"
-
-[audit]
-sqlite = "audit.db"
-"""
+def config_toml(per_day: int = 1) -> str:
+    """The clerk may call echo and get_order (`per_day` times a day), the refunder issue_refund; search discovery,
+    every call audited."""
+    return server_toml(
+        tools=POLICY_TOOLS,
+        agents={"clerk": ("tok-clerk", ["echo", "get_order"]), "refunder": ("tok-refunder", ["issue_refund"])},
+        limits=[{"agent": "clerk", "tool": "get_order", "per_day": per_day}],
+        tables={"discovery": {"mode": "search"}, "audit": {"sqlite": "audit.db"}},
+    )
 
 
 def matches(text: str) -> list[str]:
@@ -46,7 +35,7 @@ def matches(text: str) -> list[str]:
 
 async def test_a_search_gateway_lists_two_tools_and_never_reveals_another_agents_tool(tmp_path: Path) -> None:
     config = tmp_path / "server.toml"
-    config.write_text(CONFIG)
+    config.write_text(config_toml())
     with HttpServer(f"--config={config}", env=clean_env()) as server:
         async with http_client(server.url, token="tok-clerk") as clerk:
             listed = await clerk.list_tools()
@@ -78,7 +67,7 @@ async def test_a_search_gateway_lists_two_tools_and_never_reveals_another_agents
 
 async def test_the_toolwire_client_finds_and_calls_through_a_stdio_search_gateway(tmp_path: Path) -> None:
     config = tmp_path / "server.toml"
-    config.write_text(CONFIG.replace("per_day = 1", "per_day = 5"))
+    config.write_text(config_toml(per_day=5))
     argv = [sys.executable, "-m", "toolwire_server", "--config", str(config), "--stdio", "--agent", "clerk"]
     env = {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # this checkout's server, as the HTTP one gets
     source = McpSource("gateway", command=argv, env=env, cwd=str(REPO))

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from helpers.postgres import fresh_database, postgres_url
-from toolwire_client.store import SqlRunStore, open_store
+from helpers.run_store import opened_store
+from toolwire_client.store import SqlRunStore
 
 __all__ = ["postgres_url"]
 
@@ -23,8 +24,5 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def store(db: str) -> AsyncIterator[SqlRunStore]:
-    opened = await open_store(db)
-    try:
+    async with opened_store(db) as opened:
         yield opened
-    finally:
-        await opened.aclose()

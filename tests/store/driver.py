@@ -13,8 +13,10 @@ from pathlib import Path
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers: started as a script
+
+from helpers.driving import run_and_say
 from toolwire_client import texts
-from toolwire_client.assembly.agents import build_agent
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall
 
@@ -61,7 +63,6 @@ SCRIPTS["durable_delegates"] = durable_delegates
 
 async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) -> None:
     from toolwire_client.config import RunConfig, RunLimits, ServerSpec
-    from toolwire_client.store import open_store
 
     server = ServerSpec(
         name="durable",
@@ -79,10 +80,7 @@ async def run(db: str, run_id: str, tools_db: str, gate: str, risky: list[str]) 
         risky_tools=risky,
         delegate=Delegation() if delegating else None,
     )
-    store = await open_store(db)
-    state = await build_agent(config, store=store).run("Refund 5 USD on order A123 and leave a note", run_id)
-    print(f"{state.run_id}: {state.status} ({state.stop_reason})", flush=True)
-    await store.aclose()
+    await run_and_say(db, config, "Refund 5 USD on order A123 and leave a note", run_id)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,16 @@ writing NAME_started (with the server pid) so a test knows it is in flight."""
 
 import os
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers: loaded from a path, not by pytest
 
+from helpers.gate import held
 from toolwire_server import Registry
+
+GATE = "DURABLE_GATE_DIR"
 
 registry = Registry("durable-tests", default_timeout_s=120)
 
@@ -28,21 +32,12 @@ def _db() -> sqlite3.Connection:
     return conn
 
 
-async def _hold(name: str) -> None:
-    gate = Path(os.environ.get("DURABLE_GATE_DIR", "/nonexistent"))
-    if not (gate / f"hold_{name}").exists():
-        return
-    (gate / f"{name}_started").write_text(str(os.getpid()))
-    while not (gate / "release").exists():  # noqa: ASYNC110 - set by another process, a file is the only event
-        await anyio.sleep(0.02)
-
-
 @registry.tool(description="Append a note. Not idempotent: every call adds one.")
 async def send_note(text: str) -> str:
     with _db() as conn:
         conn.execute("INSERT INTO calls VALUES ('send_note', NULL)")
         conn.execute("INSERT INTO notes (text) VALUES (?)", (text,))
-    await _hold("send_note")
+    await held(GATE, "send_note")
     return f"noted: {text}"
 
 
@@ -62,5 +57,5 @@ async def refund(order_id: str, amount_cents: int, idempotency_key: str | None =
         conn.execute("INSERT INTO refunds VALUES (?, ?, ?)", (order_id, amount_cents, idempotency_key))
     finally:
         conn.close()
-    await _hold("refund")
+    await held(GATE, "refund")
     return {"order_id": order_id, "amount_cents": amount_cents, "repeated": False}

@@ -1,7 +1,6 @@
 """toolwire's server running tools as MCP tasks (SEP-2663) over Streamable HTTP: who may see a task, what survives a
 restart, what a dead replica's task reads as, cancel under --isolate, and two replicas on one PostgreSQL."""
 
-import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from helpers.polling import wait_until
 from helpers.postgres import fresh_database, postgres_url
 from helpers.servers import HttpServer, tokens_file
 from helpers.tasks_rpc import EXTENSION, result, rpc
+from toolwire_shared.processes import process_alive
 
 __all__ = ["postgres_url"]
 
@@ -102,7 +102,7 @@ def test_cancel_under_isolate_kills_the_worker_process(tmp_path: Path) -> None:
         )
         result(server.url, "tasks/cancel", {"taskId": task_id})
         assert settled(server.url, task_id)["status"] == "cancelled"
-        wait_until(lambda: not _alive(worker), f"worker {worker} to be killed", timeout_s=15)
+        wait_until(lambda: not process_alive(worker), f"worker {worker} to be killed", timeout_s=15)
 
 
 @pytest.mark.postgres
@@ -119,11 +119,3 @@ def test_another_replica_answers_and_cancels_on_postgres(tmp_path: Path, postgre
         result(two.url, "tasks/cancel", {"taskId": long})  # reaches replica one at its next heartbeat
         assert settled(one.url, long)["status"] == "cancelled"
         assert (tmp_path / "long.runs").read_text() == "run\n"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()

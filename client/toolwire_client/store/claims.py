@@ -8,6 +8,8 @@ import os
 import socket
 import uuid
 
+from toolwire_shared.processes import process_alive
+
 LEASE_S = float(os.environ.get("TOOLWIRE_LEASE_S", "30"))
 """A claim whose heartbeat has not renewed it for this long (by the database's clock) is abandoned: its holder is
 gone, or cut off, and stopped driving the run half this long after its last renewal (store/lease.py)."""
@@ -40,24 +42,4 @@ def holder_has_exited(holder: str) -> bool:
     parts = holder.split(":")
     if len(parts) != 4 or not PID_SPACE or parts[3] != PID_SPACE or not parts[1].isdigit():
         return False
-    return not _alive(int(parts[1]))
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not _is_zombie(pid)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] == "Z"
-    except OSError:
-        return False
+    return not process_alive(int(parts[1]))

@@ -14,7 +14,7 @@ import mcp_types as types
 from toolwire_client import texts
 from toolwire_client.tools.source import ServerRequestFailed, ToolRequest, ToolSource, ToolTransportError
 from toolwire_shared import errors
-from toolwire_shared.media import MAX_MEDIA_BYTES, MediaKind, MediaPart, accepted
+from toolwire_shared.media import MediaBudget, MediaKind, MediaPart
 from toolwire_shared.results import ToolResult, embedded_text, failed
 from toolwire_shared.tools import ToolPolicy, ToolSpec, closed_object
 
@@ -101,8 +101,7 @@ def contents_read(
     """A resources/read answer as the model reads it: each text as it is; an image or audio blob as media (with
     its line), any other blob described."""
     parts: list[str] = []
-    media: list[MediaPart] = []
-    room = MAX_MEDIA_BYTES
+    media = MediaBudget()
     for content in contents:
         if isinstance(content, types.TextResourceContents):
             parts.append(content.text)
@@ -114,9 +113,5 @@ def contents_read(
         if kind is None:
             parts.append(embedded_text(content))
             continue
-        part, line = accepted(kind, mime, content.blob, room)
-        parts.append(line)
-        if part is not None:
-            media.append(part)
-            room -= part.size
-    return "\n".join(parts), media
+        parts.append(media.line(kind, mime, content.blob))
+    return "\n".join(parts), media.parts

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolwire_shared.persistence import Database, Migration, Schema
+from toolwire_shared.processes import process_alive
 
 STORE_ENV = "TOOLWIRE_TASK_STORE"
 """A postgresql:// URL, or a SQLite file path; set by whoever runs the server (the operator), never by a caller."""
@@ -96,19 +97,9 @@ def is_orphan(record: TaskRecord, now: float) -> bool:
         return False
     host, _, rest = record.owner.partition(":")
     pid_text = rest.partition(":")[0]
-    if host == socket.gethostname() and pid_text.isdigit() and not _alive(int(pid_text)):
+    if host == socket.gethostname() and pid_text.isdigit() and not process_alive(int(pid_text)):
         return True
     return now - record.heartbeat_at > STALE_S
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def default_location(registry: str) -> str:
