@@ -6,6 +6,7 @@ subject's task is no task of yours."""
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -17,7 +18,7 @@ from agent2agent.a2a_model import tool_turns
 from agent2agent.a2a_serve import ALICE, A2AServer
 from agent2agent.test_a2a_server import a2a_client, said, send
 from helpers.fake_providers import FakeProvider
-from helpers.issuer import Issuer
+from helpers.issuer import Issuer, hostile_cases, hostile_token
 from helpers.polling import await_until
 from helpers.servers import free_port
 
@@ -100,27 +101,16 @@ async def test_the_card_and_the_metadata_say_how_to_get_a_token(issuer: Issuer, 
 @pytest.mark.parametrize(
     ("case", "status", "said"),
     [
-        ("no_token", 401, "no bearer token was sent"),
-        ("expired", 401, "the access token has expired (exp)"),
-        ("wrong_audience", 401, "the access token was issued for another resource"),
-        ("wrong_issuer", 401, "the access token was not issued by"),
-        ("missing_scope", 403, "lacks the scope(s) agent:tasks"),
-        ("no_such_agent", 403, "is no agent of this server"),
+        *hostile_cases(SCOPE, "no_such_agent", "is no agent of this server"),
         ("garbage", 401, "the bearer token is neither a token from the access config nor a well-formed JWT"),
     ],
 )
 async def test_a_hostile_token_is_refused_with_the_challenge(
     issuer: Issuer, door: A2AServer, case: str, status: int, said: str
 ) -> None:
-    hostile = {
-        "no_token": None,
-        "expired": token(issuer, door, expires_in=-120),
-        "wrong_audience": token(issuer, door, aud="http://127.0.0.1:1/other-agent/"),
-        "wrong_issuer": token(issuer, door, iss="http://127.0.0.1:1/another-issuer"),
-        "missing_scope": token(issuer, door, scope="openid"),
-        "no_such_agent": token(issuer, door, sub="client-mallory"),
-        "garbage": "not-a-jwt",
-    }[case]
+    mint = partial(token, issuer, door)
+    other = "http://127.0.0.1:1/other-agent/"
+    hostile = "not-a-jwt" if case == "garbage" else hostile_token(case, mint, other, "client-mallory")
     headers = {**A2A_HEADERS, **({"Authorization": f"Bearer {hostile}"} if hostile else {})}
     async with httpx.AsyncClient(timeout=30) as http:
         response = await http.post(door.url, json=JSONRPC, headers=headers)

@@ -4,13 +4,14 @@ to the end (every event an ag-ui-protocol event); hostile tokens and none are re
 the RFC 9728 metadata; a person who may not see the run's agent reads no such run."""
 
 from collections.abc import Iterator
+from functools import partial
 
 import httpx2
 import pytest
 from agui_procs import Model, agent_server, run_input, stream
 
 from helpers.fake_providers import FakeProvider
-from helpers.issuer import Issuer
+from helpers.issuer import Issuer, hostile_cases, hostile_token
 from helpers.servers import free_port
 
 SCOPE = "agent:runs"
@@ -57,28 +58,13 @@ def test_a_valid_access_token_runs_the_agent_and_another_person_reads_no_such_ru
 
 
 @pytest.mark.parametrize(
-    ("case", "status", "said"),
-    [
-        ("no_token", 401, "no bearer token was sent"),
-        ("expired", 401, "the access token has expired (exp)"),
-        ("wrong_audience", 401, "the access token was issued for another resource"),
-        ("wrong_issuer", 401, "the access token was not issued by"),
-        ("missing_scope", 403, "lacks the scope(s) agent:runs"),
-        ("no_such_person", 403, "is no person of this server"),
-    ],
+    ("case", "status", "said"), hostile_cases(SCOPE, "no_such_person", "is no person of this server")
 )
 def test_a_hostile_token_is_refused_with_the_challenge(
     served: tuple[Issuer, str], case: str, status: int, said: str
 ) -> None:
     issuer, url = served
-    hostile = {
-        "no_token": None,
-        "expired": token(issuer, url, expires_in=-120),
-        "wrong_audience": token(issuer, url, aud="http://127.0.0.1:1/ag-ui"),
-        "wrong_issuer": token(issuer, url, iss="http://127.0.0.1:1/another-issuer"),
-        "missing_scope": token(issuer, url, scope="openid"),
-        "no_such_person": token(issuer, url, sub="mallory@example.com"),
-    }[case]
+    hostile = hostile_token(case, partial(token, issuer, url), "http://127.0.0.1:1/ag-ui", "mallory@example.com")
     headers = {"authorization": f"Bearer {hostile}"} if hostile else {}
     response = httpx2.post(url, json=run_input("thread-hostile", "r1", "Refund A123"), headers=headers, timeout=30)
     assert response.status_code == status

@@ -121,3 +121,30 @@ async def _drip(body: bytes, interval_s: float) -> AsyncIterator[bytes]:
     for byte in body[:DRIP_BYTES]:
         yield bytes([byte])
         await anyio.sleep(interval_s)
+
+
+def hostile_cases(scope: str, stranger: str, stranger_said: str) -> list[tuple[str, int, str]]:
+    """(case, status, what the refusal says) for a resource server of this issuer whose tokens need `scope`: no
+    token, expired, another resource's, another issuer's, without the scope, of a subject it does not know
+    (`stranger`: its case name, e.g. "no_such_agent", and what the refusal says of it)."""
+    return [
+        ("no_token", 401, "no bearer token was sent"),
+        ("expired", 401, "the access token has expired (exp)"),
+        ("wrong_audience", 401, "the access token was issued for another resource"),
+        ("wrong_issuer", 401, "the access token was not issued by"),
+        ("missing_scope", 403, f"lacks the scope(s) {scope}"),
+        (stranger, 403, stranger_said),
+    ]
+
+
+def hostile_token(case: str, mint: Any, other_audience: str, stranger_sub: str) -> str | None:
+    """The token of one of `hostile_cases` (None: no token), made with the test's `mint(**claim_changes)`."""
+    if case == "no_token":
+        return None
+    changes: dict[str, Any] = {
+        "expired": {"expires_in": -120},
+        "wrong_audience": {"aud": other_audience},
+        "wrong_issuer": {"iss": "http://127.0.0.1:1/another-issuer"},
+        "missing_scope": {"scope": "openid"},
+    }.get(case, {"sub": stranger_sub})
+    return str(mint(**changes))

@@ -28,6 +28,7 @@ from helpers.fake_providers import (
 )
 from helpers.polling import await_until
 from loop.conftest import REPO
+from loop.test_tool_search import CATALOG, INVOICE
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, ServerSpec
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
@@ -35,8 +36,6 @@ from toolwire_client.replay import replay
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
 
-CATALOG = str(REPO / "bench" / "tool_catalog.py")
-INVOICE = {"amount_cents": "1200", "currency": "EUR"}
 FOUND = "billing_create_invoice"
 KEPT = "crm_get_contact"
 CREATED_BY = "created_by"
@@ -85,6 +84,14 @@ def catalog_server() -> ServerSpec:
     return ServerSpec(name="catalog", command=[sys.executable, CATALOG, "40"], cwd=str(REPO))
 
 
+def searching(fake: FakeProvider, model: str, stream: bool = False) -> RunConfig:
+    """A run of the 40-tool catalog with tool search on, `KEPT` always offered, on `model` of the loopback server."""
+    url = fake.openai_url
+    return RunConfig(
+        model=model, base_url=url, servers=[catalog_server()], tool_search="on", keep_tools=[KEPT], stream=stream
+    )
+
+
 def tool_names(body: dict[str, Any]) -> list[str]:
     return [tool.get("name") or tool["type"] for tool in body["tools"]]
 
@@ -92,15 +99,7 @@ def tool_names(body: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_hosted_tool_search_defers_the_tools_and_records_what_it_loaded(stream: bool) -> None:
     with FakeProvider(hosted_search(stream)) as fake:
-        config = RunConfig(
-            model="openai-responses:gpt-5.4",
-            base_url=fake.openai_url,
-            servers=[catalog_server()],
-            tool_search="on",
-            keep_tools=[KEPT],
-            stream=stream,
-        )
-        state = await build_agent(config).run("Bill 12 EUR")
+        state = await build_agent(searching(fake, "openai-responses:gpt-5.4", stream)).run("Bill 12 EUR")
     assert state.status == "done", state.report
     first, second = (request.body for request in fake.requests)
     tools = first["tools"]
@@ -128,14 +127,7 @@ async def test_a_responses_model_without_tool_search_keeps_toolwires_own_search(
     """gpt-4.1 has no hosted tool search: the client-side search_tools is offered, nothing deferred."""
     with FakeProvider() as fake:
         fake.push(responses_reply([responses_message("Nothing to do.")]))
-        config = RunConfig(
-            model="openai-responses:gpt-4.1-mini",
-            base_url=fake.openai_url,
-            servers=[catalog_server()],
-            tool_search="on",
-            keep_tools=[KEPT],
-        )
-        state = await build_agent(config).run("Hello")
+        state = await build_agent(searching(fake, "openai-responses:gpt-4.1-mini")).run("Hello")
     assert state.status == "done", state.report
     body = fake.requests[0].body
     assert sorted(tool_names(body)) == [KEPT, "search_tools"]
