@@ -11,7 +11,7 @@ async function main() {
   const events = [];
   const seen = { onEvent: ({ event }) => { events.push(event.type); console.error(event.type); } };
   await agent.runAgent({ runId: "leg-1" }, seen);
-  const interrupts = agent.pendingInterrupts.map((i) => ({ id: i.id, reason: i.reason, toolCallId: i.toolCallId }));
+  const interrupts = agent.pendingInterrupts.map((i) => ({ id: i.id, reason: i.reason, toolCallId: i.toolCallId, subagentRunId: i.subagentRunId }));
   const resume = agent.pendingInterrupts.map((i) => ({ interruptId: i.id, status: "resolved", payload: { approved: true } }));
   const finished = await agent.runAgent({ runId: "leg-2", resume }, seen);
   console.log(JSON.stringify({ events, interrupts, result: finished.result, messages: agent.messages, state: agent.state }));

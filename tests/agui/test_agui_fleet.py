@@ -10,6 +10,8 @@ import httpx2
 import pytest
 
 from agui.agui_procs import people_file, run_input, stream
+from agui.subagent_procs import check_subagents
+from agui.test_agui_run import check_sequence, records
 from fleet.fleet_procs import start_worker, started, support_db, support_server
 from helpers.cli import REPO, TOOLWIRE, clean_env
 from helpers.polling import wait_until
@@ -21,15 +23,17 @@ ALICE = "alice-token-0123456789"
 
 
 @pytest.fixture
-def door(tmp_path: Path) -> Iterator[str]:
-    """A worker with the support desk, and the AG-UI door on the fleet (alice may run and decide its runs)."""
+def door(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A worker with the support desk, and the AG-UI door on the fleet (alice may run and decide its runs); the
+    served agent's model options are the test's parameter, if it has one."""
     db = str(tmp_path / "runs.db")
     worker = start_worker(db, tmp_path / "w1.log", servers=[support_server(tmp_path)])
     port, log = free_port(), tmp_path / "door.log"
+    agent = getattr(request, "param", ("--model", "scripted:support_demo"))
     argv = [
-        TOOLWIRE, "agent", "serve", "--ag-ui", "--fleet", "--model", "scripted:support_demo",
+        TOOLWIRE, "agent", "serve", "--ag-ui", "--fleet", *agent,
         "--fleet-server", "support", "--db", db, "--port", str(port),
-        "--tokens", str(people_file(tmp_path, {"alice": (ALICE, ["agent"])})),
+        "--tokens", str(people_file(tmp_path, {"alice": (ALICE, ["agent*"])})),  # agent.sub: its sub-agents
     ]  # fmt: skip
     with log.open("w") as out:
         proc = subprocess.Popen(argv, cwd=REPO, env=clean_env(), stdout=out, stderr=subprocess.STDOUT)
@@ -65,3 +69,47 @@ def test_a_thread_is_driven_by_a_worker_and_its_resume_wakes_the_fleet(door: str
         fleet.close()
     woken = [leg for leg in legs if leg.startswith(THREAD + "@")]  # the leg the front end's resume enqueued
     assert legs[THREAD] == "SUCCESS" and len(woken) == 1 and legs[woken[0]] == "SUCCESS", legs
+
+
+@pytest.mark.parametrize("door", [("--model", "scripted:delegates", "--delegate")], indirect=True)
+def test_a_sub_agent_on_the_fleet_streams_and_its_approval_is_resumed(door: str, tmp_path: Path) -> None:
+    """The worker drives a parent that delegates; the stream shows the child's steps as an AG-UI subagent (its
+    parallel calls too); a reconnect while the child waits replays them; the resume of the child's approval wakes
+    the fleet, and the child ends before the parent's delegate result."""
+    thread = "fleet-thread-sub"
+    with httpx2.Client(timeout=60) as client:
+        with stream(client, door, run_input(thread, "leg-1", "Refund one item of order A123"), ALICE) as first:
+            asked = first.to_end()
+        with stream(client, door, run_input(thread, "leg-2"), ALICE) as again:  # the child waits: a reconnect
+            replayed = again.to_end()
+        (waiting,) = asked[-1].outcome.interrupts
+        child = waiting.subagent_run_id
+        assert child is not None and waiting.id == waiting.tool_call_id and waiting.id.startswith(f"{child}/")
+        resume = [{"interruptId": waiting.id, "status": "resolved", "payload": {"approved": True}}]
+        with stream(client, door, run_input(thread, "leg-3", resume=resume), ALICE) as second:
+            resumed = second.to_end()
+    check_sequence(asked)
+    check_subagents(asked)
+    assert records(replayed) == records(asked) and replayed[-1].outcome.interrupts == asked[-1].outcome.interrupts
+    (opened,) = [e for e in asked if e.type.value == "SUBAGENT_STARTED"]
+    (delegated,) = [e for e in asked if e.type.value == "TOOL_CALL_START" and e.subagent_run_id is None]
+    assert (opened.subagent_run_id, opened.parent_tool_call_id) == (child, delegated.tool_call_id)
+    steps = {}
+    for e in asked:
+        if e.type.value == "TOOL_CALL_START" and e.subagent_run_id == child:
+            steps.setdefault(e.parent_message_id, []).append(e.tool_call_name)
+    assert next(iter(steps.values())) == ["get_order", "search_orders"]  # the child's parallel calls
+    assert asked[-2].type.value == "SUBAGENT_FINISHED" and asked[-2].outcome.type == "suspended"
+    check_sequence(resumed)
+    check_subagents(resumed)
+    ends = [
+        e
+        for e in resumed
+        if e.type.value == "SUBAGENT_FINISHED" or (e.type.value == "TOOL_CALL_RESULT" and e.subagent_run_id is None)
+    ]
+    assert [e.type.value for e in ends] == ["SUBAGENT_FINISHED", "TOOL_CALL_RESULT"]
+    assert ends[1].tool_call_id == delegated.tool_call_id and ends[0].outcome.type == "success"
+    assert (
+        resumed[-1].outcome.type == "success"
+        and "A sub-agent worked on it: Refunded one" in resumed[-1].result["answer"]
+    )

@@ -25,8 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolwire_client.agui import resumes
 from toolwire_client.agui.driver import Driver
 from toolwire_client.agui.fleet_driver import FleetDriver
-from toolwire_client.agui.mapping import parts
-from toolwire_client.agui.stream import Leg, events
+from toolwire_client.agui.stream import Leg, events, sent_before
 from toolwire_client.assembly.trusted_servers import ServerTrust, resume_trust
 from toolwire_client.config import RunConfig
 from toolwire_client.fleet.door import FleetDoor
@@ -105,11 +104,11 @@ class Endpoint:
             raise resumes.Refused(404, f"no run {run_id}")
         if not person.sees(agent):
             raise resumes.Refused(403, f"{person.name} may not run {agent}")
-        leg = Leg(given, run_id)
+        leg = Leg(given, run_id, person.sees)
         if given.resume:
             if saved is None:
                 raise resumes.Refused(404, f"no run {run_id} to resume")
-            leg.sent = {part.key for part in parts(saved)}  # the front end has it, up to the interrupt
+            leg.sent = await sent_before(store, saved, person.sees)  # the front end has it, up to the interrupt
             root = await decisions.root_run(store, run_id)
             woken = await resumes.record(self.settings.db, store, root, given.resume, person)
             if not woken and await decisions.decided(store, await store.load(root)):

@@ -235,6 +235,16 @@ class SqlRunStore:
 
         return await self.db.atransaction(read)
 
+    async def children(self, run_id: str) -> dict[str, str]:
+        """The runs `run_id` started (delegate's sub-agents, code mode's scripts), by the id of the call that started
+        each: their parent link (indexed)."""
+
+        def read(tx: Tx) -> dict[str, str]:
+            found = tx.execute("SELECT parent_call_id, run_id FROM runs WHERE parent_run_id = ?", (run_id,))
+            return {call_id: child for call_id, child in found.fetchall() if call_id is not None}
+
+        return await self.db.atransaction(read)
+
     async def waiting(self, limit: int = 200) -> list[RunState]:
         """Runs that wait for a person, newest first."""
         summaries = await self.list_runs(limit, status="waiting_for_approval")
