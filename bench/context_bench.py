@@ -113,9 +113,9 @@ class TimedKeeper(ContextKeeper):
         self.model_cpu = 0.0
         steps = len(state.steps)
 
-        async def timed_compact(asked: list[Message]) -> Any:
+        async def timed_compact(asked: list[Message], native: Any) -> Any:
             started = time.process_time()
-            step = await compact(asked)
+            step = await compact(asked, native)
             self.model_cpu += time.process_time() - started
             return step
 

@@ -491,6 +491,15 @@ COMPACT_SYSTEM = (
 )
 
 
+NATIVE_COMPACT_INSTRUCTIONS = COMPACT_SYSTEM + " Do not call any tool: answer with the summary text only."
+"""A provider's own summariser's instructions (Anthropic's compaction request): they replace its default prompt."""
+
+
+def provider_compacted(items: int) -> str:
+    """The text a provider's opaque compaction stands under in the run's record (`trace show`, the console)."""
+    return f"[compacted by the provider: {items} items, the last an encrypted compaction of the earlier turns]"
+
+
 def compact_request(transcript: str) -> str:
     return f"The conversation so far, to summarise:\n\n{transcript}\n\nWrite the summary now."
 
