@@ -23,6 +23,7 @@ from helpers.cli import TOOLWIRE, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider
 from helpers.polling import wait_until
 from toolwire_client import replay as replay_module
+from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.context.anthropic_native import compaction_body, editing
 from toolwire_client.context.native import prepare
@@ -117,6 +118,9 @@ async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_
 
     saved = await store.load(state.run_id)
     await store.aclose()
+    last = edited[-1][0]
+    shown = f"the provider cleared {last['cleared_tool_uses']} tool results ({last['cleared_input_tokens']:,} tokens)"
+    assert any(shown in line for line in trace_lines(saved))  # `trace show` says what the provider cleared
     sent: list[tuple[list[Message], list[ToolSpec]]] = []
 
     class Recording(ReplayModel):
