@@ -19,6 +19,7 @@ from context.pages_tools import page_text
 from context.script import SUMMARY
 from context.test_context_budget import SERVER
 from context.test_kept_results import pages
+from context.wire import results_sent
 from helpers.cli import TOOLWIRE, clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider
 from helpers.polling import wait_until
@@ -89,12 +90,12 @@ async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_
         "type": "clear_tool_uses_20250919",
         "trigger": {"type": "input_tokens", "value": BUDGET},
         "keep": {"type": "tool_uses", "value": 3},
-        "clear_at_least": {"type": "input_tokens", "value": BUDGET // 4},
+        "clear_at_least": {"type": "input_tokens", "value": BUDGET // 2},
         "exclude_tools": ["read_result"],
         "clear_tool_inputs": False,
     }
-    # every result is sent whole (the provider clears), none as toolwire's stub
-    assert "was cleared to save room" not in json.dumps([r.body for r in requests])
+    # every turn sends each result whole (the provider clears), none as toolwire's stub
+    assert "was cleared to save room" not in json.dumps([r.body for r in turns])
 
     acts = [step for step in state.steps if step.kind == "act"]
     edited = [step.model_reply.applied_edits for step in acts if step.model_reply and step.model_reply.applied_edits]
@@ -107,6 +108,8 @@ async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_
     assert "compact-2026-09-04" in asked.headers["anthropic-beta"].split(",")
     before = requests[requests.index(asked) - 1].body  # the same system prompt and tools as the turns
     assert asked.body["tools"] == before["tools"] and asked.body["system"] == before["system"]
+    # what it summarises is what the model read: the results the provider cleared are toolwire's stubs there
+    assert 'was cleared to save room; read_result(call_id="p1")' in results_sent(asked.body)["p1"]
     first = compact[0]
     assert first.usage.input_tokens == 900 and first.usage.output_tokens == 60  # the compaction iteration's
     assert first.view is not None and first.view.native == "anthropic" and first.view.summary_step == first.index

@@ -39,14 +39,15 @@ KEEP_TOOL_USES = 3
 
 def editing(budget: int) -> dict[str, Any]:
     """The `context_management` every request of the run carries: clear the oldest results once the request passes
-    the budget, at least a quarter of it at a time (a clearing breaks the prompt cache's prefix), never
+    the budget, at least half of it at a time, as toolwire's own clearing does (keeper.STUB_TARGET: the requests
+    then grow back over one cached prefix; each clearing breaks it), never
     read_result's own results (reading on would never end), the calls themselves kept (their ids name what
     read_result reads)."""
     edit = {
         "type": CLEAR_TOOL_USES,
         "trigger": {"type": "input_tokens", "value": budget},
         "keep": {"type": "tool_uses", "value": KEEP_TOOL_USES},
-        "clear_at_least": {"type": "input_tokens", "value": max(1, budget // 4)},
+        "clear_at_least": {"type": "input_tokens", "value": max(1, budget // 2)},
         "exclude_tools": [READ_RESULT],
         "clear_tool_inputs": False,
     }

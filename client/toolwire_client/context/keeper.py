@@ -127,8 +127,8 @@ class ContextKeeper:
             return sent, mark  # nothing older left to summarise: sent over the budget
         if self.native is None:
             step = await compact(compact_request(self._turns(state, sent, mark, keep_from)), None)
-        else:  # the provider summarises the request as the model saw it, up to the turns kept
-            step = await compact(sent[: keep_from - (len(state.messages) - len(sent))], self.native)
+        else:  # the provider summarises the turns as the model read them (cleared results as stubs), not all kept
+            step = await compact(sized[: keep_from - (len(state.messages) - len(sized))], self.native)
         step.view = ViewMark(
             stubbed_upto=max(mark.stubbed_upto, keep_from),
             summary_upto=keep_from,
