@@ -27,7 +27,7 @@ from toolwire_client import replay as replay_module
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.context.anthropic_native import compaction_body, editing
-from toolwire_client.context.native import prepare
+from toolwire_client.context.native import native_form, prepare
 from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.base import ModelReply
@@ -226,3 +226,22 @@ def test_context_native_on_without_a_native_form_is_one_line_and_exit_2(extra: t
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and said in lines[0], done.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "base_url", "mode", "form"),
+    [
+        ("anthropic:claude-sonnet-4-5", None, "auto", "anthropic"),
+        ("openai-responses:gpt-5", None, "auto", "openai-responses"),
+        ("openai:gpt-4.1-mini", None, "auto", None),  # Chat Completions has none: toolwire's own form
+        ("anthropic:claude-sonnet-4-5", "http://127.0.0.1:9", "auto", None),  # another server speaking the format
+        ("anthropic:claude-sonnet-4-5", "http://127.0.0.1:9", "on", "anthropic"),
+        ("openai-responses:gpt-5", None, "off", None),
+    ],
+)
+def test_the_native_form_is_chosen_from_the_config_alone(
+    model: str, base_url: str | None, mode: str, form: str | None
+) -> None:
+    config = RunConfig(model=model, base_url=base_url, context_budget=BUDGET, context_native=mode)  # type: ignore[arg-type]
+    assert native_form(config) == form
+    assert native_form(config.model_copy(update={"context_budget": None, "context_native": "auto"})) is None
