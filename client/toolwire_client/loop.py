@@ -21,7 +21,7 @@ from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, ap
 from toolwire_client.config import RunConfig, RunLimits, open_run
 from toolwire_client.context.compaction import summary_cap
 from toolwire_client.context.keeper import ContextKeeper, kept_results
-from toolwire_client.context.native import NATIVE_SUMMARY_TOKENS, compactor, prepare
+from toolwire_client.context.native import NATIVE_SUMMARY_TOKENS, compactor, prepared
 from toolwire_client.model_call import ask_model
 from toolwire_client.models.base import Model
 from toolwire_client.models.token_split import SplitCounter
@@ -110,7 +110,7 @@ class Agent:
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
         self.context = ContextKeeper(self.config, kept_results(toolbox, self.config))
         """What each request is sent of its run: long results kept out, the context budget (context/keeper.py)."""
-        prepare(model, self.context.native, self.context.budget)  # the provider's own context editing, if any
+        self.model = prepared(model, self.context.native, self.context.budget)  # the provider's context editing
 
     @classmethod
     def of(

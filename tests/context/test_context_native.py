@@ -27,7 +27,7 @@ from toolwire_client import replay as replay_module
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.context.anthropic_native import compaction_body, editing
-from toolwire_client.context.native import native_form, prepare
+from toolwire_client.context.native import native_form, prepared
 from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.base import ModelReply
@@ -136,11 +136,13 @@ async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_
     monkeypatch.setattr(replay_module, "ReplayModel", Recording)
     outcome = await replay(saved)
     assert outcome.identical, outcome.difference
-    again = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url="http://127.0.0.1:9")
-    prepare(again, "anthropic", BUDGET)
+    again = prepared(
+        AnthropicModel("claude-fake", api_key="sk-ant-test", base_url="http://127.0.0.1:9"), "anthropic", BUDGET
+    )
+    assert isinstance(again, AnthropicModel)
     remade = []
     for step, (messages, tools) in zip(saved.steps, sent, strict=True):
-        made = compaction_body if step.kind == "compact" else type(again).request_body
+        made = compaction_body if step.kind == "compact" else AnthropicModel.request_body
         remade.append(json.loads(json.dumps(made(again, messages, tools, None))))
     await again.aclose()
     assert remade == [r.body for r in requests]  # the replay's requests, byte for byte as data
@@ -245,3 +247,17 @@ def test_the_native_form_is_chosen_from_the_config_alone(
     config = RunConfig(model=model, base_url=base_url, context_budget=BUDGET, context_native=mode)  # type: ignore[arg-type]
     assert native_form(config) == form
     assert native_form(config.model_copy(update={"context_budget": None, "context_native": "auto"})) is None
+
+
+async def test_each_agent_sends_the_context_editing_its_own_config_asks_for() -> None:
+    """The Agent asks a copy of the adapter that carries the edit; the model passed in, and a sub-agent's model (no
+    budget of its own), send none."""
+    model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url="http://127.0.0.1:9")
+    config = RunConfig(model="anthropic:claude-fake", context_budget=BUDGET)
+    agent = Agent(model, pages(), config=config)
+    assert isinstance(agent.model, AnthropicModel) and agent.model.context_management == editing(BUDGET)
+    assert model.context_management is None
+    child = prepared(agent.model, None, None)
+    assert isinstance(child, AnthropicModel) and child.context_management is None
+    assert agent.model.context_management == editing(BUDGET)
+    await model.aclose()

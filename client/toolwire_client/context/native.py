@@ -10,6 +10,7 @@ provider's own compacted item, saved with the step and sent back in place of the
 and a replay make the same requests from the record (run/context_view.py, `ViewMark.native`). The form is chosen
 from the run's config alone (its model spec), so a replay, whose model is the record, chooses as the run did."""
 
+import copy
 from collections.abc import Awaitable, Callable
 
 from toolwire_client.config import RunConfig
@@ -56,10 +57,18 @@ def native_form(config: RunConfig) -> NativeForm | None:
     return form
 
 
-def prepare(model: Model, form: NativeForm | None, budget: int | None) -> None:
-    """Ask the model for the form's per-request part: Anthropic's context editing on every request."""
-    if form == "anthropic" and budget is not None and isinstance(model, AnthropicModel):
-        model.context_management = anthropic_native.editing(budget)
+def prepared(model: Model, form: NativeForm | None, budget: int | None) -> Model:
+    """The model an Agent of this form asks: Anthropic's adapter sending the context editing on every request, as
+    a copy of its own (on the same HTTP client), so the model passed in, and a sub-agent's copy without it, send
+    what their own configs say. Any other model is returned as it is."""
+    if not isinstance(model, AnthropicModel):
+        return model
+    editing = anthropic_native.editing(budget) if form == "anthropic" and budget is not None else None
+    if model.context_management == editing:
+        return model
+    copied = copy.copy(model)
+    copied.context_management = editing
+    return copied
 
 
 class _Compactor(WrappedModel):
