@@ -35,7 +35,8 @@ from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall
-from toolwire_shared.tools import ToolSpec
+from toolwire_shared.records import record_text
+from toolwire_shared.tools import ToolSpec, spec_json
 from toolwire_shared.usage import Usage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,13 +69,13 @@ class CountingModel:
         known = self._counted.get(id(message))
         if known is not None and known[0] is message:
             return known[1]
-        tokens = count(message.model_dump_json())
+        tokens = count(record_text(message))
         self._counted[id(message)] = (message, tokens)
         return tokens
 
     def _spec_tokens(self, tools: list[ToolSpec]) -> int:
         if tools != self._specs[0]:
-            self._specs = (list(tools), count(json.dumps([t.model_dump(mode="json") for t in tools])))
+            self._specs = (list(tools), count(json.dumps([spec_json(t) for t in tools])))
         return self._specs[1]
 
     async def complete(
@@ -113,9 +114,9 @@ class TimedKeeper(ContextKeeper):
         self.model_cpu = 0.0
         steps = len(state.steps)
 
-        async def timed_compact(asked: list[Message]) -> Any:
+        async def timed_compact(asked: list[Message], native: Any) -> Any:
             started = time.process_time()
-            step = await compact(asked)
+            step = await compact(asked, native)
             self.model_cpu += time.process_time() - started
             return step
 

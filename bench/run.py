@@ -39,6 +39,7 @@ MODULES: list[tuple[str, str]] = [
     ("code_mode_bench", "code mode: a 20-order fan-out as one script vs plain tool calling; a script's CPU cost"),
     ("code_mode_chaos", "code mode killed -9 at 10 seeded points mid-script and resumed; an approval mid-script"),
     ("context_bench", "context budget: a 200-step run of ~20 kB results, peak and total input vs unmanaged"),
+    ("context_native_bench", "context budget kept by Anthropic's own context editing and compaction vs toolwire's"),
     ("scale_bench", "scale: 10,000 concurrent scripted runs on one shared connection to one HTTP tool server"),
     ("fleet_bench", "fleet: 2,000 runs on 1 and 3 `toolwire worker` processes on PostgreSQL, and one killed -9"),
     (

@@ -120,6 +120,8 @@ class ServerSpec(BaseModel):
 
 ToolSearchMode = Literal["auto", "on", "off"]
 """Tool search (tools/tool_search.py): on, off, or on past 30 tools or 8,000 tokens of definitions."""
+ContextNativeMode = Literal["auto", "on", "off"]
+"""The context budget kept by the provider's own mechanism where it has one (context/native.py)."""
 
 
 class A2AAgentSpec(BaseModel):
@@ -185,6 +187,10 @@ class RunConfig(BaseModel):
     context_budget: int | None = Field(default=None, ge=1)
     """The most tokens a request may hold: past it the oldest results are cleared to a stub, then older turns
     summarised by the run's model (context/, docs/token-economy.md). None: every request sends the whole list."""
+    context_native: ContextNativeMode = "auto"
+    """With a context budget: keep it by the provider's own mechanism where the run's provider has one (Anthropic's
+    context editing and compaction, OpenAI Responses' `responses/compact`; context/native.py): "auto" (where it
+    has one), "on" (an error where it has none), "off" (toolwire's own clearing and summaries)."""
     tools: list[ToolSpec] = Field(default_factory=list)
     """The tool definitions the model was offered (filled when the run starts; replay offers the same ones)."""
     eval_task: str | None = None

@@ -21,12 +21,14 @@ from toolwire_client.calls import TurnCalls, answer_the_rest, append_results, ap
 from toolwire_client.config import RunConfig, RunLimits, open_run
 from toolwire_client.context.compaction import summary_cap
 from toolwire_client.context.keeper import ContextKeeper, kept_results
+from toolwire_client.context.native import NATIVE_SUMMARY_TOKENS, compactor, prepared
 from toolwire_client.model_call import ask_model
 from toolwire_client.models.base import Model
 from toolwire_client.models.token_split import SplitCounter
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run import budget, exits
 from toolwire_client.run.budget import PriceFn
+from toolwire_client.run.context_view import NativeForm
 from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.ordering import MessageOrderError
 from toolwire_client.run.state import RunState, StepKind, StepRecord, now
@@ -108,6 +110,7 @@ class Agent:
         self._leases: dict[str, Lease] = {}  # run id -> this process's lease on it, while it drives the run
         self.context = ContextKeeper(self.config, kept_results(toolbox, self.config))
         """What each request is sent of its run: long results kept out, the context budget (context/keeper.py)."""
+        self.model = prepared(model, self.context.native, self.context.budget)  # the provider's context editing
 
     @classmethod
     def of(
@@ -220,7 +223,9 @@ class Agent:
             lease.check()
         try:
             state.check_order()
-            sent, mark = await self.context.request(state, self.toolbox.specs, lambda a: self._compact(state, a))
+            sent, mark = await self.context.request(
+                state, self.toolbox.specs, lambda asked, native: self._compact(state, asked, native)
+            )
         except MessageOrderError as exc:  # the list, or the view of it a context budget made
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         changed = await self._refresh_tools(state)
@@ -268,14 +273,17 @@ class Agent:
         )
         return budget.output_cap(self.limits, state, prompt, self.price_fn)
 
-    async def _compact(self, state: RunState, request: list[Message]) -> StepRecord:
+    async def _compact(self, state: RunState, request: list[Message], native: NativeForm | None) -> StepRecord:
         """The context budget's side exchange: the run's model summarises older turns, a compact step of the run
-        (its tokens and cost counted, limits checked before it), whose reply never joins the run's list."""
-        cap = self._check_limits(state, request, [])
-        most = summary_cap(self.config.context_budget or 0)
+        (its tokens and cost counted, limits checked before it), whose reply never joins the run's list. With a
+        native form the provider's own compaction answers, sent the run's tools as the turns were."""
+        specs = self.toolbox.specs if native is not None else []
+        cap = self._check_limits(state, request, specs)
+        most = summary_cap(self.config.context_budget or 0) if native is None else NATIVE_SUMMARY_TOKENS
+        model = self.model if native is None else compactor(self.model, native)
         split = SplitCounter().split
         step = await ask_model(
-            self.model, [], state, most if cap is None else min(cap, most), "compact", self.price_fn, request, split
+            model, specs, state, most if cap is None else min(cap, most), "compact", self.price_fn, request, split
         )
         step.tool_calls = []  # offered no tools: a call it made anyway is not the run's
         budget.check_spent(self.limits, state)

@@ -5,8 +5,10 @@ every client layer may use it; the tool-call failure texts the server writes too
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from toolwire_shared.errors import QUOTE_CHARS, clip, tool_failed
+from toolwire_shared.words import counted
 
 # What the agent loop answers for a call it did not send, or sent and lost (the model reads it as the call's result).
 
@@ -489,6 +491,23 @@ COMPACT_SYSTEM = (
     "fact, number, name and decision it will need, what is done and what is left, and the call_id of each tool "
     "result worth reading again (it can read any of them with read_result). Write plain text, no preamble."
 )
+
+
+NATIVE_COMPACT_INSTRUCTIONS = COMPACT_SYSTEM + " Do not call any tool: answer with the summary text only."
+"""A provider's own summariser's instructions (Anthropic's compaction request): they replace its default prompt."""
+
+
+def provider_compacted(items: int) -> str:
+    """The text a provider's opaque compaction stands under in the run's record (`trace show`, the console)."""
+    return f"[compacted by the provider: {items} items, the last an encrypted compaction of the earlier turns]"
+
+
+def provider_cleared(edit: dict[str, Any]) -> str:
+    """One edit the provider's context editing applied (`trace show`): what it cleared before the model read."""
+    uses, tokens = edit.get("cleared_tool_uses"), edit.get("cleared_input_tokens")
+    if isinstance(uses, int) and isinstance(tokens, int):
+        return f"the provider cleared {counted(uses, 'tool result')} ({tokens:,} tokens) before the model read it"
+    return f"the provider applied {edit.get('type')} before the model read it"
 
 
 def compact_request(transcript: str) -> str:

@@ -92,7 +92,9 @@ async def test_a_cleared_result_is_still_read_whole_and_the_summary_is_a_counted
     wire = WIRES[0]  # Anthropic Messages
     reader = PageReader(wire, pages=14, input_tokens=900)
     store = await open_store(str(tmp_path / "runs.db"))
-    config = RunConfig(model="anthropic:fake", context_budget=3000, limits=RunLimits(max_steps=40))
+    config = RunConfig(
+        model="anthropic:fake", context_budget=3000, context_native="off", limits=RunLimits(max_steps=40)
+    )
     with FakeProvider(reader) as fake:
         model = wire.model(fake)
         state = await Agent(model, pages(), config=config, store=store).run("Read every page")

@@ -94,3 +94,19 @@ async def test_http_error_before_the_stream_is_retried(fake: FakeProvider, sleep
     await model.complete(paris_question(), fixture_tools(STREAM))
     assert sleep.waits == [7.0]
     await model.aclose()
+
+
+async def test_a_streamed_reply_keeps_what_context_editing_cleared(fake: FakeProvider, policy: RetryPolicy) -> None:
+    """The message_delta event carries `context_management` beside its delta (anthropic-sdk-python's
+    BetaRawMessageDeltaEvent): the streamed reply records it as the whole reply does."""
+    reply = fixture_reply("anthropic_1_stream.json")
+    assert reply.sse is not None
+    edits = [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 4, "cleared_input_tokens": 12_000}]
+    frames = [
+        (event, {**data, "context_management": {"applied_edits": edits}} if event == "message_delta" else data)
+        for event, data in reply.sse
+    ]
+    fake.push(Reply(status=200, headers=reply.headers, sse=frames))
+    model = streaming(fake, policy)
+    assert (await model.complete(paris_question(), fixture_tools(STREAM))).applied_edits == edits
+    await model.aclose()

@@ -18,7 +18,8 @@ from toolwire_client.cli.answer import input_hint
 from toolwire_client.cli.progress import LiveProgress, LiveText
 from toolwire_client.cli.server_output import ServerOutput
 from toolwire_client.cli.trace import step_lines
-from toolwire_client.config import RunConfig, RunLimits, ServerSpec, ToolSearchMode
+from toolwire_client.config import ContextNativeMode, RunConfig, RunLimits, ServerSpec, ToolSearchMode
+from toolwire_client.context.native import NativeUnavailable, native_form
 from toolwire_client.loop import Agent
 from toolwire_client.mistakes import INTERRUPTED, run_exit
 from toolwire_client.models import default_spec
@@ -347,6 +348,14 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         metavar="TOKENS",
         help="Keep each request under this: clear the oldest results to stubs, then summarise older turns.",
     ),
+    click.option(
+        "--context-native",
+        type=click.Choice(["auto", "on", "off"]),
+        default="auto",
+        show_default=True,
+        help="Keep the context budget by the provider's own context editing and compaction (Anthropic, OpenAI "
+        "Responses): auto where it has them, on (an error where not), off (toolwire's own).",
+    ),
 ]
 
 
@@ -390,6 +399,7 @@ def config_from(
     max_sampling: int = RunLimits().max_sampling_requests,
     inline_result_chars: int = DEFAULT_INLINE_RESULT_CHARS,
     context_budget: int | None = None,
+    context_native: ContextNativeMode = "auto",
 ) -> RunConfig:
     """The RunConfig the config options describe; a combination that makes no sense is a usage error.
     `server_names`: a submitted run's servers, by their names in the workers' servers file."""
@@ -434,7 +444,7 @@ def config_from(
         tool_timeout_s=tool_timeout,
         max_sampling_requests=max_sampling,
     )
-    return RunConfig(
+    config = RunConfig(
         model=model_spec or default_spec(),
         base_url=base_url,
         tool_choice=tool_choice,
@@ -457,7 +467,13 @@ def config_from(
         keep_tools=list(keep_tools),
         inline_result_chars=inline_result_chars or None,
         context_budget=context_budget,
+        context_native=context_native,
     )
+    try:
+        native_form(config)
+    except NativeUnavailable as exc:
+        raise click.UsageError(str(exc)) from exc
+    return config
 
 
 @click.command("run")

@@ -4,10 +4,11 @@ approved or rejected a call is read from the store's approval events (the record
 shown beside the call."""
 
 import json
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
+from toolwire_client import texts
 from toolwire_client.cli._store import db_option, with_store
 from toolwire_client.context.where import request_splits, split_line
 from toolwire_client.models.token_split import PARTS, TokenSplit
@@ -118,6 +119,7 @@ def trace_lines(
         if step.loaded is not None and step.loaded != loaded:  # a tool search's loads as the step ended, when new
             loaded = step.loaded
             lines.append(f"step {step.index} | tools loaded: {', '.join(loaded) or 'none'}")
+        lines += [f"step {step.index} | {texts.provider_cleared(edit)}" for edit in _applied_edits(step)]
     lines.append(
         f"-> {state.status}, {state.stop_reason or 'no exit recorded (still running or cut off)'}"
         f"{': ' + state.report if state.report else ''}"
@@ -192,6 +194,7 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
                 "input_tokens": _split_json(splits.get(step.index)),
                 "view": step.view.model_dump(mode="json") if step.view is not None else None,
                 "loaded": step.loaded,
+                "applied_edits": _applied_edits(step),
             }
         )
     return {
@@ -207,6 +210,11 @@ def _summary(state: RunState, decided: Decided) -> dict[str, object]:
         "steps": steps,
         "sampling": [record.model_dump(mode="json", exclude={"asked"}) for record in state.sampling],
     }
+
+
+def _applied_edits(step: StepRecord) -> list[dict[str, Any]]:
+    """What the provider's own context editing cleared before the model read the step's request."""
+    return step.model_reply.applied_edits if step.model_reply is not None else []
 
 
 def _split_json(split: TokenSplit | None) -> dict[str, object] | None:

@@ -13,15 +13,19 @@ from dataclasses import dataclass, field
 
 from toolwire_client.config import RunConfig
 from toolwire_client.context.compaction import compact_request
+from toolwire_client.context.native import native_form
 from toolwire_client.models.token_split import SplitCounter, TokenSplit, count
 from toolwire_client.models.tokens import MEDIA_PART_TOKENS
 from toolwire_client.run.context_view import (
     DEFAULT_INLINE_RESULT_CHARS,
+    PROVIDER_CLEARS,
+    NativeForm,
     ViewCache,
     ViewMark,
     last_mark,
     opening_end,
     sent_view,
+    summary_message,
     turn_starts,
 )
 from toolwire_client.run.ordering import check_order
@@ -38,8 +42,9 @@ sharing one prefix (a provider's prompt cache reads it) before the view moves ag
 RECENT_SHARE = 0.25
 """A summary keeps the latest turns that fit in this share of the budget as they are (the latest turn always)."""
 
-Compact = Callable[[list[Message]], Awaitable[StepRecord]]
-"""Sends a summary request to the run's model as a compact step (the loop's: limits, span, usage, the step's end)."""
+Compact = Callable[[list[Message], NativeForm | None], Awaitable[StepRecord]]
+"""Sends a summary request to the run's model as a compact step (the loop's: limits, span, usage, the step's end),
+to the provider's own compaction when a native form is named (context/native.py)."""
 
 
 def kept_results(toolbox: ToolBox, config: RunConfig) -> KeptResults | None:
@@ -59,7 +64,7 @@ class _Run:
     """What the keeper holds of one run while it drives it (a resumed run's is read again from its steps)."""
 
     mark: ViewMark | None
-    summary: str | None
+    summary: Message | None
     views: ViewCache = field(default_factory=ViewCache)
     split: SplitCounter = field(default_factory=SplitCounter)
     sizes: dict[int, tuple[Message, int]] = field(default_factory=dict)
@@ -74,6 +79,8 @@ class ContextKeeper:
         self.kept = kept
         self.inline = config.inline_result_chars if kept is not None else None
         self.budget = config.context_budget if kept is not None else None
+        self.native = native_form(config) if self.budget is not None else None
+        """The provider's own form that keeps the budget (context/native.py), or None for toolwire's own."""
         self._runs: dict[str, _Run] = {}
 
     def forget(self, run_id: str) -> None:
@@ -108,28 +115,46 @@ class ContextKeeper:
     ) -> tuple[list[Message], ViewMark | None]:
         sent, mark = self.view(state)
         budget = self.budget
-        if budget is None or self._size(state.run_id, sent, specs) <= budget:
+        if budget is None or self._size(state.run_id, self._sized(state, sent, mark), specs) <= budget:
             return sent, mark
-        mark = self._cleared(state, mark or ViewMark(), specs, budget)
+        mark = self._cleared(state, mark or ViewMark(native=self.native), specs, budget)
         sent, mark = self.view_at(state, mark)
-        if self._size(state.run_id, sent, specs) <= budget:
+        sized = self._sized(state, sent, mark)
+        if self._size(state.run_id, sized, specs) <= budget:
             return sent, mark
-        keep_from = self._recent(state, sent, mark, specs, budget)
+        keep_from = self._recent(state, sized, mark, specs, budget)
         if keep_from is None:
             return sent, mark  # nothing older left to summarise: sent over the budget
-        step = await compact(compact_request(self._turns(state, sent, mark, keep_from)))
+        if self.native is None:
+            step = await compact(compact_request(self._turns(state, sent, mark, keep_from)), None)
+        else:  # the provider summarises the turns as the model read them (cleared results as stubs), not all kept
+            step = await compact(sized[: keep_from - (len(state.messages) - len(sized))], self.native)
         step.view = ViewMark(
-            stubbed_upto=max(mark.stubbed_upto, keep_from), summary_upto=keep_from, summary_step=step.index
+            stubbed_upto=max(mark.stubbed_upto, keep_from),
+            summary_upto=keep_from,
+            summary_step=step.index,
+            native=self.native,
         )
         return self.view_at(state, step.view)
 
     def view_at(self, state: RunState, mark: ViewMark) -> tuple[list[Message], ViewMark]:
         """The view under `mark`, which is the run's mark from now on."""
         run = self._run(state)
-        run.mark, run.summary = mark, state.steps[mark.summary_step - 1].model_text if mark.summary_step else None
+        run.mark = mark
+        run.summary = summary_message(mark, state.steps[mark.summary_step - 1]) if mark.summary_step else None
         if self.kept is not None:
             self.kept.needed()
         return sent_view(state.messages, mark, run.summary, self.inline, run.views), mark
+
+    def _sized(self, state: RunState, sent: list[Message], mark: ViewMark | None) -> list[Message]:
+        """The request the decisions count: `sent`, or, where the provider clears results itself, `sent` with the
+        results from the mark's summary to its `stubbed_upto` counted as stubs (about what the provider clears)."""
+        if mark is None or mark.native not in PROVIDER_CLEARS:
+            return sent
+        estimate = mark.model_copy(update={"native": None})
+        view = sent_view(state.messages, estimate, None, self.inline, self._run(state).views)
+        shift = len(state.messages) - len(sent)
+        return [*sent[: mark.summary_upto - shift], *view[mark.summary_upto :]]
 
     def split_for(self, state: RunState) -> Callable[[list[Message], Sequence[ToolSpec], int], TokenSplit]:
         """Where a request of this run's tokens went (its counter remembers what the last request held)."""
@@ -141,7 +166,7 @@ class ContextKeeper:
         STUB_TARGET of the budget, or no result is left to clear."""
         messages = state.messages
         sent, _ = self.view_at(state, mark)
-        total = self._size(state.run_id, sent, specs)
+        total = self._size(state.run_id, self._sized(state, sent, mark), specs)
         turns = turn_starts(messages, opening_end(messages))
         last_turn = turns[-1] if turns else len(messages)
         views = self._run(state).views

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from toolwire_client.config import RunConfig
 from toolwire_client.models.token_split import SplitCounter, TokenSplit
-from toolwire_client.run.context_view import ViewCache, sent_view
+from toolwire_client.run.context_view import ViewCache, sent_view, summary_message
 from toolwire_client.run.state import RunState
 from toolwire_shared.messages import AssistantMessage
 from toolwire_shared.tools import ToolSpec
@@ -39,7 +39,7 @@ def request_splits(state: RunState) -> dict[int, TokenSplit]:
             break
         upto, asked = replies[asked], asked + 1
         mark = step.view
-        summary = state.steps[mark.summary_step - 1].model_text if mark and mark.summary_step else None
+        summary = summary_message(mark, state.steps[mark.summary_step - 1]) if mark and mark.summary_step else None
         whole = sent_view(state.messages, mark, summary, config.inline_result_chars, cache)
         sent = whole[: upto - (len(state.messages) - len(whole))]
         splits[step.index] = counter.split(sent, specs, step.usage.input_tokens)

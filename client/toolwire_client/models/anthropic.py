@@ -44,6 +44,8 @@ class AnthropicModel(HttpModel):
         super().__init__(model, **options)
         self.version = version
         self.prompt_cache: PromptCache = prompt_cache
+        self.context_management: dict[str, Any] | None = None
+        """Sent as every request's `context_management` (the provider's context editing: context/native.py)."""
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": self.version, "content-type": "application/json"}
@@ -65,12 +67,14 @@ class AnthropicModel(HttpModel):
             body["tool_choice"] = wire_tool_choice(self.tool_choice)
         body["messages"] = wire_messages(messages, self.media_kinds)
         place_breakpoints(body, self.prompt_cache)
+        if self.context_management is not None:
+            body["context_management"] = self.context_management
         return body
 
     def body_headers(self, body: dict[str, Any]) -> dict[str, str]:
-        """The tool search tool's beta, when the request defers tools to it."""
-        deferring = any(tool.get("type") == TOOL_SEARCH_TYPE for tool in body.get("tools", ()))
-        return {"anthropic-beta": TOOL_SEARCH_BETA} if deferring else {}
+        """The betas of what the request uses: the tool search tool, context editing, a compaction block."""
+        betas = [beta for beta, uses in _BETAS if uses(body)]
+        return {"anthropic-beta": ",".join(betas)} if betas else {}
 
     async def complete(
         self, messages: list[Message], tools: list[ToolSpec], max_output_tokens: int | None = None
@@ -83,12 +87,39 @@ class AnthropicModel(HttpModel):
             parse_content(content), parse_usage(posted.data.get("usage")), posted.data.get("stop_reason")
         )
         found = found_tools(content)
-        return replace(reply, found_tools=found) if found else reply
+        edits = applied_edits(posted.data)
+        return replace(reply, found_tools=found, applied_edits=edits) if found or edits else reply
 
 
 TOOL_SEARCH_TYPE = "tool_search_tool_bm25_20251119"
 TOOL_SEARCH_NAME = "tool_search_tool_bm25"
 TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+COMPACTION_BETA = "compact-2026-09-04"
+"""Compaction on demand: on the request that asks for a summary and on every request that carries its block."""
+
+
+def _carries_compaction(body: dict[str, Any]) -> bool:
+    if "compaction" in body:
+        return True
+    first = body["messages"][0]["content"] if body.get("messages") else None
+    return isinstance(first, list) and any(block.get("type") == "compaction" for block in first)
+
+
+_BETAS = (
+    (TOOL_SEARCH_BETA, lambda body: any(tool.get("type") == TOOL_SEARCH_TYPE for tool in body.get("tools", ()))),
+    (CONTEXT_MANAGEMENT_BETA, lambda body: "context_management" in body),
+    (COMPACTION_BETA, _carries_compaction),
+)
+
+
+def applied_edits(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the provider's context editing cleared before the model read the request (`context_management`)."""
+    managed = data.get("context_management")
+    edits = managed.get("applied_edits") if isinstance(managed, dict) else None
+    return [edit for edit in edits if isinstance(edit, dict)] if isinstance(edits, list) else []
 
 
 def wire_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:

@@ -55,6 +55,8 @@ class MessageAssembler:
             usage = dict(self.message.get("usage") or {})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
             self.message["usage"] = usage
+            if event.get("context_management") is not None:  # what context editing cleared (anthropic_native.py)
+                self.message["context_management"] = event["context_management"]
         elif kind == "message_stop":
             self.done = True
         # ping and event types added later are ignored, as the API docs ask

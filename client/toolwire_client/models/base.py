@@ -28,6 +28,11 @@ class ModelReply:
     """The deferred tools the provider's own tool search found and loaded in this reply (Anthropic's
     `tool_reference` blocks, OpenAI's `tool_search_output` items), by name: the run records them as loaded
     (tools/tool_search.py)."""
+    applied_edits: Annotated[list[dict[str, Any]], Field(exclude_if=lambda edits: not edits)] = field(
+        default_factory=list
+    )
+    """What the provider's own context editing cleared before the model read this request, as it said
+    (Anthropic's `context_management.applied_edits`: `type`, `cleared_tool_uses`, `cleared_input_tokens`)."""
 
 
 class ModelCallFailed(Exception):

@@ -8,18 +8,25 @@ another process and a replay compute the very request the model was sent."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Annotated, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolwire_client import texts
-from toolwire_shared.messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from toolwire_client.models.base import ModelReply
+from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
 
 DEFAULT_INLINE_RESULT_CHARS = 4_000
 """A result longer than this reaches the model as its head and a handle (`--inline-result-chars`)."""
 READ_RESULT = "read_result"
 """The client's tool that reads a result kept out of the prompt (tools/kept_results.py); its own results are never
 cut, or reading on would never end."""
+
+
+NativeForm = Literal["anthropic", "openai-responses"]
+"""The providers whose own context management a run may use, by their model spec prefix."""
+PROVIDER_CLEARS: frozenset[str] = frozenset({"anthropic"})
+"""The native forms whose provider clears old tool results itself (the request carries them whole)."""
 
 
 class ViewMark(BaseModel):
@@ -32,6 +39,12 @@ class ViewMark(BaseModel):
     stubbed_upto: int = 0
     summary_upto: int = 0
     summary_step: int | None = None
+    native: Annotated[NativeForm | None, Field(exclude_if=lambda native: native is None)] = None
+    """The provider's own mechanism kept the budget (context/native.py): "anthropic" cleared the results itself
+    (context editing: `stubbed_upto` is only the estimate the decisions were made on, the results are sent whole)
+    and wrote the summary, "openai-responses" wrote the summary (`responses/compact`). The summary is then the
+    compact step's reply as the provider returned it (a compaction block or item), sent back in place of every
+    message it stands for, the task included. None (left out of the saved run): toolwire's own form."""
 
 
 def opening_end(messages: Sequence[Message]) -> int:
@@ -40,6 +53,15 @@ def opening_end(messages: Sequence[Message]) -> int:
         if isinstance(message, UserMessage):
             return n + 1
     return 0
+
+
+def first_turn(messages: Sequence[Message]) -> int:
+    """The index of the first message after the system prompt: where a provider's own summary goes, which stands
+    for the task too (a compaction block must come first in the messages)."""
+    for n, message in enumerate(messages):
+        if not isinstance(message, SystemMessage):
+            return n
+    return len(messages)
 
 
 def turn_starts(messages: Sequence[Message], start: int = 0) -> list[int]:
@@ -106,10 +128,19 @@ class ViewCache:
         return made
 
 
+def summary_message(mark: ViewMark, step: "HasView") -> Message:
+    """What stands for the summarised turns: the provider's compacted reply as it came (native), else a user turn
+    with toolwire's summary."""
+    reply = step.model_reply
+    if mark.native is not None and reply is not None:
+        return reply.message
+    return UserMessage(content=texts.earlier_turns(step.model_text))
+
+
 def sent_view(
     messages: list[Message],
     mark: ViewMark | None,
-    summary: str | None,
+    summary: Message | None,
     inline_chars: int | None,
     cache: ViewCache,
 ) -> list[Message]:
@@ -123,22 +154,23 @@ def sent_view(
     if mark is None:
         return view
     start = opening_end(messages)
-    for n in range(max(start, mark.summary_upto), min(mark.stubbed_upto, len(messages))):
-        if isinstance(messages[n], ToolResultMessage):
-            view[n] = cache.stub(messages, n)
+    if mark.native not in PROVIDER_CLEARS:
+        for n in range(max(start, mark.summary_upto), min(mark.stubbed_upto, len(messages))):
+            if isinstance(messages[n], ToolResultMessage):
+                view[n] = cache.stub(messages, n)
     if summary is not None and mark.summary_upto > start:
-        view[start : mark.summary_upto] = [UserMessage(content=texts.earlier_turns(summary))]
+        view[start if mark.native is None else first_turn(messages) : mark.summary_upto] = [summary]
     return view
 
 
-def last_mark(steps: Sequence["HasView"]) -> tuple[ViewMark | None, str | None]:
+def last_mark(steps: Sequence["HasView"]) -> tuple[ViewMark | None, Message | None]:
     """The run's current mark (the last step's that has one) and the summary it names."""
     for step in reversed(steps):
         if step.view is not None:
             mark = step.view
             if mark.summary_step is None:
                 return mark, None
-            return mark, steps[mark.summary_step - 1].model_text
+            return mark, summary_message(mark, steps[mark.summary_step - 1])
     return None, None
 
 
@@ -150,3 +182,6 @@ class HasView(Protocol):
 
     @property
     def model_text(self) -> str: ...
+
+    @property
+    def model_reply(self) -> ModelReply | None: ...
