@@ -230,10 +230,43 @@ def test_context_native_on_without_a_native_form_is_one_line_and_exit_2(extra: t
     assert len(lines) == 1 and lines[0].startswith("Error: ") and said in lines[0], done.stderr
 
 
+async def test_auto_on_anthropic_clears_as_toolwire_does_and_has_the_provider_write_the_summary(
+    tmp_path: Path,
+) -> None:
+    """`auto` keeps toolwire's clearing (measured cheaper: context/native.py) and asks Anthropic for the summary."""
+    provider = NativeAnthropic(pages=PAGES)
+    store = await open_store(str(tmp_path / "runs.db"))
+    config = RunConfig(
+        model="anthropic:claude-fake", context_budget=BUDGET, limits=RunLimits(max_steps=40)
+    )  # context_native="auto", the default
+    box = pages()
+    with FakeProvider(provider) as fake:
+        model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url=fake.anthropic_url)
+        async with box.opened():
+            state = await Agent(model, box, config=config, store=store).run("Read every page")
+            readable = await read_back(box, state, PAGES)
+        await model.aclose()
+    assert state.status == "done", state.report
+    assert readable == [page_text(n) for n in range(1, PAGES + 1)]
+    turns = [r for r in fake.requests if "compaction" not in r.body]
+    assert all("context_management" not in r.body for r in turns)  # no provider clearing asked for
+    assert "was cleared to save room" in json.dumps([r.body for r in turns])  # toolwire's stubs went out instead
+    compact = [step for step in state.steps if step.kind == "compact"]
+    assert compact and provider.compactions and provider.compactions[0].body["compaction"]["type"] == "summarize"
+    assert compact[0].view is not None and compact[0].view.native == "anthropic-compaction"
+    after = fake.requests[fake.requests.index(provider.compactions[0]) + 1]
+    assert after.body["messages"][0]["content"][0]["type"] == "compaction"  # the provider's block, sent back
+    saved = await store.load(state.run_id)
+    await store.aclose()
+    outcome = await replay(saved)
+    assert outcome.identical, outcome.difference
+
+
 @pytest.mark.parametrize(
     ("model", "base_url", "mode", "form"),
     [
-        ("anthropic:claude-sonnet-4-5", None, "auto", "anthropic"),
+        ("anthropic:claude-sonnet-4-5", None, "auto", "anthropic-compaction"),  # toolwire's clearing: cheaper
+        ("anthropic:claude-sonnet-4-5", None, "on", "anthropic"),
         ("openai-responses:gpt-5", None, "auto", "openai-responses"),
         ("openai:gpt-4.1-mini", None, "auto", None),  # Chat Completions has none: toolwire's own form
         ("anthropic:claude-sonnet-4-5", "http://127.0.0.1:9", "auto", None),  # another server speaking the format
@@ -253,7 +286,7 @@ async def test_each_agent_sends_the_context_editing_its_own_config_asks_for() ->
     """The Agent asks a copy of the adapter that carries the edit; the model passed in, and a sub-agent's model (no
     budget of its own), send none."""
     model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url="http://127.0.0.1:9")
-    config = RunConfig(model="anthropic:claude-fake", context_budget=BUDGET)
+    config = RunConfig(model="anthropic:claude-fake", context_budget=BUDGET, context_native="on")
     agent = Agent(model, pages(), config=config)
     assert isinstance(agent.model, AnthropicModel) and agent.model.context_management == editing(BUDGET)
     assert model.context_management is None

@@ -353,8 +353,9 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         type=click.Choice(["auto", "on", "off"]),
         default="auto",
         show_default=True,
-        help="Keep the context budget by the provider's own context editing and compaction (Anthropic, OpenAI "
-        "Responses): auto where it has them, on (an error where not), off (toolwire's own).",
+        help="Keep the context budget with the provider's own compaction (Anthropic, OpenAI Responses): auto "
+        "where it has one (old results still cleared by toolwire: cheaper), on (Anthropic's context editing "
+        "too; an error where there is none), off (toolwire's own).",
     ),
 ]
 

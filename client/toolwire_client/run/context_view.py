@@ -23,8 +23,9 @@ READ_RESULT = "read_result"
 cut, or reading on would never end."""
 
 
-NativeForm = Literal["anthropic", "openai-responses"]
-"""The providers whose own context management a run may use, by their model spec prefix."""
+NativeForm = Literal["anthropic", "anthropic-compaction", "openai-responses"]
+"""The providers' own context management a run may use: "anthropic" (the provider clears old results and writes the
+summary), "anthropic-compaction" and "openai-responses" (toolwire clears, the provider writes the summary)."""
 PROVIDER_CLEARS: frozenset[str] = frozenset({"anthropic"})
 """The native forms whose provider clears old tool results itself (the request carries them whole)."""
 
@@ -42,9 +43,10 @@ class ViewMark(BaseModel):
     native: Annotated[NativeForm | None, Field(exclude_if=lambda native: native is None)] = None
     """The provider's own mechanism kept the budget (context/native.py): "anthropic" cleared the results itself
     (context editing: `stubbed_upto` is only the estimate the decisions were made on, the results are sent whole)
-    and wrote the summary, "openai-responses" wrote the summary (`responses/compact`). The summary is then the
-    compact step's reply as the provider returned it (a compaction block or item), sent back in place of every
-    message it stands for, the task included. None (left out of the saved run): toolwire's own form."""
+    and wrote the summary; "anthropic-compaction" and "openai-responses" wrote the summary (compaction on demand,
+    `responses/compact`). The summary is then the compact step's reply as the provider returned it (a compaction
+    block or item), sent back in place of every message it stands for, the task included. None (left out of the
+    saved run): toolwire's own form."""
 
 
 def opening_end(messages: Sequence[Message]) -> int:
