@@ -18,10 +18,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, Reply, openai_call, openai_completion
 from helpers.telemetry import install
-from toolwire_client import texts
+from toolwire_client import sampling_texts
 from toolwire_client.assembly.trusted_servers import resume_trust, worker_trust
 from toolwire_client.calls import RunSampling
-from toolwire_client.cli.run import config_from
+from toolwire_client.cli.run_config import config_from
 from toolwire_client.cli.trace import trace_lines
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
 from toolwire_client.loop import Agent
@@ -146,7 +146,7 @@ async def test_a_sampling_request_past_the_run_s_cap_is_refused_readably(mode: M
         state = await run_agent(fake, mode, RunLimits(max_sampling_requests=1))
     assert state.status == "done", state.stop_reason
     assert len(fake.requests) == 4  # the second sampling request never reached the provider
-    refusal = texts.sampling_cap("sampler", 1)
+    refusal = sampling_texts.sampling_cap("sampler", 1)
     second = state.steps[1].results[0]
     if mode == "legacy":  # the server got the error and said so in its result
         assert second.content == f"refused: {refusal}" and not second.is_error
@@ -203,10 +203,10 @@ async def test_without_roots_none_are_advertised_and_a_tool_name_no_provider_tak
         with_tools = await call(source, "summarize", state, lent, text="x", with_tools=True)
     finally:
         await source.aclose()
-    assert texts.roots_not_given("sampler") in roots  # the server asked though it was not told of roots
+    assert sampling_texts.roots_not_given("sampler") in roots  # the server asked though it was not told of roots
     assert mode == "auto" or roots.startswith("refused: ")
-    assert texts.sampling_tool_name("sampler", "look.up") in with_tools
-    assert state.sampling[0].refused == texts.sampling_tool_name("sampler", "look.up")
+    assert sampling_texts.sampling_tool_name("sampler", "look.up") in with_tools
+    assert state.sampling[0].refused == sampling_texts.sampling_tool_name("sampler", "look.up")
 
 
 def test_run_allows_sampling_per_server_and_passes_roots(tmp_path: Path) -> None:
@@ -275,7 +275,9 @@ async def test_a_handshake_era_request_on_a_connection_with_calls_of_two_runs_is
     with asks.running(requests[1]):
         answered = await asks._sample(context, params)
     assert isinstance(refused, types.ErrorData)
-    assert refused.message == texts.sampling_no_run("shared", "calls of 2 runs were in flight on one shared connection")
+    assert refused.message == sampling_texts.sampling_no_run(
+        "shared", "calls of 2 runs were in flight on one shared connection"
+    )
     assert isinstance(answered, types.CreateMessageResult) and not states[0].sampling
     assert [(r.call_id, r.answer) for r in states[1].sampling] == [("c1", "ok")]
 
@@ -310,7 +312,7 @@ async def test_a_hostile_server_s_requests_are_bounded_by_the_budget_and_its_ref
     notes: list[str] = []
     answered = await Sampler("greedy", True, notes.append).answer(huge, asker)
     assert isinstance(answered, types.CreateMessageResult)
-    assert notes == [texts.sampled("greedy", answered_tokens(state), 1, RunLimits().max_sampling_requests)]
+    assert notes == [sampling_texts.sampled("greedy", answered_tokens(state), 1, RunLimits().max_sampling_requests)]
     assert model.caps[0] is not None and 4_000 < model.caps[0] < 5_000
 
     for _ in range(50):
@@ -334,9 +336,11 @@ async def test_sampling_with_tools_is_refused_when_a_tool_must_be_called_or_the_
 
     sampler = Sampler("s", True, lambda note: None)
     required = await sampler.answer(params("required"), asker)
-    assert isinstance(required, types.ErrorData) and required.message == texts.sampling_tool_choice("s")
+    assert isinstance(required, types.ErrorData) and required.message == sampling_texts.sampling_tool_choice("s")
     model.tool_choice = "lookup"  # --tool-choice lookup: the adapter would force it on the server's tools too
     forced = await sampler.answer(params("auto"), asker)
-    assert isinstance(forced, types.ErrorData) and forced.message == texts.sampling_run_tool_choice("s", "lookup")
+    assert isinstance(forced, types.ErrorData) and forced.message == sampling_texts.sampling_run_tool_choice(
+        "s", "lookup"
+    )
     none = await sampler.answer(params("none"), asker)  # no tools offered: the run's choice does not apply
     assert isinstance(none, types.CreateMessageResultWithTools) and model.caps == [10]

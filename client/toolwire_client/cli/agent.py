@@ -10,7 +10,7 @@ import click
 from toolwire_client.cli._callers import read_callers
 from toolwire_client.cli._store import db_option, store_name
 from toolwire_client.cli.agent_fleet import fleet_config, fleet_options, no_fleet_servers
-from toolwire_client.cli.run import config_from, config_options
+from toolwire_client.cli.run_config import config_from, config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.config import RunConfig
 

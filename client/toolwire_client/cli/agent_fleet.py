@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from toolwire_client.cli import servers
-from toolwire_client.cli.run import config_from
+from toolwire_client.cli.run_config import config_from
 from toolwire_client.config import RunConfig
 
 F = TypeVar("F", bound=Callable[..., Any])

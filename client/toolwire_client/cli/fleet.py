@@ -11,7 +11,7 @@ import click
 
 from toolwire_client.cli._json import json_option
 from toolwire_client.cli._store import db_option, with_store
-from toolwire_client.cli.run import config_from, submitted_config_options
+from toolwire_client.cli.run_config import config_from, submitted_config_options
 from toolwire_client.cli.servers import servers_file_option
 from toolwire_client.store import SqlRunStore
 from toolwire_shared.terminal import shown

@@ -60,9 +60,7 @@ class McpSource(ToolSource):
     """A ToolSource. Give either `command` (argv of a stdio server) or `url` (+ optional `token`)."""
 
     times_out_itself = False  # a server that hangs or dies never answers: the ToolBox's backstop ends the wait
-
     checks_output = False  # another process: its results are checked here
-
     offers_prompts = offers_resources = True
 
     def __init__(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import mcp_types as types
 from opentelemetry import context as otel_context
 
-from toolwire_client import texts
+from toolwire_client import sampling_texts
 from toolwire_client.models.base import ModelCallFailed
 from toolwire_client.models.tokens import estimate_prompt
 from toolwire_client.run import budget, exits
@@ -54,25 +54,25 @@ class Sampler:
         """The run's model's answer to `params`, or an MCP error saying why not. `unknown`: why no call could be
         found for the request, when `asker` is None."""
         if not self.allowed:
-            return self._refused(asker, params, texts.sampling_not_allowed(self.server))
+            return self._refused(asker, params, sampling_texts.sampling_not_allowed(self.server))
         if asker is None or asker.run.state is None or asker.run.model is None or asker.run.sampled is None:
-            return _error(texts.sampling_no_run(self.server, unknown or "no run lends its model here"))
+            return _error(sampling_texts.sampling_no_run(self.server, unknown or "no run lends its model here"))
         state, lent, ledger = asker.run.state, asker.run.model, asker.run.sampled
         tools = self._tools(params, getattr(lent.model, "tool_choice", None))
         if isinstance(tools, str):
             return self._refused(asker, params, tools)
         cap = lent.limits.max_sampling_requests
         if sum(1 for r in state.sampling if r.refused is None) >= cap:
-            return self._refused(asker, params, texts.sampling_cap(self.server, cap))
+            return self._refused(asker, params, sampling_texts.sampling_cap(self.server, cap))
         if params.include_context not in (None, "none"):
-            self.note(texts.sampling_context_ignored(self.server, params.include_context))
+            self.note(sampling_texts.sampling_context_ignored(self.server, params.include_context))
         messages = sampling_messages(params)
         try:
             before = f"a sampling request of the tool server '{self.server}'"
             prompt = estimate_prompt(messages, tools)
             left = budget.output_cap(lent.limits, state, prompt, lent.price_fn, before=before)
         except exits.RunExit as exc:
-            return self._refused(asker, params, texts.sampling_over_budget(exc.why))
+            return self._refused(asker, params, sampling_texts.sampling_over_budget(exc.why))
         max_tokens = params.max_tokens if left is None else max(1, min(params.max_tokens, left))
         record = self._record(asker, messages, max_tokens)  # before the call: concurrent requests see it in the cap
         token = otel_context.attach(asker.trace) if asker.trace is not None else None
@@ -84,10 +84,10 @@ class Sampler:
                 reply = await m.complete(messages, tools, max_output_tokens=max_tokens)
                 record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
         except ModelCallFailed as exc:
-            record.refused = texts.sampling_model_failed(exc.reason)
+            record.refused = sampling_texts.sampling_model_failed(exc.reason)
             return _error(record.refused, types.INTERNAL_ERROR)
         except BaseException:  # the call ended (its timeout, the run's) while the model was asked: not answered
-            record.refused = texts.SAMPLING_CUT_OFF
+            record.refused = sampling_texts.SAMPLING_CUT_OFF
             raise
         finally:
             if token is not None:
@@ -96,7 +96,7 @@ class Sampler:
         record.answer, record.usage, record.cost_usd = answer_text(reply), reply.usage, cost
         ledger.charge(record)
         answered = sum(1 for r in state.sampling if r.refused is None)
-        self.note(texts.sampled(self.server, reply.usage.total_tokens, answered, cap))
+        self.note(sampling_texts.sampled(self.server, reply.usage.total_tokens, answered, cap))
         reason = STOP_REASONS.get(reply.finish_reason or "", reply.finish_reason)
         if params.tools:
             return reply_with_tools(reply, reply.response_model or m.model, reason)
@@ -115,9 +115,9 @@ class Sampler:
         if not params.tools or mode == "none":
             return []
         if mode == "required":
-            return texts.sampling_tool_choice(self.server)
+            return sampling_texts.sampling_tool_choice(self.server)
         if run_choice not in (None, "auto"):
-            return texts.sampling_run_tool_choice(self.server, str(run_choice))
+            return sampling_texts.sampling_run_tool_choice(self.server, str(run_choice))
         return sampling_tools(self.server, params.tools)
 
     def _record(self, asker: Asker, messages: list[Message], max_tokens: int) -> SamplingRecord:

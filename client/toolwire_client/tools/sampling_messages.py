@@ -7,7 +7,7 @@ import re
 
 import mcp_types as types
 
-from toolwire_client import texts
+from toolwire_client import sampling_texts
 from toolwire_client.models.base import ModelReply
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_shared.tools import ToolSpec
@@ -49,7 +49,7 @@ def sampling_tools(server: str, tools: list[types.Tool]) -> list[ToolSpec] | str
     """The server's tools as the model is offered them, or why they cannot be (a name a provider refuses)."""
     bad = [tool.name for tool in tools if not PROVIDER_NAME.match(tool.name)]
     if bad:
-        return texts.sampling_tool_name(server, bad[0])
+        return sampling_texts.sampling_tool_name(server, bad[0])
     return [
         ToolSpec(
             name=t.name, description=t.description or t.title or t.name, input_schema=t.input_schema, source=server
@@ -81,5 +81,5 @@ def _text(block: types.ContentBlock | types.SamplingMessageContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
-        return texts.sampling_media(block.type, block.mime_type, len(block.data) * 3 // 4)
+        return sampling_texts.sampling_media(block.type, block.mime_type, len(block.data) * 3 // 4)
     return f"[{block.type}]"

@@ -24,7 +24,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 
-from toolwire_client import texts
+from toolwire_client import sampling_texts
 from toolwire_client.tools.roots import roots_result
 from toolwire_client.tools.sampling import Answer, Asker, Sampler
 from toolwire_client.tools.source import ToolRequest
@@ -124,7 +124,7 @@ class ServerAsks:
 
     def _roots(self) -> types.ListRootsResult | types.ErrorData:
         if not self.roots:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=texts.roots_not_given(self.server))
+            return types.ErrorData(code=types.INVALID_REQUEST, message=sampling_texts.roots_not_given(self.server))
         return roots_result(self.roots)
 
     def _asker(self) -> tuple[Asker | None, str]:
