@@ -244,7 +244,7 @@ class ToolBox:
         """Run one call of the run `run`; every failure comes back as an error result."""
         route = self._routes.get(call.name)
         with tool_span(route.known if route else call.name, call.id, run.run_id) as span:
-            if route is not None:
+            if route is not None and span.is_recording():  # attributes only for a span that keeps them
                 info = route.source.transport_info()
                 record_mcp(
                     span,
