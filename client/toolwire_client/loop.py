@@ -201,20 +201,21 @@ class Agent:
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
         started = time.perf_counter()
+        calls = self._calls()  # the Agent's parts do not change while it drives a run
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
-                await self._calls().settle(state)
+                await calls.settle(state)
             if state.plan is None:
                 await self._start_plan(state)
             while True:
-                await self._step(state)
+                await self._step(state, calls)
         took = time.perf_counter() - started
         raise exits.WallClock(
             f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s after {took:.1f} s "
             f"and {counted(len(state.steps), 'step')}"
         )
 
-    async def _step(self, state: RunState) -> None:
+    async def _step(self, state: RunState, calls: TurnCalls) -> None:
         lease = self._leases.get(state.run_id)
         if lease is not None:
             lease.check()
@@ -236,7 +237,7 @@ class Agent:
             if await self._goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
-        await self._calls().act(state, step)
+        await calls.act(state, step)
         append_results(state, step)
         self._end_step(state, step)
         await self._save(state)

@@ -155,6 +155,10 @@ class RunState(BaseModel):
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
         return self.derived.asked.before(self.messages, turn)
 
+    def signatures(self, calls: list[ToolCall]) -> list[str]:
+        """Each call's `signature`, worked out once a turn: the repeat guard reads them, then the count above."""
+        return self.derived.asked.signatures(calls)
+
 
 class Derived:
     """What a run state's checks and its store keep between steps, derived from the state alone."""
@@ -173,11 +177,20 @@ class AskedCount:
     """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
     costs a lookup on every read and write)."""
 
-    __slots__ = ("counts", "upto")
+    __slots__ = ("counts", "last", "upto")
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.upto = 0
+        self.last: list[tuple[ToolCall, str]] = []
+        """The last turn's calls and their signatures (a signature is a JSON dump: made once per call)."""
+
+    def signatures(self, calls: list[ToolCall]) -> list[str]:
+        last = self.last
+        if len(last) == len(calls) and all(seen is call for (seen, _), call in zip(last, calls, strict=True)):
+            return [signature for _, signature in last]
+        self.last = [(call, call.signature) for call in calls]
+        return [signature for _, signature in self.last]
 
     def before(self, messages: list[Message], turn: int) -> Counter[str]:
         if turn < self.upto:  # the list was cut back (replay from a shorter record): count afresh
@@ -185,8 +198,7 @@ class AskedCount:
         counts = self.counts
         for message in messages[self.upto : turn]:
             if isinstance(message, AssistantMessage):
-                for call in message.tool_calls:
-                    signature = call.signature
+                for signature in self.signatures(message.tool_calls):
                     counts[signature] = counts.get(signature, 0) + 1
         self.upto = turn
         return self.counts
