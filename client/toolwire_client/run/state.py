@@ -1,6 +1,7 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
 from collections import Counter
+from operator import is_
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -177,27 +178,28 @@ class AskedCount:
     """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
     costs a lookup on every read and write)."""
 
-    __slots__ = ("counts", "last", "upto")
+    __slots__ = ("counts", "last_calls", "last_signatures", "upto")
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.upto = 0
-        self.last: list[tuple[ToolCall, str]] = []
+        self.last_calls: list[ToolCall] = []
+        self.last_signatures: list[str] = []
         """The last turn's calls and their signatures (a signature is a JSON dump: made once per call)."""
 
     def signatures(self, calls: list[ToolCall]) -> list[str]:
-        last = self.last
-        if len(last) == len(calls) and all(seen is call for (seen, _), call in zip(last, calls, strict=True)):
-            return [signature for _, signature in last]
-        self.last = [(call, call.signature) for call in calls]
-        return [signature for _, signature in self.last]
+        last = self.last_calls
+        if len(calls) != len(last) or not all(map(is_, calls, last)):  # the same call objects: the same dumps
+            self.last_calls, self.last_signatures = list(calls), [call.signature for call in calls]
+        return self.last_signatures
 
     def before(self, messages: list[Message], turn: int) -> Counter[str]:
         if turn < self.upto:  # the list was cut back (replay from a shorter record): count afresh
             self.counts, self.upto = Counter(), 0
         counts = self.counts
-        for message in messages[self.upto : turn]:
-            if isinstance(message, AssistantMessage):
+        for n in range(self.upto, turn):
+            message = messages[n]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
                 for signature in self.signatures(message.tool_calls):
                     counts[signature] = counts.get(signature, 0) + 1
         self.upto = turn
