@@ -395,10 +395,13 @@ class Agent:
         )
 
     def _why_risky(self, call: ToolCall) -> str | None:
-        if self.toolbox.loads_only(call.name):  # a tool search loads it and runs nothing: asked when called again
+        route = self.toolbox.route(call.name)
+        if route is None:
+            return approval_reason(call, None, self.risky_tools, frozenset({call.name}))
+        if route.loads_only:  # a tool search loads it and runs nothing: asked when called again
             return None
-        names = self.toolbox.aliases(call.name)  # what `--risky` names: the model calls it by its wire name
-        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, names)
+        # route.aliases: what `--risky` names (the model calls it by its wire name)
+        return approval_reason(call, route.spec, self.risky_tools, route.aliases)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)

@@ -105,8 +105,8 @@ class PendingCall:
     def sending(cls, call: ToolCall, idempotent: bool, before: "PendingCall | None" = None) -> Self:
         """`call` marked sent (saved before it goes out). `before`: its pending copy until now, whose MCP task is
         followed (never created again) and whose question and answer go with it when it was answered."""
-        if before is None:
-            return cls._new(call, "sent", idempotent)
+        if before is None:  # every call of every turn: no keyword dict to pass on
+            return cls(call=call, state="sent", args_hash=args_hash(call.arguments), idempotent=idempotent)
         before._check("send")
         kept: dict[str, Any] = {}
         if before.state == "answered":

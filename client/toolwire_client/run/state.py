@@ -136,7 +136,8 @@ class RunState(BaseModel):
     @property
     def steps_taken(self) -> int:
         """What the step limit counts: this run's model calls and those of its sub-agents."""
-        return len(self.steps) + sum(child.steps for child in self.children.values())
+        children = self.children
+        return len(self.steps) + sum(child.steps for child in children.values()) if children else len(self.steps)
 
     def count_child(self, call_id: str, child: SubRun) -> None:
         """Add what the sub-agent of `call_id` spent since it was last counted to this run's usage and cost."""

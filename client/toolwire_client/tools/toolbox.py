@@ -230,14 +230,13 @@ class ToolBox:
         view.started = True
         return view
 
+    def route(self, name: str) -> Route | None:
+        """Where a call of `name` goes (its source, its spec, the names it is known by); None for a tool not offered."""
+        return self._routes.get(name)
+
     def spec(self, name: str) -> ToolSpec | None:
         route = self._routes.get(name)
         return route.spec if route else None
-
-    def loads_only(self, name: str) -> bool:
-        """True when a call of `name` would only load the tool (a tool search's, not loaded yet): it runs nothing."""
-        route = self._routes.get(name)
-        return route is not None and route.loads_only
 
     def aliases(self, name: str) -> frozenset[str]:
         """Every name `--risky` may name the tool the model calls `name` by (only `name` for a tool not offered)."""
