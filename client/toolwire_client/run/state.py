@@ -1,9 +1,9 @@
 """The saved state of a run: everything needed to show, resume or replay it, and nothing that is not derivable."""
 
 from collections import Counter
-from operator import is_
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import is_
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
