@@ -184,7 +184,8 @@ class TurnCalls:
             return
         before = {p.call.id: p for p in state.pending}
         answered = frozenset(i for i, p in before.items() if p.is_answered)
-        calls = await self._authorized(state, step, calls, approved, answered)
+        if self.store is not None:  # checked against the store's records: there are none without one
+            calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}
         if any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
             step.results = [r for r in step.results if r.call_id not in ids]
@@ -200,10 +201,9 @@ class TurnCalls:
 
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(run, call)
-            sent = next((p for p in state.pending if p.call.id == call.id), None) or PendingCall.sending(
-                call, self.idempotent(call)
-            )
-            state.pending = [p for p in state.pending if p.call.id != call.id]
+            pending = state.pending  # changed in place: the calls beside it take theirs out of the same list
+            at = next((n for n, p in enumerate(pending) if p.call.id == call.id), None)
+            sent = pending.pop(at) if at is not None else PendingCall.sending(call, self.idempotent(call))
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 state.pending.append(sent.waits_on(result.sub_run.run_id))
             elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`

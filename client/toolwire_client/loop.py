@@ -417,7 +417,8 @@ class Agent:
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     async def _save(self, state: RunState) -> None:
-        await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+        if self.store is not None:  # a run without a store is saved nowhere (twice a step for nothing)
+            await checkpoint.save(self.store, state, self._leases.get(state.run_id))
 
 
 def last_loaded(state: RunState) -> list[str]:
