@@ -99,7 +99,8 @@ class TurnCalls:
         repeated = {c.id for c, _ in repeats}
         step.results.extend(r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated)
         answered = {r.call_id for r in step.results}
-        to_run, risky = [], []
+        to_run: list[ToolCall] = []
+        risky: list[ToolCall] = []
         for c in step.tool_calls:
             if c.id not in answered:
                 (risky if self.is_risky(c) else to_run).append(c)

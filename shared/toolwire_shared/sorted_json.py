@@ -21,7 +21,7 @@ def sorted_dumps(item_separator: str = ", ", key_separator: str = ": ") -> Calla
 
     def dumps(value: Any) -> str:
         if isinstance(value, str):
-            return encode_basestring_ascii(value)  # type: ignore[no-any-return]
+            return encode_basestring_ascii(value)
         return "".join(encode(value, 0))
 
     return dumps
