@@ -167,7 +167,8 @@ class TurnCalls:
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before, this_turn = state.asked_before(len(state.messages) - 1), dict[str, int]()
+        before = state.asked_before(len(state.messages) - 1)
+        this_turn: dict[str, int] = {}
         limit, found = self.limits.repeat_limit, []
         for call, signature in zip(calls, state.signatures(calls), strict=True):
             this_turn[signature] = times = this_turn.get(signature, 0) + 1
