@@ -189,10 +189,10 @@ class TurnCalls:
         if self.store is not None:  # checked against the store's records: there are none without one
             calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}
-        if any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
+        if step.results and any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
             step.results = [r for r in step.results if r.call_id not in ids]
         sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id)) for c in calls]
-        state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent
+        state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent if state.pending else sent
         try:
             await self.save(state)
         except exits.SaveFailed:
@@ -204,8 +204,12 @@ class TurnCalls:
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(run, call)
             pending = state.pending  # changed in place: the calls beside it take theirs out of the same list
-            at = next((n for n, p in enumerate(pending) if p.call.id == call.id), None)
-            sent = pending.pop(at) if at is not None else PendingCall.sending(call, self.idempotent(call))
+            for n, p in enumerate(pending):
+                if p.call.id == call.id:
+                    sent = pending.pop(n)
+                    break
+            else:
+                sent = PendingCall.sending(call, self.idempotent(call))
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 state.pending.append(sent.waits_on(result.sub_run.run_id))
             elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
@@ -323,7 +327,7 @@ def append_results(state: RunState, step: StepRecord) -> None:
         if not isinstance(message, ToolResultMessage):
             break
         present.add(message.call_id)
-    state.messages.extend(_result_message(r) for r in step.results if r.call_id not in present)
+    state.messages.extend([_result_message(r) for r in step.results if r.call_id not in present])
 
 
 def _result_message(result: ToolResult) -> ToolResultMessage:

@@ -260,9 +260,10 @@ class Agent:
     ) -> int | None:
         """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply (to the
         request `sent`, by default the run's whole list, with `specs`, by default the tools offered)."""
-        if state.steps_taken >= self.limits.max_steps:
+        limits = self.limits
+        if state.steps_taken >= limits.max_steps:
             raise exits.StepLimit(f"stopped at the step limit after {counted(state.steps_taken, 'step')}")
-        if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
+        if limits.max_tokens is None and limits.max_cost_usd is None:
             return None
         prompt = estimate_prompt(
             state.messages if sent is None else sent, self.toolbox.specs if specs is None else specs
