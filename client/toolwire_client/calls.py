@@ -81,6 +81,9 @@ class TurnCalls:
         self.why_risky, self.save, self.children = why_risky, save, children
         self.on_elicit, self.lent = on_elicit, lent
         self._saving: anyio.Lock | None = None  # made on first use: most turns start no task (a lock costs µs)
+        self._context: RunContext | None = None
+        """The last run's context: the same for every call of every turn of one run (a TurnCalls is made per run
+        driven)."""
 
     def is_risky(self, call: ToolCall) -> bool:
         return self.why_risky(call) is not None
@@ -96,10 +99,16 @@ class TurnCalls:
         repeated = {c.id for c, _ in repeats}
         step.results.extend(r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated)
         answered = {r.call_id for r in step.results}
-        risky = [c for c in step.tool_calls if c.id not in answered and self.is_risky(c)]
-        await self._run(state, step, [c for c in step.tool_calls if c.id not in answered and c not in risky])
-        state.pending.extend(self.asking_approval(c) for c in risky)
-        _pause_if_waiting(state)
+        to_run: list[ToolCall] = []
+        risky: list[ToolCall] = []
+        for c in step.tool_calls:
+            if c.id not in answered:
+                (risky if self.is_risky(c) else to_run).append(c)
+        await self._run(state, step, to_run)
+        if risky:
+            state.pending.extend(self.asking_approval(c) for c in risky)
+        if state.pending:
+            _pause_if_waiting(state)
 
     async def settle(self, state: RunState) -> None:
         """On resume: answer the last turn's calls from the decisions on its pending calls, then let the loop go on."""
@@ -158,10 +167,10 @@ class TurnCalls:
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before, this_turn = state.asked_before(len(state.messages) - 1), dict[str, int]()
+        before = state.asked_before(len(state.messages) - 1)
+        this_turn: dict[str, int] = {}
         limit, found = self.limits.repeat_limit, []
-        for call in calls:
-            signature = call.signature
+        for call, signature in zip(calls, state.signatures(calls), strict=True):
             this_turn[signature] = times = this_turn.get(signature, 0) + 1
             times += before.get(signature, 0)
             if times >= limit:
@@ -177,12 +186,13 @@ class TurnCalls:
             return
         before = {p.call.id: p for p in state.pending}
         answered = frozenset(i for i, p in before.items() if p.is_answered)
-        calls = await self._authorized(state, step, calls, approved, answered)
+        if self.store is not None:  # checked against the store's records: there are none without one
+            calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}
-        if any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
+        if step.results and any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
             step.results = [r for r in step.results if r.call_id not in ids]
         sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id)) for c in calls]
-        state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent
+        state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent if state.pending else sent
         try:
             await self.save(state)
         except exits.SaveFailed:
@@ -193,10 +203,13 @@ class TurnCalls:
 
         async def one(call: ToolCall) -> None:
             result = await self._call_with_hooks(run, call)
-            sent = next((p for p in state.pending if p.call.id == call.id), None) or PendingCall.sending(
-                call, self.idempotent(call)
-            )
-            state.pending = [p for p in state.pending if p.call.id != call.id]
+            pending = state.pending  # changed in place: the calls beside it take theirs out of the same list
+            for n, p in enumerate(pending):
+                if p.call.id == call.id:
+                    sent = pending.pop(n)
+                    break
+            else:
+                sent = PendingCall.sending(call, self.idempotent(call))
             if result.sub_run is not None and result.sub_run.status == "waiting_for_approval":  # so does this call
                 state.pending.append(sent.waits_on(result.sub_run.run_id))
             elif result.input_wanted is not None:  # its tool asked a person: the run waits for `toolwire answer`
@@ -247,7 +260,10 @@ class TurnCalls:
 
     def _run_context(self, state: RunState) -> RunContext:
         """What a source may need of this run."""
-        return RunContext(
+        context = self._context
+        if context is not None and context.state is state:
+            return context
+        self._context = context = RunContext(
             state.run_id,
             state,
             self.children,
@@ -256,6 +272,7 @@ class TurnCalls:
             model=self.lent,
             sampled=RunSampling(state),
         )
+        return context
 
     async def _call_with_hooks(self, run: RunContext, call: ToolCall) -> ToolResult:
         if not self.hooks:  # most runs have none: no two awaits for nothing
@@ -310,7 +327,7 @@ def append_results(state: RunState, step: StepRecord) -> None:
         if not isinstance(message, ToolResultMessage):
             break
         present.add(message.call_id)
-    state.messages.extend(_result_message(r) for r in step.results if r.call_id not in present)
+    state.messages.extend([_result_message(r) for r in step.results if r.call_id not in present])
 
 
 def _result_message(result: ToolResult) -> ToolResultMessage:
@@ -334,6 +351,8 @@ def answer_the_rest(state: RunState, step: StepRecord, why: str) -> None:
 
 
 def in_call_order(step: StepRecord) -> None:
+    if len(step.results) < 2:
+        return
     order = {c.id: n for n, c in enumerate(step.tool_calls)}
     step.results.sort(key=lambda r: order.get(r.call_id, len(order)))
 

@@ -204,20 +204,21 @@ class Agent:
     async def _loop(self, state: RunState, resuming: bool) -> None:
         """Steps until an exit is raised; the wall-clock limit is this scope's own deadline."""
         started = time.perf_counter()
+        calls = self._calls()  # the Agent's parts do not change while it drives a run
         with anyio.move_on_after(self.limits.max_wall_s):
             if resuming:
-                await self._calls().settle(state)
+                await calls.settle(state)
             if state.plan is None:
                 await self._start_plan(state)
             while True:
-                await self._step(state)
+                await self._step(state, calls)
         took = time.perf_counter() - started
         raise exits.WallClock(
             f"stopped by the wall-clock limit of {self.limits.max_wall_s:g} s after {took:.1f} s "
             f"and {counted(len(state.steps), 'step')}"
         )
 
-    async def _step(self, state: RunState) -> None:
+    async def _step(self, state: RunState, calls: TurnCalls) -> None:
         lease = self._leases.get(state.run_id)
         if lease is not None:
             lease.check()
@@ -241,7 +242,7 @@ class Agent:
             if await self._goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
-        await self._calls().act(state, step)
+        await calls.act(state, step)
         append_results(state, step)
         self._end_step(state, step)
         await self._save(state)
@@ -264,9 +265,10 @@ class Agent:
     ) -> int | None:
         """Raise the exit a limit calls for; else the output cap the budgets leave for the next reply (to the
         request `sent`, by default the run's whole list, with `specs`, by default the tools offered)."""
-        if state.steps_taken >= self.limits.max_steps:
+        limits = self.limits
+        if state.steps_taken >= limits.max_steps:
             raise exits.StepLimit(f"stopped at the step limit after {counted(state.steps_taken, 'step')}")
-        if self.limits.max_tokens is None and self.limits.max_cost_usd is None:
+        if limits.max_tokens is None and limits.max_cost_usd is None:
             return None
         prompt = estimate_prompt(
             state.messages if sent is None else sent, self.toolbox.specs if specs is None else specs
@@ -402,10 +404,13 @@ class Agent:
         )
 
     def _why_risky(self, call: ToolCall) -> str | None:
-        if self.toolbox.loads_only(call.name):  # a tool search loads it and runs nothing: asked when called again
+        route = self.toolbox.route(call.name)
+        if route is None:
+            return approval_reason(call, None, self.risky_tools, frozenset({call.name}))
+        if route.loads_only:  # a tool search loads it and runs nothing: asked when called again
             return None
-        names = self.toolbox.aliases(call.name)  # what `--risky` names: the model calls it by its wire name
-        return approval_reason(call, self.toolbox.spec(call.name), self.risky_tools, names)
+        # route.aliases: what `--risky` names (the model calls it by its wire name)
+        return approval_reason(call, route.spec, self.risky_tools, route.aliases)
 
     def _end_step(self, state: RunState, step: StepRecord) -> None:
         in_call_order(step)
@@ -421,7 +426,8 @@ class Agent:
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     async def _save(self, state: RunState) -> None:
-        await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+        if self.store is not None:  # a run without a store is saved nowhere (twice a step for nothing)
+            await checkpoint.save(self.store, state, self._leases.get(state.run_id))
 
 
 def last_loaded(state: RunState) -> list[str]:

@@ -1,7 +1,9 @@
 """The spans of a run: invoke_agent > chat / execute_tool > (mcp client span) > server span.
 
-Uses the global tracer provider; with none installed every call here is a cheap no-op. The helpers also feed the
-metrics in metrics.py (only when a MeterProvider is installed), so the loop gets both from one set of calls.
+Uses the global tracer provider; with none installed every call here is a cheap no-op. A run's tracing is decided
+when it starts (its invoke_agent span): a provider installed while it runs traces the runs started after. The
+helpers also feed the metrics in metrics.py (only when a MeterProvider is installed), so the loop gets both from one
+set of calls.
 """
 
 import time
@@ -64,6 +66,15 @@ def _off() -> bool:
 
 _provider_seen = False
 """Once an SDK provider is installed it stays (the API allows one per process), so the check stops then."""
+
+_untraced_run: ContextVar[bool] = ContextVar("toolwire_untraced_run", default=False)
+"""True inside a run whose invoke_agent span found tracing and metrics off: its chat and tool spans are off too,
+without asking again (a provider looked up costs ~1 us a span, most of it os.environ's KeyError). A run's tracing
+is decided when it starts, as its span tree is: a provider installed mid-run traces the runs started after it."""
+
+
+def _off_here() -> bool:
+    return _untraced_run.get() or _off()
 
 
 def _error_type(exc: BaseException) -> str:
@@ -143,15 +154,28 @@ class _NoSpan:
         return None
 
 
+class _UntracedRun:
+    """agent_span with tracing off: the invalid span, and the run's chat and tool spans off without asking."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> Span:
+        self._token = _untraced_run.set(True)
+        return trace.INVALID_SPAN
+
+    def __exit__(self, *exc: object) -> None:
+        _untraced_run.reset(self._token)
+
+
 _NO_SPAN = _NoSpan()
-SpanScope = _Current | _NoSpan
+SpanScope = _Current | _NoSpan | _UntracedRun
 
 
 def agent_span(agent_name: str, run_id: str, model: str | None = None, *, resumed_from: str | None = None) -> SpanScope:
     """The root of a run. `resumed_from` (span_ref() of the earlier invoke_agent span, or its trace id) links a
     resumed run to the trace where it paused."""
     if _off():
-        return _NO_SPAN
+        return _UntracedRun()
     attrs: dict[str, str] = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_INVOKE_AGENT,
         semconv.GEN_AI_AGENT_NAME: agent_name,
@@ -191,7 +215,7 @@ def chat_span(
     step_kind: str | None = None,
 ) -> SpanScope:
     """One model call; `step` and `step_kind` (a review or plan call) go in with the rest at the start."""
-    if _off():
+    if _off_here():
         return _NO_SPAN
     attrs: dict[str, Any] = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
@@ -282,7 +306,7 @@ def record_retry(attempt: int, reason: str, wait_s: float) -> None:
 
 
 def tool_span(tool_name: str, call_id: str, run_id: str) -> SpanScope:
-    if _off():
+    if _off_here():
         return _NO_SPAN
     attrs = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_EXECUTE_TOOL,

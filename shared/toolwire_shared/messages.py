@@ -4,16 +4,16 @@ One ToolResultMessage per tool call; the Anthropic adapter groups the results of
 user message, the OpenAI adapter sends one `role: tool` message each.
 """
 
-import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
 from toolwire_shared.media import MediaPart
+from toolwire_shared.sorted_json import sorted_dumps
 
-_SIGNATURE_JSON = json.JSONEncoder(sort_keys=True)
-"""json.dumps(..., sort_keys=True) without building an encoder per call (the repeat guard makes two a call)."""
+_signature_json = sorted_dumps()
+"""json.dumps(..., sort_keys=True), its encoder built once (the repeat guard makes one a call)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,7 +33,7 @@ class ToolCall:
     def signature(self) -> str:
         """The call as the model and the reports show it, `get_order({"order_id": "A123"})`: the same string for the
         same tool and arguments (the repeat guard counts by it)."""
-        return f"{self.name}({_SIGNATURE_JSON.encode(self.arguments)})"
+        return f"{self.name}({_signature_json(self.arguments)})"
 
 
 @dataclass(slots=True, kw_only=True)

@@ -10,6 +10,9 @@ from toolwire_shared.messages import AssistantMessage, ToolCall
 
 
 def unique_call_ids(message: AssistantMessage) -> AssistantMessage:
+    given = {call.id for call in message.tool_calls}
+    if len(given) == len(message.tool_calls) and all(given):  # every turn but a few: nothing to rename
+        return message
     seen: set[str] = set()
     renamed = 0
     calls = []

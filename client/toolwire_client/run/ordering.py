@@ -58,12 +58,12 @@ class OrderCheck:
         if isinstance(message, AssistantMessage):
             if not message.text and not message.tool_calls:
                 raise MessageOrderError(index, NOT_EMPTY, "the assistant turn has no text and no tool calls")
-            ids = [call.id for call in message.tool_calls]
-            if len(set(ids)) != len(ids):
+            waiting = {call.id: call.name for call in message.tool_calls}
+            if len(waiting) != len(message.tool_calls):
+                ids = [call.id for call in message.tool_calls]
                 raise MessageOrderError(index, ANSWERED_ONCE, f"the turn repeats a call id: {ids}")
-            self.waiting = {call.id: call.name for call in message.tool_calls}
-            self.answered = set()
-            self.asked_at, self.in_results = index, bool(ids)
+            self.waiting, self.answered = waiting, set()
+            self.asked_at, self.in_results = index, bool(waiting)
 
     def _check_result(self, index: int, message: ToolResultMessage) -> None:
         if message.call_id in self.answered:

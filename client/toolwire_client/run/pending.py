@@ -16,13 +16,13 @@ it carries an MCP task to follow).
 """
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
 from toolwire_shared.elicitation import InputAnswer, InputWanted
 from toolwire_shared.messages import ToolCall
+from toolwire_shared.sorted_json import sorted_dumps
 
 CallState = Literal[
     "pending_approval", "approved", "rejected", "sent", "done", "waiting_on_child", "pending_input", "answered"
@@ -48,8 +48,8 @@ ALLOWED: dict[Transition, frozenset[CallState]] = {
 }
 """The states each transition may start from (the test table: tests/unit/test_pending_machine.py)."""
 
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-"""json.dumps(..., sort_keys=True, separators=(",", ":")) without building an encoder on every call."""
+_canonical_json = sorted_dumps(",", ":")
+"""json.dumps(..., sort_keys=True, separators=(",", ":")), its encoder built once."""
 
 
 def now() -> datetime:
@@ -58,7 +58,7 @@ def now() -> datetime:
 
 def args_hash(arguments: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of the arguments: an approval holds only for exactly these arguments."""
-    return hashlib.sha256(_CANONICAL_JSON.encode(arguments).encode()).hexdigest()
+    return hashlib.sha256(_canonical_json(arguments).encode()).hexdigest()
 
 
 class IllegalTransition(ValueError):
@@ -105,8 +105,8 @@ class PendingCall:
     def sending(cls, call: ToolCall, idempotent: bool, before: "PendingCall | None" = None) -> Self:
         """`call` marked sent (saved before it goes out). `before`: its pending copy until now, whose MCP task is
         followed (never created again) and whose question and answer go with it when it was answered."""
-        if before is None:
-            return cls._new(call, "sent", idempotent)
+        if before is None:  # every call of every turn: no keyword dict to pass on
+            return cls(call=call, state="sent", args_hash=args_hash(call.arguments), idempotent=idempotent)
         before._check("send")
         kept: dict[str, Any] = {}
         if before.state == "answered":

@@ -3,6 +3,7 @@
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import is_
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -135,7 +136,8 @@ class RunState(BaseModel):
     @property
     def steps_taken(self) -> int:
         """What the step limit counts: this run's model calls and those of its sub-agents."""
-        return len(self.steps) + sum(child.steps for child in self.children.values())
+        children = self.children
+        return len(self.steps) + sum(child.steps for child in children.values()) if children else len(self.steps)
 
     def count_child(self, call_id: str, child: SubRun) -> None:
         """Add what the sub-agent of `call_id` spent since it was last counted to this run's usage and cost."""
@@ -155,6 +157,10 @@ class RunState(BaseModel):
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
         return self.derived.asked.before(self.messages, turn)
 
+    def signatures(self, calls: list[ToolCall]) -> list[str]:
+        """Each call's `signature`, worked out once a turn: the repeat guard reads them, then the count above."""
+        return self.derived.asked.signatures(calls)
+
 
 class Derived:
     """What a run state's checks and its store keep between steps, derived from the state alone."""
@@ -173,20 +179,29 @@ class AskedCount:
     """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
     costs a lookup on every read and write)."""
 
-    __slots__ = ("counts", "upto")
+    __slots__ = ("counts", "last_calls", "last_signatures", "upto")
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.upto = 0
+        self.last_calls: list[ToolCall] = []
+        self.last_signatures: list[str] = []
+        """The last turn's calls and their signatures (a signature is a JSON dump: made once per call)."""
+
+    def signatures(self, calls: list[ToolCall]) -> list[str]:
+        last = self.last_calls
+        if len(calls) != len(last) or not all(map(is_, calls, last)):  # the same call objects: the same dumps
+            self.last_calls, self.last_signatures = list(calls), [call.signature for call in calls]
+        return self.last_signatures
 
     def before(self, messages: list[Message], turn: int) -> Counter[str]:
         if turn < self.upto:  # the list was cut back (replay from a shorter record): count afresh
             self.counts, self.upto = Counter(), 0
         counts = self.counts
-        for message in messages[self.upto : turn]:
-            if isinstance(message, AssistantMessage):
-                for call in message.tool_calls:
-                    signature = call.signature
+        for n in range(self.upto, turn):
+            message = messages[n]
+            if isinstance(message, AssistantMessage) and message.tool_calls:
+                for signature in self.signatures(message.tool_calls):
                     counts[signature] = counts.get(signature, 0) + 1
         self.upto = turn
         return self.counts

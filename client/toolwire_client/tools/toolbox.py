@@ -129,7 +129,11 @@ class ToolBox:
         """List again every source whose server said its tool list changed (MCP `list_changed`): the next model call
         is offered its new tools. True when what the model is offered changed."""
         changed = [source for source in self.sources if source.tools_changed]
-        relayered = any(layer.changed() for layer in self.layers)  # a tool search loaded a tool, ...
+        relayered = False
+        for layer in self.layers:
+            if layer.changed():  # a tool search loaded a tool, ...
+                relayered = True
+                break
         if not (changed or relayered) or not any(id(source) in self._listed for source in self.sources):
             return False  # nothing changed (every step but a few), or a view (narrowed): its routes are its parent's
         before = self.specs
@@ -226,6 +230,10 @@ class ToolBox:
         view.started = True
         return view
 
+    def route(self, name: str) -> Route | None:
+        """Where a call of `name` goes (its source, its spec, the names it is known by); None for a tool not offered."""
+        return self._routes.get(name)
+
     def spec(self, name: str) -> ToolSpec | None:
         route = self._routes.get(name)
         return route.spec if route else None
@@ -244,7 +252,7 @@ class ToolBox:
         """Run one call of the run `run`; every failure comes back as an error result."""
         route = self._routes.get(call.name)
         with tool_span(route.known if route else call.name, call.id, run.run_id) as span:
-            if route is not None:
+            if route is not None and span.is_recording():  # attributes only for a span that keeps them
                 info = route.source.transport_info()
                 record_mcp(
                     span,
@@ -254,21 +262,17 @@ class ToolBox:
                     server_address=info.server_address,
                     server_port=info.server_port,
                 )
-            result = await self._call(call, route, run, timeout_s)
+            started = time.perf_counter()
+            sent_at = datetime.now(UTC)
+            result, attempts = await self._attempts(call, route, run, timeout_s, started, sent_at)
+            if result.links and route is not None:  # read_resource reads a link from the server that sent it
+                self._linked(route.source, result.links)
+            built = result.started_at is sent_at and result.name == call.name and result.call_id == call.id
+            if not built or attempts != 1:  # at most one copy per call (the source's result is never changed)
+                result = replace(result, started_at=sent_at, name=call.name, call_id=call.id, attempts=attempts)
             record_tool_result(span, result)
             record_tool_content(span, call, result)
             return result
-
-    async def _call(self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None) -> ToolResult:
-        started = time.perf_counter()
-        sent_at = datetime.now(UTC)
-        result, attempts = await self._attempts(call, route, run, timeout_s, started, sent_at)
-        if result.links and route is not None:  # read_resource reads a link from the server that sent it
-            self._linked(route.source, result.links)
-        if result.started_at is sent_at and (result.name, result.call_id) == (call.name, call.id) and attempts == 1:
-            return result  # a source that put its start there built the result for this call
-        # at most one copy per call: the source's result is never changed
-        return replace(result, started_at=sent_at, name=call.name, call_id=call.id, attempts=attempts)
 
     def _linked(self, source: ToolSource, uris: list[str]) -> None:
         for watcher in self.sources:
@@ -307,14 +311,18 @@ class ToolBox:
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
         # the call as its source gets it: its name there, its own copy of the arguments
         sent = ToolCall(id=call.id, name=route.remote_name, arguments=dict(call.arguments))
-        request = ToolRequest(sent, run, timeout, key, self._progress_of(call), sent_at)
+        progress = None if self.on_progress is None else self._progress_of(call)
+        request = ToolRequest(sent, run, timeout, key, progress, sent_at)
+        source = route.source
         for attempt in range(1, tries + 1):
-            try:
-                result = await self._send(request, route, started)
+            try:  # a source that times out itself is awaited as it is: no cancel scope, no frame of our own
+                result = await (
+                    source.call(request) if source.times_out_itself else self._send(request, route, started)
+                )
                 if result.error_kind == "limited" and result.retry_after_s is not None:
                     result = await self._after_limit(result, request, route, started)
-                result = result if route.source.checks_output else checked(result, route.spec)
-                return capped(result, self.max_result_chars), attempt
+                result = result if source.checks_output else checked(result, route.spec)
+                return (result if self.max_result_chars is None else capped(result, self.max_result_chars)), attempt
             except ToolTransportError as exc:
                 if attempt == tries:
                     text = texts.transport_failed(call.name, str(exc), retried=attempt > 1)

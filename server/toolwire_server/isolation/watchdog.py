@@ -5,7 +5,7 @@ Cheap: one wake-up per tick, two clock reads per step."""
 
 import logging
 import time
-from collections.abc import Coroutine, Generator
+from collections.abc import Awaitable, Coroutine, Generator
 from typing import Any, TypeVar
 
 import anyio
@@ -21,6 +21,8 @@ T = TypeVar("T")
 
 _slowest: list[Any] = [None, 0.0]
 """[tool name, seconds] of the longest tool step since the watchdog last looked."""
+_watching = [0]
+"""How many watchdogs run in this process: with none (an in-process RegistrySource's client) no step is timed."""
 
 
 class _Timed:
@@ -60,14 +62,21 @@ def _note(name: str, seconds: float) -> None:
         _slowest[0], _slowest[1] = name, seconds
 
 
-async def on_loop(name: str, coro: Coroutine[Any, Any, T]) -> T:
-    """`await coro`, with its steps timed for the watchdog."""
-    result: T = await _Timed(name, coro)
-    return result
+def on_loop(name: str, coro: Coroutine[Any, Any, T]) -> Awaitable[T]:
+    """`coro` to await, its steps timed while a watchdog runs in this process (nobody reads the times else)."""
+    return _Timed(name, coro) if _watching[0] else coro
 
 
 async def watch(stall_s: float = STALL_S, tick_s: float = TICK_S) -> None:
     """Run until cancelled; log each stall over `stall_s` with the tool whose step held the loop (if one did)."""
+    _watching[0] += 1
+    try:
+        await _watched(stall_s, tick_s)
+    finally:
+        _watching[0] -= 1
+
+
+async def _watched(stall_s: float, tick_s: float) -> None:
     clock = time.perf_counter
     while True:
         _slowest[0], _slowest[1] = None, 0.0

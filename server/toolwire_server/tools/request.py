@@ -56,6 +56,7 @@ Chain = Callable[[CallRequest], Awaitable[Answer]]
 
 
 class Stage(Protocol):
-    """One step of the pipeline: do its part, and call `call_next` (the rest) or answer without it."""
+    """One step of the pipeline: do its part, and call `call_next` (the rest) or answer without it. A coroutine, or
+    a plain call returning the rest's awaitable (a stage with nothing to do after the rest)."""
 
-    async def __call__(self, request: CallRequest, call_next: Chain) -> Answer: ...
+    def __call__(self, request: CallRequest, call_next: Chain) -> Awaitable[Answer]: ...

@@ -4,6 +4,7 @@ chain at all (no policy: no audit, no limits; no `max_concurrency`: no gate; a t
 
 import logging
 import time
+from collections.abc import Awaitable
 
 import anyio
 from pydantic import ValidationError
@@ -48,23 +49,29 @@ def _ended_by(exc: BaseException) -> str:
     return "tool_failed"  # a protocol error the tool raised (a task's `failed`)
 
 
+async def answered(answer: Answer) -> Answer:
+    """An answer a stage made itself, as the awaitable a chain returns (a stage that only looks and passes the call
+    on returns the rest's awaitable: no coroutine of its own, one frame less a call)."""
+    return answer
+
+
 class Granted:
     """The tool, looked up by name and within the caller's grant; then the tool's own chain (`call_next`)."""
 
     __slots__ = ()
 
-    async def __call__(self, request: CallRequest, call_next: Chain) -> Answer:
+    def __call__(self, request: CallRequest, call_next: Chain) -> Awaitable[Answer]:
         registry, grant = request.registry, request.grant
         tool = registry.get(request.name)
         if tool is None:
             log.info("agent %r called unknown tool %s", grant.agent, errors.quoted(request.name))
             known = [n for n in registry.names() if grant.allows(n)]
-            return failed("unknown_tool", errors.unknown_tool(request.name, known), request.max_result_chars)
+            return answered(failed("unknown_tool", errors.unknown_tool(request.name, known), request.max_result_chars))
         if not grant.allows(tool.name):
             log.warning("refused: agent %r called tool %r outside its grant", grant.agent, tool.name)
-            return failed("refused", errors.refused(tool.name, grant.agent), request.max_result_chars)
+            return answered(failed("refused", errors.refused(tool.name, grant.agent), request.max_result_chars))
         request.tool = tool
-        return await call_next(request)
+        return call_next(request)
 
 
 class Limited:
@@ -102,15 +109,15 @@ class Validated:
 
     __slots__ = ()
 
-    async def __call__(self, request: CallRequest, call_next: Chain) -> Answer:
+    def __call__(self, request: CallRequest, call_next: Chain) -> Awaitable[Answer]:
         tool = request.tool
         assert tool is not None
         try:
             request.validated = tool.model.model_validate(request.arguments or {})
         except ValidationError as exc:
             text = errors.bad_arguments(tool.name, describe_problems(exc), tool.schema)
-            return failed("bad_arguments", text, request.max_result_chars)
-        return await call_next(request)
+            return answered(failed("bad_arguments", text, request.max_result_chars))
+        return call_next(request)
 
 
 class Admitted:

@@ -1,0 +1,60 @@
+"""The loop step of two trees, alternating in one session, next to the seed's bare loop of a third: what a change to
+the loop costs or saves, measured as loop_bench measures it, while the machine's load moves under both.
+
+    python -m bench.loop_pair --base /tmp/main --seed /tmp/seed [--rounds 5] [--runs 11]
+
+Each tree is a checkout (`git archive REV | tar -x -C DIR`); this one is the tree the module is run from. A round
+runs, each in a fresh process: `--base`'s loop_overhead, this tree's, and `--seed`'s bare_loop (the seed's bare loop
+is the pydantic-message loop of a483c4a, the reference the 12x target of issue 34 was set against); each figure is
+the median of `--runs` medians of 100-step runs after two warm-up runs. Prints one line a round.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+ONE = """
+import anyio, json, statistics, sys
+from bench import loop_bench
+async def main():
+    fn = loop_bench.loop_overhead if sys.argv[1] == "loop" else loop_bench.bare_loop
+    for _ in range(2):
+        await fn(100)
+    print(json.dumps(statistics.median([(await fn(100))["median_us"] for _ in range(int(sys.argv[2]))])))
+anyio.run(main)
+"""
+
+
+def median_us(tree: Path, what: str, runs: int) -> float:
+    """One figure of `tree`, in its own process with only its packages on the path."""
+    path = os.pathsep.join(str(tree / part) for part in ("server", "client", "shared", "otel", "."))
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run(
+        [sys.executable, "-c", ONE, what, str(runs)], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", type=Path, required=True, help="the tree to compare with (main)")
+    parser.add_argument("--seed", type=Path, required=True, help="the tree whose bare_loop is the reference")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=11)
+    args = parser.parse_args()
+    for _ in range(args.rounds):
+        base = median_us(args.base, "loop", args.runs)
+        this = median_us(HERE, "loop", args.runs)
+        bare = median_us(args.seed, "bare", args.runs)
+        print(
+            f"base {base:6.1f} us ({base / bare:5.1f}x)  this {this:6.1f} us ({this / bare:5.1f}x)  "
+            f"seed bare {bare:5.2f} us  this/base {this / base:.3f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
