@@ -1,10 +1,10 @@
 """The agent loop: ask the model, append its turn, run the calls it asked for, append the results, until an exit.
 
 The core is `_drive`, `_loop`, `_step` and `_close_turn`; every exit is an exception (run/exits.py) and
-`_close_turn` is the one place a step ends on one. Beside the core: the limits, and the strategies' seam after a
-text answer (a plan's next step, a replan, a review) with its one side exchange, `_aside`. What happens to a turn's
-tool calls, and to those a paused or crashed run left, is calls.py; the model call model_call.py; the checkpoints
-store/checkpoint.py.
+`_close_turn` is the one place a step ends on one. Beside the core: the limits, and the one side exchange `_aside`
+that the strategies' seam after a text answer asks (a plan's next step, a replan, a review: strategies/seam.py).
+What happens to a turn's tool calls, and to those a paused or crashed run left, is calls.py; the model call
+model_call.py; the checkpoints store/checkpoint.py.
 """
 
 import time
@@ -36,11 +36,10 @@ from toolwire_client.script_turns import script_driven
 from toolwire_client.store import checkpoint, seal
 from toolwire_client.store.base import RunStore
 from toolwire_client.store.lease import Lease, held
-from toolwire_client.strategies.plan import PlanError, planned, read_plan, replan_request, step_failure
-from toolwire_client.strategies.review import draft_passes
+from toolwire_client.strategies.seam import Strategies
 from toolwire_client.tools.source import LentModel, ScriptTurns
 from toolwire_client.tools.toolbox import ToolBox
-from toolwire_otel.content import record_agent_content, record_plan
+from toolwire_otel.content import record_agent_content
 from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
@@ -111,6 +110,9 @@ class Agent:
         self.context = ContextKeeper(self.config, kept_results(toolbox, self.config))
         """What each request is sent of its run: long results kept out, the context budget (context/keeper.py)."""
         self.model = prepared(model, self.context.native, self.context.budget)  # the provider's context editing
+        plans = self.config.plan, self.config.workflow, self.config.review
+        self.strategies = Strategies(*plans, self._aside, self._end_step, self._save)
+        """What follows a text answer: a plan's or workflow's next step, a replan, a review (strategies/seam.py)."""
 
     @classmethod
     def of(
@@ -209,7 +211,7 @@ class Agent:
             if resuming:
                 await calls.settle(state)
             if state.plan is None:
-                await self._start_plan(state)
+                await self.strategies.start(state)
             while True:
                 await self._step(state, calls)
         took = time.perf_counter() - started
@@ -239,7 +241,7 @@ class Agent:
         step.view = mark
         budget.check_spent(self.limits, state)
         if not step.tool_calls:
-            if await self._goes_on(state, step):
+            if await self.strategies.goes_on(state, step):
                 return
             raise exits.FinalAnswer(step.model_text, len(state.steps))
         await calls.act(state, step)
@@ -292,84 +294,7 @@ class Agent:
         self._end_step(state, step)
         return step
 
-    # ---- the strategies: what follows a text answer ----------------------------------------------------------
-    async def _goes_on(self, state: RunState, answer: StepRecord) -> bool:
-        """The seam after a text answer: True when the run goes on (the plan's next step, a new plan after a failed
-        step, a review that sent the draft back); False when the text is the final answer."""
-        return await self._next_in_plan(state, answer) or await self._sent_back(state, answer)
-
-    async def _start_plan(self, state: RunState) -> None:
-        """Before the first step: a workflow's first step, or plan-and-execute's plan; nothing without either."""
-        if self.config.workflow is not None:
-            state.plan = self.config.workflow.plan()
-            state.messages.append(UserMessage(content=state.plan.step_message()))
-        elif self.config.plan is not None:
-            await self._make_plan(state, texts.plan_request(self.config.plan.max_plan_steps))
-
-    async def _next_in_plan(self, state: RunState, answer: StepRecord) -> bool:
-        """Plan-and-execute and workflows: the answer ends the running step; send the next one, or plan again when
-        the model reported the step failed. False without a plan or once its last step is answered."""
-        plan = state.plan
-        if plan is None or plan.finished:
-            return False
-        why = step_failure(answer.model_text)
-        if why is not None:
-            try:
-                request = replan_request(plan, self.config.plan, why)
-            except PlanError as exc:
-                raise exits.PlanFailed(f"stopped: {exc}") from exc
-            self._end_step(state, answer)
-            await self._make_plan(state, request)
-            return True
-        plan.finish_step(answer.model_text)
-        if plan.finished:
-            return False  # the last step's answer is the run's answer (reviewed, when a review is configured)
-        self._end_step(state, answer)
-        state.messages.append(UserMessage(content=plan.step_message()))
-        await self._save(state)
-        return True
-
-    async def _make_plan(self, state: RunState, request: str) -> None:
-        """Ask for a numbered plan (one re-ask when it does not parse), keep it on the state and send its first
-        step; a plan that fails twice stops the run."""
-        assert self.config.plan is not None
-        most = self.config.plan.max_plan_steps
-        for attempt in (1, 2):
-            asked = await self._aside(state, "plan", request, lambda text: read_plan(text, most))
-            assert asked is not None  # not optional: a limit's exit ends the run
-            reply, steps = asked
-            if not isinstance(steps, PlanError):
-                state.plan = planned(steps, state.plan)
-                record_plan(steps, state.plan.replans)
-                self._end_step(state, reply)
-                state.messages.append(UserMessage(content=state.plan.step_message()))
-                await self._save(state)
-                return
-            if attempt == 2:
-                raise exits.PlanFailed(f"stopped: the model's plan did not parse after one re-ask ({steps})") from steps
-            self._end_step(state, reply)
-            request = texts.plan_retry(texts.PLAN_CALLED_TOOLS if reply.tool_calls else str(steps))
-
-    async def _sent_back(self, state: RunState, draft: StepRecord) -> bool:
-        """Reflection: True when the review of this draft found problems and the model gets another try. The draft
-        stands unreviewed when no review is configured, its retries are spent, or no budget is left for one."""
-        review = self.config.review
-        rejected = sum(1 for s in state.steps if s.kind == "review" and not draft_passes(s.model_text))
-        if review is None or rejected >= review.max_retries:
-            return False
-        self._end_step(state, draft)
-        asked = await self._aside(state, "review", texts.review_request(review.criteria), draft_passes, optional=True)
-        if asked is None:
-            return False  # the list ends on the draft, a valid record
-        verdict, ok = asked
-        if ok and not verdict.tool_calls:
-            self._end_step(state, verdict)
-            raise exits.FinalAnswer(draft.model_text, len(state.steps))
-        state.messages.append(UserMessage(content=texts.REVIEW_RETRY))
-        self._end_step(state, verdict)
-        await self._save(state)
-        return True
-
+    # ---- the strategies' side exchange (strategies/seam.py) -------------------------------------------------
     async def _aside(
         self, state: RunState, kind: StepKind, request: str, parse: Callable[[str], T], optional: bool = False
     ) -> tuple[StepRecord, T] | None:

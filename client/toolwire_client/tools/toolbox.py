@@ -238,11 +238,6 @@ class ToolBox:
         route = self._routes.get(name)
         return route.spec if route else None
 
-    def loads_only(self, name: str) -> bool:
-        """True when a call of `name` would only load the tool (a tool search's, not loaded yet): it runs nothing."""
-        route = self._routes.get(name)
-        return route is not None and route.loads_only
-
     def aliases(self, name: str) -> frozenset[str]:
         """Every name `--risky` may name the tool the model calls `name` by (only `name` for a tool not offered)."""
         route = self._routes.get(name)
