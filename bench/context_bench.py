@@ -193,10 +193,10 @@ async def _all() -> dict[str, Any]:
     compaction = managed["keeper_cpu_us"].get("compaction", {"median": 0.0})["median"]
     view = managed["keeper_cpu_us"]["view"]["median"]
     figures = [
-        _figure("peak request, --context-budget 20000", managed, "peak_request_tokens", unmanaged),
-        _figure("total input, --context-budget 20000", managed, "total_input_tokens", unmanaged),
-        _figure("peak request, results kept out only", inline, "peak_request_tokens", unmanaged),
-        _figure("total input, results kept out only", inline, "total_input_tokens", unmanaged),
+        token_figure("peak request, --context-budget 20000", managed, "peak_request_tokens", unmanaged),
+        token_figure("total input, --context-budget 20000", managed, "total_input_tokens", unmanaged),
+        token_figure("peak request, results kept out only", inline, "peak_request_tokens", unmanaged),
+        token_figure("total input, results kept out only", inline, "total_input_tokens", unmanaged),
         {
             "name": "CPU of one compaction (decide, build the summary request; model excluded), median",
             "value": compaction,
@@ -213,14 +213,14 @@ async def _all() -> dict[str, Any]:
     }
 
 
-def _figure(name: str, run: dict[str, Any], key: str, reference: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": run[key],
-        "unit": "tokens",
-        "reference": "unmanaged: every result inline, no budget",
-        "reference_value": reference[key],
-    }
+UNMANAGED = "unmanaged: every result inline, no budget"
+
+
+def token_figure(
+    name: str, run: dict[str, Any], key: str, reference: dict[str, Any], said: str = UNMANAGED
+) -> dict[str, Any]:
+    """One figure of `bench/run.py`'s table: `run[key]` tokens next to the reference run's (`said`: what it was)."""
+    return {"name": name, "value": run[key], "unit": "tokens", "reference": said, "reference_value": reference[key]}
 
 
 def run() -> dict[str, Any]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from bench.context_bench import BUDGET, STEPS, THOUGHT, pages
+from bench.context_bench import BUDGET, STEPS, THOUGHT, pages, token_figure
 
 from toolwire_client.config import RunConfig, RunLimits
 from toolwire_client.loop import Agent
@@ -126,7 +126,7 @@ async def _all() -> dict[str, Any]:
     local = await one_run("local: toolwire clears and summarises", "off")
     native = await one_run("native: Anthropic clears (emulated) and compacts", "on")
     figures = [
-        _figure(f"{what}, --context-native on", native, key, local)
+        token_figure(f"{what}, --context-native on", native, key, local, LOCAL)
         for what, key in (
             ("peak request carried", "peak_carried"),
             ("total input carried", "total_carried"),
@@ -137,14 +137,7 @@ async def _all() -> dict[str, Any]:
     return {"figures": figures, "runs": [local, native], "budget": BUDGET}
 
 
-def _figure(name: str, run: dict[str, Any], key: str, reference: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "name": name,
-        "value": run[key],
-        "unit": "tokens",
-        "reference": "--context-native off (toolwire's own form), same budget",
-        "reference_value": reference[key],
-    }
+LOCAL = "--context-native off (toolwire's own form), same budget"
 
 
 def run() -> dict[str, Any]:

@@ -176,11 +176,13 @@ def test_a_run_streams_replays_and_resumes(served: tuple[Path, str, Model]) -> N
         assert decisions(folder) == [("approve", "alice")]
 
 
-def decisions(folder: Path) -> list[tuple[str, str | None]]:
+def decisions(folder: Path, run_id: str = THREAD) -> list[tuple[str, str | None]]:
+    """The decisions made on the run, with who made them, as the store has them."""
+
     async def read() -> list[tuple[str, str | None]]:
         store = await open_store(str(folder / "runs.db"))
         try:
-            return [(d.decision, d.decided_by) for d in await store.decisions(THREAD)]
+            return [(d.decision, d.decided_by) for d in await store.decisions(run_id)]
         finally:
             await store.aclose()
 

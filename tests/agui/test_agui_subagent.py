@@ -8,14 +8,12 @@ parent's interrupt, and the front end's resume reaches the child, which ends bef
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 from agui_procs import agent_server, people_file, run_input, stream
 from subagent_procs import ANSWER, CHILD_ANSWER, DELEGATE, LOOKUPS, REFUND, TASK, DelegatingModel, check_subagents
-from test_agui_run import check_sequence, kinds, records, refunded_cents
+from test_agui_run import check_sequence, decisions, kinds, records, refunded_cents
 
 from helpers.fake_providers import FakeProvider
-from toolwire_client.store import open_store
 from toolwire_client.tools.delegate import child_run_id
 
 ALICE, BOB = "tok-alice-0123456789", "tok-bob-0123456789"
@@ -145,14 +143,3 @@ def test_a_sub_agent_streams_replays_and_its_approval_is_resumed(tmp_path: Path)
         check_subagents(whole)
         assert sorted(records(whole)) == sorted(records(second.events) + records(resumed))
         assert kinds(whole).count("SUBAGENT_STARTED") == 1 and kinds(whole).count("SUBAGENT_FINISHED") == 1
-
-
-def decisions(folder: Path, run_id: str) -> list[tuple[str, str | None]]:
-    async def read() -> list[tuple[str, str | None]]:
-        store = await open_store(str(folder / "runs.db"))
-        try:
-            return [(d.decision, d.decided_by) for d in await store.decisions(run_id)]
-        finally:
-            await store.aclose()
-
-    return anyio.run(read)

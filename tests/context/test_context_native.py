@@ -21,11 +21,11 @@ from context.test_context_budget import SERVER
 from context.test_kept_results import pages
 from context.wire import results_sent
 from helpers.cli import TOOLWIRE, clean_env, run_toolwire
-from helpers.fake_providers import FakeProvider
+from helpers.fake_providers import FakeProvider, RecordedRequest
 from helpers.polling import wait_until
 from toolwire_client import replay as replay_module
 from toolwire_client.cli.trace import trace_lines
-from toolwire_client.config import RunConfig, RunLimits
+from toolwire_client.config import ContextNativeMode, RunConfig, RunLimits
 from toolwire_client.context.anthropic_native import compaction_body, editing
 from toolwire_client.context.native import native_form, prepared
 from toolwire_client.loop import Agent
@@ -34,6 +34,7 @@ from toolwire_client.models.base import ModelReply
 from toolwire_client.replay import ReplayModel, replay
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
+from toolwire_client.store.base import RunStore
 from toolwire_client.tools.source import RunContext
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_shared.messages import Message, ToolCall
@@ -60,16 +61,17 @@ async def read_back(box: ToolBox, state: RunState, pages: int) -> list[str]:
     return texts
 
 
-async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_requests(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def anthropic_run(
+    store: RunStore, context_native: ContextNativeMode
+) -> tuple[RunState, NativeAnthropic, list[RecordedRequest]]:
+    """The 16 pages read by an Anthropic run of this budget against the loopback provider; every page read back
+    whole through the run's read_result afterwards (nothing lost, byte for byte)."""
     provider = NativeAnthropic(pages=PAGES)
-    store = await open_store(str(tmp_path / "runs.db"))
     config = RunConfig(
         model="anthropic:claude-fake",
         system="You read reports page by page.",
         context_budget=BUDGET,
-        context_native="on",
+        context_native=context_native,
         limits=RunLimits(max_steps=40),
     )
     box = pages()
@@ -80,9 +82,15 @@ async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_
             readable = await read_back(box, state, PAGES)
         await model.aclose()
     assert state.status == "done", state.report
-    assert readable == [page_text(n) for n in range(1, PAGES + 1)]  # nothing lost, byte for byte
+    assert readable == [page_text(n) for n in range(1, PAGES + 1)]
+    return state, provider, fake.requests
 
-    requests = fake.requests
+
+async def test_anthropic_clears_and_compacts_itself_and_a_replay_makes_the_same_requests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = await open_store(str(tmp_path / "runs.db"))
+    state, provider, requests = await anthropic_run(store, "on")
     turns = [r for r in requests if "compaction" not in r.body]
     assert turns and all(r.body["context_management"] == editing(BUDGET) for r in turns)
     assert all("context-management-2025-06-27" in r.headers["anthropic-beta"].split(",") for r in turns)
@@ -234,27 +242,15 @@ async def test_auto_on_anthropic_clears_as_toolwire_does_and_has_the_provider_wr
     tmp_path: Path,
 ) -> None:
     """`auto` keeps toolwire's clearing (measured cheaper: context/native.py) and asks Anthropic for the summary."""
-    provider = NativeAnthropic(pages=PAGES)
     store = await open_store(str(tmp_path / "runs.db"))
-    config = RunConfig(
-        model="anthropic:claude-fake", context_budget=BUDGET, limits=RunLimits(max_steps=40)
-    )  # context_native="auto", the default
-    box = pages()
-    with FakeProvider(provider) as fake:
-        model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url=fake.anthropic_url)
-        async with box.opened():
-            state = await Agent(model, box, config=config, store=store).run("Read every page")
-            readable = await read_back(box, state, PAGES)
-        await model.aclose()
-    assert state.status == "done", state.report
-    assert readable == [page_text(n) for n in range(1, PAGES + 1)]
-    turns = [r for r in fake.requests if "compaction" not in r.body]
+    state, provider, requests = await anthropic_run(store, "auto")
+    turns = [r for r in requests if "compaction" not in r.body]
     assert all("context_management" not in r.body for r in turns)  # no provider clearing asked for
     assert "was cleared to save room" in json.dumps([r.body for r in turns])  # toolwire's stubs went out instead
     compact = [step for step in state.steps if step.kind == "compact"]
     assert compact and provider.compactions and provider.compactions[0].body["compaction"]["type"] == "summarize"
     assert compact[0].view is not None and compact[0].view.native == "anthropic-compaction"
-    after = fake.requests[fake.requests.index(provider.compactions[0]) + 1]
+    after = requests[requests.index(provider.compactions[0]) + 1]
     assert after.body["messages"][0]["content"][0]["type"] == "compaction"  # the provider's block, sent back
     saved = await store.load(state.run_id)
     await store.aclose()
