@@ -2,9 +2,12 @@
 chain are built of and in what order, and what that order guarantees (a refused grant is still audited once, a
 limit refusal validates nothing, a bad argument never reaches the tool, a refused call is never admitted as a task,
 the wait for a slot counts against the timeout). A real Registry of small tools, a real CallPolicy with in-memory
-counters on a clock that never moves and an audit log in a tmp SQLite file. Nothing is started; every timeout is
-a zero deadline, so nothing waits. tests/security/test_call_pipeline.py runs the same stages through every way in."""
+counters on a clock that never moves, and an audit log in a SQLite file of a temporary folder. Nothing is started;
+every timeout is a zero deadline, so nothing waits. tests/security/test_call_pipeline.py runs the same stages through
+every way in."""
 
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from toolwire_server.tools import pipeline
 from toolwire_server.tools.registry import Registry
 from toolwire_server.tools.request import CallRequest, Chain
 
+SHM = Path("/dev/shm")
 ANYONE = Grant(agent="desk", patterns=("*",))
 CAP = 2000
 
@@ -28,7 +32,8 @@ CAP = 2000
 class Tools:
     """A registry of small tools that write down what ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, audit: Path) -> None:
+        self.audit = audit
         self.registry = Registry("unit")
         self.ran: list[str] = []
         self.started = anyio.Event()
@@ -58,27 +63,37 @@ class Tools:
         add(peek)
         add(hold)
 
-    def policy(self, audit: Path, *rules: LimitRule) -> CallPolicy:
-        policy = CallPolicy(list(rules), MemoryCounters(clock=lambda: 0.0), AuditLog(str(audit), flush_s=60))
-        self.registry.policy = policy
-        return policy
+    def policy(self, *rules: LimitRule) -> None:
+        """Limits and an audit log of every call from now on."""
+        audit = AuditLog(str(self.audit), flush_s=60)
+        self.registry.policy = CallPolicy(list(rules), MemoryCounters(clock=lambda: 0.0), audit)
+
+    def audited(self) -> list[tuple[str, str, str]]:
+        """(agent, tool, outcome) of every audit record, once the log has written its queue."""
+        self.close()
+        return [(r["agent"], r["tool"], r["outcome"]) for r in read_records(str(self.audit))]
+
+    def close(self) -> None:
+        policy = self.registry.policy
+        if policy is not None and policy.audit is not None:
+            policy.audit.close()
 
 
 @pytest.fixture
-def tools() -> Tools:
-    return Tools()
+def tools(audit: Path) -> Iterator[Tools]:
+    made = Tools(audit)
+    yield made
+    made.close()  # before the audit's folder goes
 
 
 @pytest.fixture
-def audit(tmp_path: Path) -> Path:
-    return tmp_path / "audit.sqlite3"
-
-
-def audited(policy: CallPolicy, path: Path) -> list[tuple[str, str, str]]:
-    """(agent, tool, outcome) of every audit record, once the log has written its queue."""
-    assert policy.audit is not None
-    policy.audit.close()
-    return [(r["agent"], r["tool"], r["outcome"]) for r in read_records(str(path))]
+def audit(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The audit database's path: in memory (tmpfs) where there is one, as a sync to disk is most of its cost."""
+    if not SHM.is_dir():
+        yield request.getfixturevalue("tmp_path") / "audit.sqlite3"
+        return
+    with tempfile.TemporaryDirectory(dir=SHM, prefix="toolwire-unit-") as folder:
+        yield Path(folder) / "audit.sqlite3"
 
 
 async def call(registry: Registry, name: str, arguments: dict[str, Any] | None = None, **fields: Any) -> str:
@@ -118,15 +133,15 @@ async def test_a_tool_that_never_awaits_has_no_timeout_stage(tools: Tools) -> No
     assert stages_of(tools.registry.chains["peek"]) == ["Validated", "invoke"]
 
 
-async def test_a_policy_without_limit_rules_audits_first_and_counts_nothing(tools: Tools, audit: Path) -> None:
-    tools.policy(audit)
+async def test_a_policy_without_limit_rules_audits_first_and_counts_nothing(tools: Tools) -> None:
+    tools.policy()
     assert await call(tools.registry, "refund", {"order": 1}) == "ok"
     assert stages_of(tools.registry.chains[pipeline.HEAD]) == ["Audited", "Granted", "_tool"]
     assert stages_of(tools.registry.chains["refund"]) == ["Validated", "TimedOut", "invoke"]
 
 
-async def test_limit_rules_come_before_the_arguments_in_every_tools_chain(tools: Tools, audit: Path) -> None:
-    tools.policy(audit, LimitRule(tool="nothing_here", per_minute=1))
+async def test_limit_rules_come_before_the_arguments_in_every_tools_chain(tools: Tools) -> None:
+    tools.policy(LimitRule(tool="nothing_here", per_minute=1))
     assert await call(tools.registry, "peek", {"order": 1}) == "ok"
     assert stages_of(tools.registry.chains["peek"]) == ["Limited", "Validated", "invoke"]
 
@@ -162,7 +177,7 @@ async def test_a_process_isolated_tool_keeps_its_timeout_though_it_never_awaits(
     assert stages_of(tools.registry.chains["crunch"]) == ["Validated", "TimedOut", "invoke"]
 
 
-async def test_the_chains_are_kept_and_forgotten_when_a_tool_or_the_policy_changes(tools: Tools, audit: Path) -> None:
+async def test_the_chains_are_kept_and_forgotten_when_a_tool_or_the_policy_changes(tools: Tools) -> None:
     registry = tools.registry
     await call(registry, "refund", {"order": 1})
     head, refund = registry.chains[pipeline.HEAD], registry.chains["refund"]
@@ -176,39 +191,37 @@ async def test_the_chains_are_kept_and_forgotten_when_a_tool_or_the_policy_chang
     registry.add(later)
     assert registry.chains == {}
     await call(registry, "refund", {"order": 3})
-    tools.policy(audit)
+    tools.policy()
     assert registry.chains == {}
 
 
 # --- what the order guarantees ------------------------------------------------------------------------------------
 
 
-async def test_a_call_outside_the_grant_is_refused_audited_once_and_runs_nothing(tools: Tools, audit: Path) -> None:
-    policy = tools.policy(audit)
+async def test_a_call_outside_the_grant_is_refused_audited_once_and_runs_nothing(tools: Tools) -> None:
+    tools.policy()
     only_peek = Grant(agent="desk", patterns=("peek",))
     assert await call(tools.registry, "refund", {"order": 1}, grant=only_peek) == "refused"
     assert tools.ran == []
-    assert audited(policy, audit) == [("desk", "refund", "refused")]
+    assert tools.audited() == [("desk", "refund", "refused")]
 
 
-async def test_an_unknown_tool_is_audited_and_answered_with_the_tools_the_grant_allows(
-    tools: Tools, audit: Path
-) -> None:
-    policy = tools.policy(audit)
+async def test_an_unknown_tool_is_audited_and_answered_with_the_tools_the_grant_allows(tools: Tools) -> None:
+    tools.policy()
     only_peek = Grant(agent="desk", patterns=("peek", "hold"))
     result = await pipeline.call(CallRequest(tools.registry, only_peek, "refnud", {}, max_result_chars=CAP))
     assert outcome_of(result) == "unknown_tool"
     assert text_of(result).endswith("Tools you may call: hold, peek.")
-    assert audited(policy, audit) == [("desk", "refnud", "unknown_tool")]
+    assert tools.audited() == [("desk", "refnud", "unknown_tool")]
 
 
-async def test_a_limit_refusal_validates_nothing_and_runs_nothing(tools: Tools, audit: Path) -> None:
-    policy = tools.policy(audit, LimitRule(agent="desk", tool="refund", per_minute=1, burst=1))
+async def test_a_limit_refusal_validates_nothing_and_runs_nothing(tools: Tools) -> None:
+    tools.policy(LimitRule(agent="desk", tool="refund", per_minute=1, burst=1))
     assert await call(tools.registry, "refund", {"order": 1}) == "ok"
     assert await call(tools.registry, "refund", {"order": "not a number"}) == "limited"  # not bad_arguments
     assert await call(tools.registry, "peek", {"order": 2}) == "ok"  # the rule names refund only
     assert tools.ran == ["refund 1", "peek 2"]
-    assert [outcome for *_, outcome in audited(policy, audit)] == ["ok", "limited", "ok"]
+    assert [outcome for *_, outcome in tools.audited()] == ["ok", "limited", "ok"]
 
 
 async def test_a_bad_argument_never_reaches_the_tool_and_the_answer_shows_a_correct_call(tools: Tools) -> None:
@@ -218,9 +231,7 @@ async def test_a_bad_argument_never_reaches_the_tool_and_the_answer_shows_a_corr
     assert "A correct call looks like" in text_of(result) and '"order"' in text_of(result)
 
 
-async def test_a_call_refused_by_its_limit_or_its_arguments_is_never_admitted_as_a_task(
-    tools: Tools, audit: Path
-) -> None:
+async def test_a_call_refused_by_its_limit_or_its_arguments_is_never_admitted_as_a_task(tools: Tools) -> None:
     async def report(pages: int) -> str:
         """A report, as a task."""
         await anyio.lowlevel.checkpoint()
@@ -228,7 +239,7 @@ async def test_a_call_refused_by_its_limit_or_its_arguments_is_never_admitted_as
         return "done"
 
     tools.registry.add(report, task="optional")
-    tools.policy(audit, LimitRule(tool="report", per_minute=1, burst=2))
+    tools.policy(LimitRule(tool="report", per_minute=1, burst=2))
 
     async def admitted() -> None:
         tools.ran.append("admitted")
@@ -284,10 +295,8 @@ async def test_the_wait_for_a_concurrency_slot_counts_against_the_timeout(tools:
     assert tools.ran == ["slot"]
 
 
-async def test_an_in_flight_slot_is_held_while_the_call_runs_and_given_back_when_it_ends(
-    tools: Tools, audit: Path
-) -> None:
-    policy = tools.policy(audit, LimitRule(tool="*", in_flight=1))
+async def test_an_in_flight_slot_is_held_while_the_call_runs_and_given_back_when_it_ends(tools: Tools) -> None:
+    tools.policy(LimitRule(tool="*", in_flight=1))
     outcomes: list[str] = []
     async with anyio.create_task_group() as group:
 
@@ -300,15 +309,15 @@ async def test_an_in_flight_slot_is_held_while_the_call_runs_and_given_back_when
         tools.release.set()
     outcomes.append(await call(tools.registry, "peek", {"order": 2}))
     assert outcomes == ["limited", "ok", "ok"]
-    assert [o for *_, o in audited(policy, audit)] == ["limited", "ok", "ok"]
+    assert [o for *_, o in tools.audited()] == ["limited", "ok", "ok"]
 
 
-async def test_a_cancelled_call_gives_its_slot_back_and_is_audited_cancelled(tools: Tools, audit: Path) -> None:
-    policy = tools.policy(audit, LimitRule(tool="*", in_flight=1))
+async def test_a_cancelled_call_gives_its_slot_back_and_is_audited_cancelled(tools: Tools) -> None:
+    tools.policy(LimitRule(tool="*", in_flight=1))
     async with anyio.create_task_group() as group:
         group.start_soon(call, tools.registry, "hold", {})
         await tools.started.wait()
         group.cancel_scope.cancel()
     assert await call(tools.registry, "peek", {"order": 1}) == "ok"
     assert tools.ran == ["hold", "peek 1"]
-    assert audited(policy, audit) == [("desk", "hold", "cancelled"), ("desk", "peek", "ok")]
+    assert tools.audited() == [("desk", "hold", "cancelled"), ("desk", "peek", "ok")]

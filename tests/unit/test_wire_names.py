@@ -7,7 +7,6 @@ through RegistrySource, so nothing is started. tests/loop/test_tool_names.py and
 show the same over stdio servers and real adapters."""
 
 import hashlib
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -89,7 +88,8 @@ def test_the_names_depend_on_the_listing_not_its_order() -> None:
     pairs = [("support", "issue_refund"), ("notes", "issue_refund"), ("notes", SQUATTER), ("notes", "x")]
     pairs += [("support", "x"), ("notes", "notes__x")]
     first = known_names(pairs)
-    assert all(known_names(order) == first for order in itertools.permutations(pairs))
+    rotations = [pairs[i:] + pairs[:i] for i in range(len(pairs))]
+    assert all(known_names(order) == first for rotated in rotations for order in (rotated, rotated[::-1]))
 
 
 def test_a_pair_listed_twice_is_one_tool() -> None:
