@@ -26,14 +26,8 @@ LOCAL_ONLY = {
 
 
 def fleet_options(fn: F) -> F:
-    fn = click.option(
-        "--fleet-server",
-        "fleet_servers",
-        multiple=True,
-        metavar="NAME",
-        callback=servers.names,
-        help="With --fleet: a tool server of the workers' servers file, by name (repeatable).",
-    )(fn)
+    said = "With --fleet: a tool server of the workers' servers file, by name (repeatable)."
+    fn = servers.name_option("--fleet-server", "fleet_servers", said)(fn)
     return click.option(
         "--fleet",
         is_flag=True,

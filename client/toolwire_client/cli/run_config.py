@@ -50,13 +50,10 @@ _MODEL_OPTION = click.option(
     callback=lambda ctx, param, spec: absolute(spec) if spec else spec,  # script:FILE, found again on resume
     help=spec_help_wrapped(),
 )
-_SERVER_NAME_OPTION = click.option(
+_SERVER_NAME_OPTION = servers.name_option(
     "--server",
     "server_names",
-    multiple=True,
-    metavar="NAME",
-    callback=servers.names,
-    help="A tool server of the workers' servers file (`toolwire worker --servers FILE`), by name (repeatable).",
+    "A tool server of the workers' servers file (`toolwire worker --servers FILE`), by name (repeatable).",
 )
 _SERVER_OPTIONS: list[Callable[[Any], Any]] = [
     click.option("--base-url", metavar="URL", help="Provider base URL (an OpenAI-compatible local server, a proxy)."),

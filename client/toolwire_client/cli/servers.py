@@ -71,6 +71,11 @@ def commands(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
     return argvs
 
 
+def name_option(flag: str, dest: str, said: str) -> Callable[[F], F]:
+    """A repeatable option that names servers of the workers' servers file (`submit --server`, `--fleet-server`)."""
+    return click.option(flag, dest, multiple=True, metavar="NAME", callback=names, help=said)
+
+
 def names(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
     """`submit --server NAME` values: names of the workers' servers file, never a command or a URL."""
     for value in values:
