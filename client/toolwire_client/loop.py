@@ -247,7 +247,8 @@ class Agent:
         await calls.act(state, step)
         append_results(state, step)
         self._end_step(state, step)
-        await self._save(state)
+        if self.store is not None:
+            await self._save(state)
 
     def _close_turn(self, state: RunState, exit_: exits.RunExit) -> None:
         """Where a step ends on an exit. Unless the run waits for a person, every call of the last turn gets a result
