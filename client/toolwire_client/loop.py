@@ -226,9 +226,13 @@ class Agent:
             lease.check()
         try:
             state.check_order()
-            sent, mark = await self.context.request(
-                state, self.toolbox.specs, lambda asked, native: self._compact(state, asked, native)
-            )
+            context = self.context
+            if context.budget is None:
+                sent, mark = context.unbudgeted(state)
+            else:
+                sent, mark = await context.request(
+                    state, self.toolbox.specs, lambda asked, native: self._compact(state, asked, native)
+                )
         except MessageOrderError as exc:  # the list, or the view of it a context budget made
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         changed = await self._refresh_tools(state)

@@ -107,10 +107,17 @@ class ContextKeeper:
     ) -> tuple[list[Message], ViewMark | None]:
         """The next request's messages and the mark they were made under (saved on the step); a view that clears
         or summarises is checked as a request (run/ordering.py) before it is sent."""
-        if self.budget is None:  # nothing to decide: the view as the last mark leaves it, no coroutine of its own
-            sent, mark = self.view(state)
-        else:
-            sent, mark = await self._request(state, specs, compact)
+        if self.budget is None:
+            return self.unbudgeted(state)
+        sent, mark = await self._request(state, specs, compact)
+        if mark is not None:
+            check_order(sent)
+        return sent, mark
+
+    def unbudgeted(self, state: RunState) -> tuple[list[Message], ViewMark | None]:
+        """`request` without a context budget: nothing to decide, the view as the run's last mark leaves it (the
+        loop calls it as it is, no coroutine, no tool list and no compact step made for nothing)."""
+        sent, mark = self.view(state)
         if mark is not None:
             check_order(sent)
         return sent, mark
