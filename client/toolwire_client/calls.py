@@ -96,9 +96,11 @@ class TurnCalls:
             raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
         for call, times in repeats:
             step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
-        repeated = {c.id for c, _ in repeats}
-        step.results.extend(r for r in off_step_calls(state.plan, step.tool_calls) if r.call_id not in repeated)
-        answered = {r.call_id for r in step.results}
+        off_step = off_step_calls(state.plan, step.tool_calls)
+        if off_step:
+            repeated = {c.id for c, _ in repeats}
+            step.results.extend(r for r in off_step if r.call_id not in repeated)
+        answered = {r.call_id for r in step.results} if step.results else frozenset[str]()
         to_run: list[ToolCall] = []
         risky: list[ToolCall] = []
         for c in step.tool_calls:
@@ -184,8 +186,8 @@ class TurnCalls:
         joins the step as soon as it is in, so an exit mid-turn keeps what already came back."""
         if not calls:
             return
-        before = {p.call.id: p for p in state.pending}
-        answered = frozenset(i for i, p in before.items() if p.is_answered)
+        before = {p.call.id: p for p in state.pending} if state.pending else {}
+        answered = frozenset(i for i, p in before.items() if p.is_answered) if before else frozenset[str]()
         if self.store is not None:  # checked against the store's records: there are none without one
             calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}
@@ -193,11 +195,12 @@ class TurnCalls:
             step.results = [r for r in step.results if r.call_id not in ids]
         sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id)) for c in calls]
         state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent if state.pending else sent
-        try:
-            await self.save(state)
-        except exits.SaveFailed:
-            state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
-            raise
+        if self.store is not None:  # saved nowhere without one: no save awaited for nothing
+            try:
+                await self.save(state)
+            except exits.SaveFailed:
+                state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
+                raise
 
         run = self._run_context(state)  # the same for every call of the turn
 

@@ -226,9 +226,13 @@ class Agent:
             lease.check()
         try:
             state.check_order()
-            sent, mark = await self.context.request(
-                state, self.toolbox.specs, lambda asked, native: self._compact(state, asked, native)
-            )
+            context = self.context
+            if context.budget is None:
+                sent, mark = context.unbudgeted(state)
+            else:
+                sent, mark = await context.request(
+                    state, self.toolbox.specs, lambda asked, native: self._compact(state, asked, native)
+                )
         except MessageOrderError as exc:  # the list, or the view of it a context budget made
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         changed = await self._refresh_tools(state)
@@ -247,7 +251,8 @@ class Agent:
         await calls.act(state, step)
         append_results(state, step)
         self._end_step(state, step)
-        await self._save(state)
+        if self.store is not None:
+            await self._save(state)
 
     def _close_turn(self, state: RunState, exit_: exits.RunExit) -> None:
         """Where a step ends on an exit. Unless the run waits for a person, every call of the last turn gets a result

@@ -96,3 +96,13 @@ async def test_the_repeat_guard_counts_from_the_run_state_alone() -> None:
     fresh = RunState.model_validate_json(state.model_dump_json())
     assert fresh.asked_before(len(history))[same.signature] == 2
     assert fresh.asked_before(2)[same.signature] == 1  # a shorter view counts afresh
+    other = ToolCall(id="y", name="slow")
+    fresh.messages = [
+        UserMessage(content="t"),
+        *(AssistantMessage(tool_calls=[replace(other, id=f"y{n}")]) for n in range(3)),
+    ]
+    counts = fresh.asked_before(3)  # a list put in place of the one counted: counted afresh, not added to
+    assert (counts[same.signature], counts[other.signature]) == (0, 2)
+    fresh.messages[2] = AssistantMessage(tool_calls=[replace(same, id="x9")])  # edited where it was counted up to
+    counts = fresh.asked_before(4)
+    assert (counts[same.signature], counts[other.signature]) == (1, 2)

@@ -11,6 +11,7 @@ from toolwire_client.run.ordering import (
     OrderCheck,
     check_order,
 )
+from toolwire_client.run.state import RunState
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 
@@ -82,3 +83,23 @@ def test_the_incremental_check_reads_only_what_was_added_and_still_catches_each_
     with pytest.raises(MessageOrderError) as caught:  # a turn left unanswered at the end is still refused
         check.check(messages)
     assert caught.value.rule == ANSWERED_ONCE and check.checked == 4
+
+
+def test_a_list_replaced_or_edited_where_the_check_ended_is_checked_whole() -> None:
+    """A resume, a replay or the fleet may put another list in place, or change one before its end: the mark of how
+    far the old list was found valid must not carry over to it."""
+    state = RunState(run_id="r", agent_name="a", task="t", model="m")
+    state.messages = [UserMessage(content="t"), ask("a"), answer("a"), AssistantMessage(text="x")]
+    state.check_order()
+    state.messages = [UserMessage(content="t"), ask("a"), UserMessage(content="hurry"), answer("a"), ask("b")]
+    with pytest.raises(MessageOrderError) as caught:  # the new list's early break, not only its end, is read
+        state.check_order()
+    assert (caught.value.index, caught.value.rule) == (2, RIGHT_AFTER)
+    messages: list[Message] = [UserMessage(content="t"), ask("a"), answer("a")]
+    check = OrderCheck()
+    check.check(messages)
+    messages[1:3] = [answer("a"), ask("a")]  # the same list, edited where the check ended and grown by one
+    messages.append(answer("a"))
+    with pytest.raises(MessageOrderError) as caught:
+        check.check(messages)
+    assert (caught.value.index, caught.value.rule) == (1, RIGHT_AFTER)

@@ -95,6 +95,8 @@ class ContextKeeper:
     def view(self, state: RunState) -> tuple[list[Message], ViewMark | None]:
         """The next request's messages as the run's last mark leaves them; read_result offered once one is cut."""
         run = self._run(state)
+        if run.mark is None and not run.views.long_results(state.messages, self.inline):
+            return state.messages, None  # nothing cut and no result long: the list itself (sent_view's first case)
         sent = sent_view(state.messages, run.mark, run.summary, self.inline, run.views)
         if sent is not state.messages and self.kept is not None:
             self.kept.needed()
@@ -105,7 +107,17 @@ class ContextKeeper:
     ) -> tuple[list[Message], ViewMark | None]:
         """The next request's messages and the mark they were made under (saved on the step); a view that clears
         or summarises is checked as a request (run/ordering.py) before it is sent."""
+        if self.budget is None:
+            return self.unbudgeted(state)
         sent, mark = await self._request(state, specs, compact)
+        if mark is not None:
+            check_order(sent)
+        return sent, mark
+
+    def unbudgeted(self, state: RunState) -> tuple[list[Message], ViewMark | None]:
+        """`request` without a context budget: nothing to decide, the view as the run's last mark leaves it (the
+        loop calls it as it is, no coroutine, no tool list and no compact step made for nothing)."""
+        sent, mark = self.view(state)
         if mark is not None:
             check_order(sent)
         return sent, mark

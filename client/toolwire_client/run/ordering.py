@@ -1,6 +1,9 @@
 """The message-order rules every provider enforces, checked before each request so a mistake names the message
 index here instead of coming back as an API 400 several frames away. The check is incremental: an OrderCheck
-remembers how far the list was found valid, so a step costs the same on a long run as on a short one."""
+remembers how far the list was found valid, so a step costs the same on a long run as on a short one; a list that
+was replaced, cut back, or changed where the last check ended (its last checked message is not where it was) is
+checked whole. (The loop's only other edit, a run's system prompt joined with the servers' instructions before its
+first request, changes no order.)"""
 
 from toolwire_shared.messages import AssistantMessage, Message, ToolResultMessage
 
@@ -26,7 +29,9 @@ class OrderCheck:
     def __init__(self) -> None:
         self._reset()
 
-    def _reset(self) -> None:
+    def _reset(self, messages: list[Message] | None = None) -> None:
+        self.of = messages  # the list checked, and the last message found valid in it: an edit other than an append
+        self.last: Message | None = None  # (a list replaced, cut back, or changed before its end) is checked whole
         self.checked = 0
         self.asked_at = -1  # index of the assistant turn whose results are being read
         self.waiting: dict[str, str] = {}  # call id -> tool name, not answered yet
@@ -35,11 +40,13 @@ class OrderCheck:
 
     def check(self, messages: list[Message]) -> None:
         """Raise MessageOrderError at the first message that breaks a rule."""
-        if len(messages) < self.checked:  # the list was cut back: start again
-            self._reset()
+        checked = self.checked
+        if messages is not self.of or (checked and (len(messages) < checked or messages[checked - 1] is not self.last)):
+            self._reset(messages)  # not the list last checked, or not only appended to since: start again
         for index in range(self.checked, len(messages)):
-            self._read(index, messages[index])
-            self.checked = index + 1
+            message = messages[index]
+            self._read(index, message)
+            self.checked, self.last = index + 1, message
         if self.waiting:
             missing = ", ".join(f"{name} ({cid})" for cid, name in self.waiting.items())
             raise MessageOrderError(self.asked_at, ANSWERED_ONCE, f"these calls have no result: {missing}")

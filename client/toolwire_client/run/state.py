@@ -179,11 +179,14 @@ class AskedCount:
     """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
     costs a lookup on every read and write)."""
 
-    __slots__ = ("counts", "last_calls", "last_signatures", "upto")
+    __slots__ = ("counts", "last", "last_calls", "last_signatures", "of", "upto")
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.upto = 0
+        self.of: list[Message] | None = None
+        self.last: Message | None = None
+        """The list counted and its last message counted: a list replaced or edited before there is counted afresh."""
         self.last_calls: list[ToolCall] = []
         self.last_signatures: list[str] = []
         """The last turn's calls and their signatures (a signature is a JSON dump: made once per call)."""
@@ -195,13 +198,15 @@ class AskedCount:
         return self.last_signatures
 
     def before(self, messages: list[Message], turn: int) -> Counter[str]:
-        if turn < self.upto:  # the list was cut back (replay from a shorter record): count afresh
-            self.counts, self.upto = Counter(), 0
+        upto = self.upto
+        if messages is not self.of or (upto and (turn < upto or messages[upto - 1] is not self.last)):
+            self.counts, self.upto, self.of = Counter(), 0, messages  # replaced, cut back or edited: count afresh
         counts = self.counts
         for n in range(self.upto, turn):
             message = messages[n]
             if isinstance(message, AssistantMessage) and message.tool_calls:
                 for signature in self.signatures(message.tool_calls):
                     counts[signature] = counts.get(signature, 0) + 1
-        self.upto = turn
+        if turn:
+            self.upto, self.last = turn, messages[turn - 1]
         return self.counts

@@ -25,6 +25,7 @@ class RegistrySource(ToolSource):
 
     times_out_itself = True
     checks_output = True  # the server's own dispatch checked it
+    keeps_arguments = True  # the pipeline validates and audits them, and never changes the dict
     offers_prompts = offers_resources = True
 
     def __init__(

@@ -52,6 +52,10 @@ class ToolSource(ABC):
     checks_output: ClassVar[bool] = False
     """True when every structured result was already checked against the tool's output schema before it came back
     (this process's own registry dispatch, which derived that schema): the ToolBox then does not check it again."""
+    keeps_arguments: ClassVar[bool] = False
+    """True when `call` only reads the call's arguments, never changes the dict (this process's own registry
+    dispatch: validated into a model, audited as they are): the ToolBox then sends the model's call itself, not a
+    copy, when the tool's name on the source is the one the model called."""
     offers_prompts: ClassVar[bool] = False
     """True when its server may offer prompts (`list_prompts`, `get_prompt`): what skills are made of."""
     offers_resources: ClassVar[bool] = False

@@ -304,11 +304,14 @@ class ToolBox:
         timeout = timeout_s or self.timeouts.get(route.known) or policy.timeout_s
         key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
         tries = 1 + (self.transport_retries if policy.idempotent else 0)
-        # the call as its source gets it: its name there, its own copy of the arguments
-        sent = ToolCall(id=call.id, name=route.remote_name, arguments=dict(call.arguments))
+        # the call as its source gets it: its name there, its own copy of the arguments (unless it only reads them)
+        source = route.source
+        if source.keeps_arguments and route.remote_name == call.name:
+            sent = call
+        else:
+            sent = ToolCall(id=call.id, name=route.remote_name, arguments=dict(call.arguments))
         progress = None if self.on_progress is None else self._progress_of(call)
         request = ToolRequest(sent, run, timeout, key, progress, sent_at)
-        source = route.source
         for attempt in range(1, tries + 1):
             try:  # a source that times out itself is awaited as it is: no cancel scope, no frame of our own
                 result = await (
