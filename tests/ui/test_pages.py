@@ -2,12 +2,14 @@
 and drawn in the tree, hostile text escaped everywhere, no saved config (secrets) on the page, the trace linked only
 when a backend is named and the run was traced."""
 
+from toolwire_client.models.base import ModelReply
 from toolwire_client.run.script_record import ScriptRecord
 from toolwire_client.run.state import PendingCall, RunState, StepRecord, args_hash
 from toolwire_client.ui import pages
 from toolwire_client.ui.reads import RunView, Waiting, waits_for
-from toolwire_shared.messages import ToolCall
+from toolwire_shared.messages import AssistantMessage, ToolCall
 from toolwire_shared.results import SubRun, ToolResult
+from toolwire_shared.usage import Usage
 
 HOSTILE = '<script>alert("x")</script>'
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -79,6 +81,17 @@ def test_a_step_shows_the_tools_a_tool_search_had_loaded() -> None:
     steps = pages.steps_fragment(RunView(run, {}, {}, []))
     assert "tools loaded: none" in steps and "tools loaded: crm_get_contact, &lt;script&gt;" in steps
     assert "tools loaded" not in pages.steps_fragment(family())  # a run without tool search says nothing of it
+
+
+def test_a_step_says_what_the_providers_context_editing_cleared() -> None:
+    run = RunState(run_id="run_edited", agent_name="agent", task="t", model="m")
+    cleared = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 12000}
+    reply = ModelReply(message=AssistantMessage(text="ok"), usage=Usage(), applied_edits=[cleared, {"type": HOSTILE}])
+    run.steps = [StepRecord(index=1, model_reply=reply), StepRecord(index=2)]
+    steps = pages.steps_fragment(RunView(run, {}, {}, []))
+    assert "the provider cleared 3 tool results (12,000 tokens) before the model read it" in steps
+    assert "the provider applied &lt;script&gt;" in steps and HOSTILE not in steps  # a provider's text, escaped
+    assert steps.count("the provider") == 2  # the step without edits says nothing of them
 
 
 def test_a_code_mode_script_is_nested_as_a_script_not_a_sub_agent() -> None:

@@ -8,6 +8,7 @@ from datetime import datetime
 from html import escape
 from typing import Any
 
+from toolwire_client import texts
 from toolwire_client.fleet.overview import FleetInfo
 from toolwire_client.run.state import RunState, StepRecord
 from toolwire_client.store.base import DecisionRecord
@@ -221,6 +222,8 @@ def _rows_of_step(view: RunView, state: RunState, step: StepRecord) -> list[str]
     meta = f"{step.usage.input_tokens}→{step.usage.output_tokens} tok, {step.model_latency_s * 1000:.0f} ms"
     meta += f", {attempts} attempts" if attempts > 1 else ""
     meta += f", tools loaded: {e(', '.join(step.loaded) or 'none')}" if step.loaded is not None else ""  # tool search
+    for edit in step.model_reply.applied_edits if step.model_reply else ():  # the provider's own context editing
+        meta += f"; {e(texts.provider_cleared(edit))}"
     model_cell = f'<td>{reply}<div class="dim">{meta}</div></td>'
     if not step.tool_calls:
         return [
