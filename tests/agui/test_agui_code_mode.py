@@ -1,0 +1,88 @@
+"""A code-mode script in the AG-UI stream, through `toolwire agent serve --ag-ui --code-mode on` in its own process,
+on the real support tool server and a loopback Anthropic server, every event validated by the ag-ui-protocol types:
+the model's run_code call runs a script whose two parallel calls are a child run (the script's), streamed as an
+AG-UI subagent under its run id with call ids apart from the parent's, then run_code's result and RUN_FINISHED; a
+reconnect after the run replays the same events, each once."""
+
+import json
+from pathlib import Path
+
+import httpx2
+from agui_procs import agent_server, people_file, run_input, stream
+from subagent_procs import check_subagents
+from test_agui_run import check_sequence, kinds, records
+
+from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message
+from toolwire_client import texts
+from toolwire_client.tools.code_mode.source import script_run_id
+
+ALICE = "tok-alice-0123456789"
+THREAD = "thread-code-a123"
+CODE = """
+import asyncio
+order, orders = await asyncio.gather(get_order(order_id="A123"), search_orders(customer_id="cus_8123"))
+{"item": order["item"], "orders": len(orders)}
+"""
+RUN_CODE = ("call_0", "run_code", {"code": CODE})  # the id the script's first call has too
+ASKED = "Look up order A123 and its customer's orders"
+ANSWER = "Order A123 is a keyboard; the customer has 3 orders."
+SCRIPT = script_run_id(THREAD, RUN_CODE[0])
+
+
+def model(request: RecordedRequest) -> Reply:
+    """The loopback model: one run_code call, then its answer."""
+    asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+    return [anthropic_message("Scripting the lookups.", [RUN_CODE]), anthropic_message(ANSWER)][asked]
+
+
+def test_a_scripts_calls_stream_as_its_child_run_and_replay_once(tmp_path: Path) -> None:
+    tokens = people_file(tmp_path, {"alice": (ALICE, ["support*"])})
+    with (
+        FakeProvider(responder=model) as fake,
+        agent_server(tmp_path, fake.anthropic_url, "--code-mode", "on", "--tokens", str(tokens)) as url,
+        httpx2.Client(timeout=60) as client,
+    ):
+        with stream(client, url, run_input(THREAD, "leg-1", ASKED), ALICE) as first:
+            seen = first.to_end()
+        check_sequence(seen)
+        check_subagents(seen)
+        (coded,) = [e for e in seen if e.type.value == "TOOL_CALL_START" and e.subagent_run_id is None]
+        assert (coded.tool_call_id, coded.tool_call_name) == (RUN_CODE[0], RUN_CODE[1])
+        (opened,) = [e for e in seen if e.type.value == "SUBAGENT_STARTED"]
+        assert (opened.subagent_run_id, opened.name) == (SCRIPT, "support.code")
+        assert opened.description == texts.script_task(CODE)
+        assert (opened.parent_tool_call_id, opened.parent_message_id) == (RUN_CODE[0], f"{THREAD}.step1")
+        (closed,) = [e for e in seen if e.type.value in ("SUBAGENT_FINISHED", "SUBAGENT_ERROR")]
+        assert closed.type.value == "SUBAGENT_FINISHED" and closed.outcome.type == "success"
+        assert seen.index(coded) < seen.index(opened) < seen.index(closed)
+
+        # the script's calls: the child's, under its run id, in one step, their ids apart from the parent's
+        theirs = seen[seen.index(opened) + 1 : seen.index(closed)]
+        assert theirs and all(e.subagent_run_id == SCRIPT for e in theirs)
+        calls = [e for e in theirs if e.type.value == "TOOL_CALL_START"]
+        assert sorted(c.tool_call_name for c in calls) == ["get_order", "search_orders"]
+        assert [c.tool_call_id for c in calls] == [f"{SCRIPT}/call_0", f"{SCRIPT}/call_1"]  # not run_code's call_0
+        assert len({c.parent_message_id for c in calls}) == 1
+        results = {e.tool_call_id: e.content for e in theirs if e.type.value == "TOOL_CALL_RESULT"}
+        assert set(results) == {c.tool_call_id for c in calls}
+        assert '"A123"' in results[next(c.tool_call_id for c in calls if c.tool_call_name == "get_order")]
+
+        # then the parent's run_code result (what the script returned), its answer, the run's end
+        rest = seen[seen.index(closed) + 1 :]
+        (returned,) = [e for e in rest if e.type.value == "TOOL_CALL_RESULT"]
+        assert returned.tool_call_id == RUN_CODE[0] and returned.subagent_run_id is None
+        assert json.loads(returned.content) == {"item": "keyboard", "orders": 3}
+        said = [(e.subagent_run_id, e.delta) for e in seen if e.type.value == "TEXT_MESSAGE_CONTENT"]
+        assert said == [(None, "Scripting the lookups."), (None, ANSWER)]
+        assert seen[-1].type.value == "RUN_FINISHED" and seen[-1].outcome.type == "success"
+        assert seen[-1].result["answer"] == ANSWER
+
+        # a reconnect after the run: the same events from the store, each once
+        with stream(client, url, run_input(THREAD, "leg-2"), ALICE) as again:
+            replayed = again.to_end()
+        check_sequence(replayed)
+        check_subagents(replayed)
+        assert records(replayed) == records(seen) and kinds(replayed) == kinds(seen)
+        assert [e.model_dump(exclude={"timestamp", "run_id"}) for e in replayed[1:]] == [
+            e.model_dump(exclude={"timestamp", "run_id"}) for e in seen[1:]
+        ]
