@@ -86,3 +86,31 @@ def test_a_scripts_calls_stream_as_its_child_run_and_replay_once(tmp_path: Path)
         assert [e.model_dump(exclude={"timestamp", "run_id"}) for e in replayed[1:]] == [
             e.model_dump(exclude={"timestamp", "run_id"}) for e in seen[1:]
         ]
+
+
+FAILING = 'order = await get_order(order_id="A123")\nawait get_policy(topic="refunds")\n'
+"""A script that calls a tool code mode does not offer it (the support server's script tools have no get_policy)."""
+
+
+def test_a_failed_script_ends_its_subagent_with_a_readable_message_and_its_stop_reason_as_code(
+    tmp_path: Path,
+) -> None:
+    def failing(request: RecordedRequest) -> Reply:
+        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+        return [anthropic_message("", [("call_0", "run_code", {"code": FAILING})]), anthropic_message(ANSWER)][asked]
+
+    tokens = people_file(tmp_path, {"alice": (ALICE, ["support*"])})
+    with (
+        FakeProvider(responder=failing) as fake,
+        agent_server(tmp_path, fake.anthropic_url, "--code-mode", "on", "--tokens", str(tokens)) as url,
+        httpx2.Client(timeout=60) as client,
+        stream(client, url, run_input(THREAD, "leg-1", ASKED), ALICE) as first,
+    ):
+        seen = first.to_end()
+    check_sequence(seen)
+    check_subagents(seen)
+    (closed,) = [e for e in seen if e.type.value in ("SUBAGENT_FINISHED", "SUBAGENT_ERROR")]
+    assert closed.type.value == "SUBAGENT_ERROR" and closed.subagent_run_id == SCRIPT
+    assert closed.code == "script_error"  # the stop reason, for code
+    assert "get_policy" in closed.message and closed.message != closed.code  # the report, for people
+    assert seen[-1].type.value == "RUN_FINISHED"  # the parent read the script's error and answered

@@ -140,7 +140,8 @@ async def _end(store: SqlRunStore, tree: Tree, state: RunState, leg: Leg, ids: d
         finished = RunFinishedEvent(**ids, result=result, outcome=RunFinishedSuccessOutcome())
         return [*closing(leg.open, tree, {}), finished]
     if state.status == "failed":
-        return [RunErrorEvent(message=state.stop_reason or state.report or "the run failed", code="failed")]
+        said = state.report or state.stop_reason or "the run failed"  # for people; the stop reason is the code
+        return [RunErrorEvent(message=said, code=state.stop_reason or "failed")]
     if state.status != "waiting_for_approval":
         return []
     waiting = await _interrupts(store, tree, state, None)

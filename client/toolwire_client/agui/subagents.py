@@ -108,8 +108,8 @@ def ended(child: RunState) -> BaseEvent | None:
             subagent_run_id=child.run_id, result=result, outcome=SubagentFinishedSuccessOutcome()
         )
     if child.status == "failed":
-        said = child.stop_reason or child.report or "the sub-agent's run failed"
-        return SubagentErrorEvent(subagent_run_id=child.run_id, message=said, code="failed")
+        said = child.report or child.stop_reason or "the sub-agent's run failed"  # for people; the code for code
+        return SubagentErrorEvent(subagent_run_id=child.run_id, message=said, code=child.stop_reason or "failed")
     return None
 
 
