@@ -1,7 +1,7 @@
 """The loop step of two trees, alternating in one session, next to the seed's bare loop of a third: what a change to
 the loop costs or saves, measured as loop_bench measures it, while the machine's load moves under both.
 
-    python -m bench.loop_pair --base /tmp/main --seed /tmp/seed [--rounds 5] [--runs 11]
+    python -m bench.loop_pair --base BASE_TREE --seed SEED_TREE [--rounds 5] [--runs 11]
 
 Each tree is a checkout (`git archive REV | tar -x -C DIR`); this one is the tree the module is run from. A round
 runs, each in a fresh process: `--base`'s loop_overhead, this tree's, and `--seed`'s bare_loop (the seed's bare loop
