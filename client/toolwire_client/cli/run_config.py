@@ -1,7 +1,7 @@
 """The options that describe a run (model, servers, limits, strategies, the token economy) and the RunConfig they
 make: `run`, `agent serve` and `submit` take them (`submit` names its servers from the workers' file)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -41,6 +41,16 @@ def submitted_config_options(fn: F) -> F:
     for option in reversed([_MODEL_OPTION, _SERVER_NAME_OPTION, *_CONFIG_OPTIONS]):
         fn = option(fn)
     return fn
+
+
+def _count(flag: str, *, default: int, minimum: int, help: str) -> Callable[[Any], Any]:
+    """A whole-number option, its default shown in --help; a value under `minimum` is a usage error."""
+    return click.option(flag, default=default, show_default=True, type=click.IntRange(min=minimum), help=help)
+
+
+def _choice(flag: str, choices: Sequence[str], *, default: str, help: str) -> Callable[[Any], Any]:
+    """An option that takes one of `choices`, its default shown in --help."""
+    return click.option(flag, type=click.Choice(choices), default=default, show_default=True, help=help)
 
 
 _MODEL_OPTION = click.option(
@@ -89,11 +99,10 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Whether the model must call a tool: auto (the default, sent explicitly), required, none, or a tool's "
         "name.",
     ),
-    click.option(
+    _choice(
         "--prompt-cache",
-        type=click.Choice(PROMPT_CACHE_CHOICES),
+        PROMPT_CACHE_CHOICES,
         default="5m",
-        show_default=True,
         help="Anthropic cache breakpoints on the tools, system prompt and growing message prefix, and their TTL.",
     ),
     click.option(
@@ -102,11 +111,10 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Stream the model's replies (anthropic, openai, openai-responses) and print their text live above the "
         "step table.",
     ),
-    click.option(
+    _choice(
         "--media",
-        type=click.Choice(MEDIA_MODES),
+        MEDIA_MODES,
         default="auto",
-        show_default=True,
         help="Send the images (and audio) tools return to the model: auto (to the provider's own endpoint, not a "
         "--base-url server), on, off (text descriptions only).",
     ),
@@ -119,11 +127,10 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         help="Do not offer the read_resource tool (offered once a server lists resources or a tool result links one).",
     ),
     click.option("--allow", multiple=True, metavar="GLOB", help="Only these tools (client-side allow-list)."),
-    click.option(
+    _choice(
         "--tool-search",
-        type=click.Choice(TOOL_SEARCH_MODES),
+        TOOL_SEARCH_MODES,
         default="off",
-        show_default=True,
         help="Offer a search_tools tool (and the --keep-tool tools) instead of every tool; what a search finds is "
         "loaded for the next request. auto: on past 30 tools or 8,000 tokens of definitions.",
     ),
@@ -142,13 +149,7 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         metavar="CRITERION",
         help="Reflection: check each draft final answer against this (repeatable); a failing draft is sent back.",
     ),
-    click.option(
-        "--review-retries",
-        default=1,
-        show_default=True,
-        type=click.IntRange(min=0),
-        help="How many drafts a review may send back.",
-    ),
+    _count("--review-retries", default=1, minimum=0, help="How many drafts a review may send back."),
     click.option(
         "--delegate",
         "delegate",
@@ -177,15 +178,14 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         is_flag=True,
         help="Plan-and-execute: a numbered plan first, then its steps one by one; a step that fails is replanned.",
     ),
-    click.option(
+    _count(
         "--max-replans",
         default=1,
-        show_default=True,
-        type=click.IntRange(min=0),
+        minimum=0,
         help="With --plan: how many new plans a failed step may get before the run stops.",
     ),
     click.option("--system", help="System prompt."),
-    click.option("--max-steps", default=12, show_default=True, type=click.IntRange(min=1), help="Step limit."),
+    _count("--max-steps", default=12, minimum=1, help="Step limit."),
     click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget, checked before each model call."),
     click.option(
         "--max-cost", type=click.FloatRange(min=0, min_open=True), help="Budget in USD, checked before each model call."
@@ -201,25 +201,22 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         metavar="SECONDS",
         help="Timeout of every tool call, in seconds, instead of each tool's own.",
     ),
-    click.option(
+    _count(
         "--max-sampling",
         default=RunLimits().max_sampling_requests,
-        show_default=True,
-        type=click.IntRange(min=0),
+        minimum=0,
         help="How many sampling requests (a server borrowing the model, --allow-sampling) the run answers.",
     ),
-    click.option(
+    _count(
         "--max-result-chars",
         default=DEFAULT_MAX_RESULT_CHARS,
-        show_default=True,
-        type=click.IntRange(min=100),
+        minimum=100,
         help="Cut any tool result longer than this (from any server), with a note asking the model for less.",
     ),
-    click.option(
+    _count(
         "--inline-result-chars",
         default=DEFAULT_INLINE_RESULT_CHARS,
-        show_default=True,
-        type=click.IntRange(min=0),
+        minimum=0,
         help="Send a longer result as its head and a handle; the read_result tool reads the rest (0: all inline).",
     ),
     click.option(
@@ -228,11 +225,10 @@ _CONFIG_OPTIONS: list[Callable[[Any], Any]] = [
         metavar="TOKENS",
         help="Keep each request under this: clear the oldest results to stubs, then summarise older turns.",
     ),
-    click.option(
+    _choice(
         "--context-native",
-        type=click.Choice(["auto", "on", "off"]),
+        ["auto", "on", "off"],
         default="auto",
-        show_default=True,
         help="Keep the context budget with the provider's own compaction (Anthropic, OpenAI Responses): auto "
         "where it has one (old results still cleared by toolwire: cheaper), on (Anthropic's context editing "
         "too; an error where there is none), off (toolwire's own).",
