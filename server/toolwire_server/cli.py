@@ -17,26 +17,32 @@ from toolwire_shared.words import counted
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_EXISTING_FILE = click.Path(exists=True, dir_okay=False)
+# the ranges several limits share
+_BYTES = click.IntRange(min=1024)
+_COUNT = click.IntRange(min=1)
+_SECONDS = click.FloatRange(min=0.1)
+
 LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
     ("--max-result-chars", "max_result_chars", click.IntRange(min=100), "Cut tool results longer than this."),
-    ("--max-body-bytes", "max_body_bytes", click.IntRange(min=1024), "Refuse HTTP request bodies over this (413)."),
+    ("--max-body-bytes", "max_body_bytes", _BYTES, "Refuse HTTP request bodies over this (413)."),
     (
         "--max-line-bytes",
         "max_line_bytes",
-        click.IntRange(min=1024),
+        _BYTES,
         "stdio: skip and answer (JSON-RPC error) request lines over this [default: 16 MiB].",
     ),
-    ("--max-sessions", "max_sessions", click.IntRange(min=1), "HTTP: legacy sessions open at once [default: 1000]."),
+    ("--max-sessions", "max_sessions", _COUNT, "HTTP: legacy sessions open at once [default: 1000]."),
     (
         "--max-sessions-per-agent",
         "max_sessions_per_agent",
-        click.IntRange(min=1),
+        _COUNT,
         "HTTP: sessions one agent (token) may hold; at the cap its oldest idle one is closed [default: 100].",
     ),
     (
         "--max-listen-streams-per-agent",
         "max_listen_streams_per_agent",
-        click.IntRange(min=1),
+        _COUNT,
         "subscriptions/listen streams one agent may hold open; one more is refused [default: 16].",
     ),
     (
@@ -48,13 +54,13 @@ LIMIT_OPTIONS: tuple[tuple[str, str, "click.ParamType[Any]", str], ...] = (
     (
         "--header-timeout",
         "header_timeout_s",
-        click.FloatRange(min=0.1),
+        _SECONDS,
         "HTTP: close a connection whose request headers take longer (seconds) [default: 10].",
     ),
     (
         "--body-timeout",
         "body_timeout_s",
-        click.FloatRange(min=0.1),
+        _SECONDS,
         "HTTP: answer 408 and close when a request body takes longer (seconds) [default: 30].",
     ),
 )
@@ -70,10 +76,8 @@ def _replica_name(ctx: click.Context, param: click.Parameter, value: str | None)
         raise click.BadParameter(str(exc)) from exc
 
 
-def _allowed(
-    check: Callable[[str], str],
-) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], tuple[str, ...]]:
-    """A click callback that checks each value of a repeatable option with `check` (host_origin.py)."""
+def _allowed_option(flag: str, field: str, metavar: str, check: Callable[[str], str], text: str) -> Callable[[F], F]:
+    """A repeatable option whose every value `check` accepts (host_origin.py); its ValueError is a usage error."""
 
     def callback(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
         try:
@@ -81,7 +85,12 @@ def _allowed(
         except ValueError as exc:
             raise click.BadParameter(str(exc)) from exc
 
-    return callback
+    return click.option(flag, field, multiple=True, metavar=metavar, callback=callback, help=text)
+
+
+def _file_option(*names: str, **attrs: Any) -> Callable[[F], F]:
+    """An option naming a file that must be there (click's usage error names a missing one)."""
+    return click.option(*names, type=_EXISTING_FILE, **attrs)
 
 
 def _check_host(value: str) -> str:
@@ -109,17 +118,15 @@ holds more than one."""
 
 @click.command()
 @click.argument("target", metavar=f"[{TARGET_HELP}]", required=False)
-@click.option(
+@_file_option(
     "--config",
     "config_file",
-    type=click.Path(exists=True, dir_okay=False),
     help="The server's configuration file (TOML): tools module, agents and grants, limits and quotas, audit "
     "(docs/hosting.md). Instead of --tokens.",
 )
-@click.option(
+@_file_option(
     "--check",
     "check_file",
-    type=click.Path(exists=True, dir_okay=False),
     metavar="FILE",
     hidden=True,
     help="Old spelling of `toolwire check FILE` (kept for one release).",
@@ -128,32 +135,29 @@ holds more than one."""
 @click.option("--http", is_flag=True, help="Serve Streamable HTTP at /mcp under uvicorn.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="HTTP port.")
-@click.option(
+@_file_option(
     "--tokens",
     "tokens_file",
-    type=click.Path(exists=True, dir_okay=False),
     help="TOML/JSON access config: bearer token (or, with an [oauth] table, an OAuth access token's subject) -> "
     "agent and tool globs (else $TOOLWIRE_TOKENS).",
 )
 @click.option("--agent", help="stdio: serve only this agent's tools from the access config.")
 @limit_options
-@click.option(
+@_allowed_option(
     "--allowed-host",
     "allowed_hosts",
-    multiple=True,
-    metavar="HOST",
-    callback=_allowed(_check_host),
-    help="HTTP: also answer this Host header (NAME, NAME:PORT, or NAME:* for any port; repeatable) and browser "
+    "HOST",
+    _check_host,
+    "HTTP: also answer this Host header (NAME, NAME:PORT, or NAME:* for any port; repeatable) and browser "
     "pages on it. Always answered, on any port: localhost, 127.0.0.1, [::1] and the bound address (bound to 0.0.0.0 "
     "or ::, this machine's names and addresses); any other Host gets 421 (DNS-rebinding protection).",
 )
-@click.option(
+@_allowed_option(
     "--allowed-origin",
     "allowed_origins",
-    multiple=True,
-    metavar="ORIGIN",
-    callback=_allowed(_check_origin),
-    help="HTTP: also serve browser pages from this Origin (SCHEME://NAME[:PORT], or ...:* for any port; "
+    "ORIGIN",
+    _check_origin,
+    "HTTP: also serve browser pages from this Origin (SCHEME://NAME[:PORT], or ...:* for any port; "
     "repeatable). Always served: requests with no Origin (not from a browser) and pages on an answered name at the "
     "served port; any other Origin gets 403.",
 )
@@ -328,7 +332,7 @@ def _stop_on_sigterm(signum: int, frame: object) -> None:
 
 
 @click.command()
-@click.argument("config_file", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
+@click.argument("config_file", metavar="FILE", type=_EXISTING_FILE)
 @click.argument("target", metavar=f"[{TARGET_HELP}]", required=False)
 def check(config_file: str, target: str | None) -> None:
     """Check a configuration file and load its tools without serving; exit 1 with the mistake.
