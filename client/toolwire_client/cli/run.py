@@ -54,13 +54,11 @@ def with_prices_and_printing(
 
     async def build(config: RunConfig, store: RunStore, servers: list[ServerSpec] | None = None) -> Agent:
         prices, model = default_prices(), config.model.partition(":")[2] or config.model
-        price_fn = lambda usage: prices.cost(model, usage)  # noqa: E731
-        on_step = print_step(console, live)
         return build_agent(
             config,
             store=store,
-            price_fn=price_fn,
-            on_step=on_step,
+            price_fn=lambda usage: prices.cost(model, usage),
+            on_step=print_step(console, live),
             stderr_sink=stderr_sink,
             on_text=live,
             on_progress=LiveProgress(console, live),
