@@ -10,40 +10,45 @@ def sampling_not_allowed(server: str) -> str:
     )
 
 
+def _refused(why: str) -> str:
+    """The one form of every refusal of a request this run will not answer: the asking server reads why."""
+    return f"sampling refused: {why}"
+
+
 def sampling_cap(server: str, cap: int) -> str:
-    return (
-        f"sampling refused: this run already answered its limit of {cap} sampling request(s) (server {server} "
-        "asked for one more); the user can raise it with toolwire run --max-sampling N"
+    return _refused(
+        f"this run already answered its limit of {cap} sampling request(s) (server {server} asked for one more); "
+        "the user can raise it with toolwire run --max-sampling N"
     )
 
 
 def sampling_over_budget(why: str) -> str:
-    return f"sampling refused: {why}"
+    return _refused(why)
 
 
 def sampling_tool_choice(server: str) -> str:
-    return (
-        f'sampling refused: server {server} asked that a tool must be called (toolChoice "required"), which the '
-        'run\'s model cannot be made to do per request; ask with toolChoice "auto"'
+    return _refused(
+        f'server {server} asked that a tool must be called (toolChoice "required"), which the run\'s model cannot '
+        'be made to do per request; ask with toolChoice "auto"'
     )
 
 
 def sampling_run_tool_choice(server: str, choice: str) -> str:
-    return (
-        f"sampling refused: server {server} asked for sampling with tools, but this run forces its own tool choice "
-        f"({choice!r}, --tool-choice); ask without tools"
+    return _refused(
+        f"server {server} asked for sampling with tools, but this run forces its own tool choice ({choice!r}, "
+        "--tool-choice); ask without tools"
     )
 
 
 def sampling_tool_name(server: str, name: str) -> str:
-    return (
-        f"sampling refused: server {server} offered the tool {name!r}, whose name the model's provider refuses "
-        "(names must match ^[a-zA-Z0-9_-]{1,64}$)"
+    return _refused(
+        f"server {server} offered the tool {name!r}, whose name the model's provider refuses (names must match "
+        "^[a-zA-Z0-9_-]{1,64}$)"
     )
 
 
 def sampling_no_run(server: str, why: str) -> str:
-    return f"sampling refused: server {server} asked while {why}, so no run can be charged for it"
+    return _refused(f"server {server} asked while {why}, so no run can be charged for it")
 
 
 def sampling_model_failed(reason: str) -> str:
