@@ -126,14 +126,18 @@ def delegate_unknown_tools(asked: Iterable[str], available: Iterable[str]) -> st
 
 
 def delegate_no_budget(what: str) -> str:
-    return (
-        f"ERROR: not run: too little of your budget is left for a sub-agent ({what}). Finish the task yourself with "
-        "what you have."
+    return not_run(
+        f"too little of your budget is left for a sub-agent ({what}). Finish the task yourself with what you have."
     )
 
 
+def _not_answered_yet(child: str, run_id: str, waits_for: str) -> str:
+    """What a call answers while the child run it started (a sub-agent, a script) waits for a person."""
+    return f"not answered yet: the {child} (run {run_id}) waits for {waits_for}"
+
+
 def delegate_waiting(run_id: str) -> str:
-    return f"not answered yet: the sub-agent (run {run_id}) waits for a person's approval"
+    return _not_answered_yet("sub-agent", run_id, "a person's approval")
 
 
 def delegate_answer(answer: str, limit: int) -> str:
@@ -233,7 +237,7 @@ def status_and_why(status: str, why: str | None) -> str:
 def resumed_elsewhere(run_id: str) -> str:
     """What a console that could not go on with a decided run adds: it resumes with its own environment."""
     return (
-        f"the console resumes runs with its own environment (provider keys, OPENAI_BASE_URL and the like); "
+        "the console resumes runs with its own environment (provider keys, OPENAI_BASE_URL and the like); "
         f"`toolwire resume {run_id}` in the shell the run was started from goes on"
     )
 
@@ -285,10 +289,15 @@ def skills_description(index: list[tuple[str, str]]) -> str:
     )
 
 
+def _example(argument: str, known: list[str]) -> str:
+    """A correct call's arguments: `argument` set to the first of `known` (a placeholder when there is none)."""
+    return json.dumps({argument: known[0] if known else "..."})
+
+
 def unknown_skill(name: str, known: Iterable[str]) -> str:
     names = sorted(known)
     listing = ", ".join(names) or "(none)"
-    example = json.dumps({"name": names[0] if names else "..."})
+    example = _example("name", names)
     return (
         f"ERROR: no skill named '{clip(name, QUOTE_CHARS)}'. Skills you may load: {listing}. A correct call: {example}"
     )
@@ -335,7 +344,7 @@ def resources_description(listed: list[tuple[str, str]]) -> str:
 def unknown_resource_uri(uri: str, known: Iterable[str]) -> str:
     uris = sorted(known)
     listing = ", ".join(uris[:20]) or "(none yet)"
-    example = json.dumps({"uri": uris[0] if uris else "..."})
+    example = _example("uri", uris)
     return (
         f"ERROR: no tool server of this run listed or linked the resource '{clip(uri, QUOTE_CHARS)}', so it cannot "
         f"be read. Readable: {listing}. A correct call: {example}"
@@ -378,7 +387,7 @@ def script_task(code: str) -> str:
 
 def script_waiting(run_id: str, waiting: list[str]) -> str:
     calls = ", ".join(waiting) or "a call"
-    return f"not answered yet: the script (run {run_id}) waits for a person at {calls}"
+    return _not_answered_yet("script", run_id, f"a person at {calls}")
 
 
 # ---- results kept out of the prompt, the context budget (run/context_view.py, tools/kept_results.py, context/) ----
