@@ -110,11 +110,14 @@ SESSION_NOT_YOURS = (
 )
 
 
+def _agent_at_cap(agent: str, limit: int, held: str) -> str:
+    """How a refusal at a per-agent cap starts: what the agent holds, and that it is all one agent may hold."""
+    return f"agent '{agent}' has {limit} {held}; this server allows {limit} per agent"
+
+
 def too_many_sessions(agent: str, limit: int) -> str:
-    return (
-        f"agent '{agent}' has {limit} sessions open and none of them is idle; this server allows {limit} per agent. "
-        "Close a session (HTTP DELETE with its Mcp-Session-Id) or reuse one."
-    )
+    at_cap = _agent_at_cap(agent, limit, "sessions open and none of them is idle")
+    return f"{at_cap}. Close a session (HTTP DELETE with its Mcp-Session-Id) or reuse one."
 
 
 def too_many_watched(agent: str, upstream: str, limit: int) -> str:
@@ -129,9 +132,10 @@ def all_watched(upstream: str, limit: int) -> str:
 
 
 def too_many_listens(agent: str, limit: int) -> str:
+    at_cap = _agent_at_cap(agent, limit, "subscriptions/listen streams open")
     return (
-        f"agent '{agent}' has {limit} subscriptions/listen streams open; this server allows {limit} per agent "
-        "(toolwire serve --max-listen-streams-per-agent). Close one, or listen for several things on one stream."
+        f"{at_cap} (toolwire serve --max-listen-streams-per-agent). Close one, or listen for several things on one "
+        "stream."
     )
 
 
