@@ -5,7 +5,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 import httpx2
@@ -19,6 +19,9 @@ from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
+
+DEFAULT_TIMEOUT_S = 600.0
+"""How long one request to a provider may take, in seconds, when HttpOptions.timeout_s is unset."""
 
 NewAssembler = Callable[[], StreamAssembler]
 """A fresh assembler per attempt, so a retried stream starts from nothing."""
@@ -72,10 +75,12 @@ class HttpOptions(TypedDict, total=False):
     tool_choice: str | dict[str, Any] | None
     """"auto" (unset), "required", "none", a tool's name, or a wire object as the provider spells it."""
     stream: bool
-    """Read the reply as SSE events, folded into the body a non-streamed call returns."""
+    """Read the reply as SSE events, folded into the body a non-streamed call returns (off when unset)."""
     retry: RetryPolicy | None
     timeout_s: float
+    """How long one request may take, in seconds (DEFAULT_TIMEOUT_S when unset)."""
     client: httpx2.AsyncClient | None
+    """A client to post with, which the model leaves open; unset, the model makes its own and closes it."""
     on_text: OnText | None
     """Called with each text delta of a streamed reply (a retried stream shows its text again)."""
     media: MediaMode
@@ -100,35 +105,24 @@ class HttpModel:
     server_address: str | None
     server_port: int | None
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_tokens: int | None = None,
-        tool_choice: str | dict[str, Any] | None = None,
-        stream: bool = False,
-        retry: RetryPolicy | None = None,
-        timeout_s: float = 600.0,
-        client: httpx2.AsyncClient | None = None,
-        on_text: OnText | None = None,
-        media: MediaMode = "auto",
-    ) -> None:
+    def __init__(self, model: str, **options: Unpack[HttpOptions]) -> None:
         self.model = model
-        self.max_tokens, self.tool_choice, self.stream, self.on_text = max_tokens, tool_choice, stream, on_text
-        self.base_url = (base_url or self.default_base_url).rstrip("/")
-        self._api_key = resolve_key(api_key, self.key_env, self.base_url, self.default_base_url)
+        self.max_tokens, self.tool_choice = options.get("max_tokens"), options.get("tool_choice")
+        self.stream, self.on_text = options.get("stream", False), options.get("on_text")
+        self.base_url = (options.get("base_url") or self.default_base_url).rstrip("/")
+        self._api_key = resolve_key(options.get("api_key"), self.key_env, self.base_url, self.default_base_url)
         official = self.base_url == self.default_base_url.rstrip("/")
+        media = options.get("media", "auto")
         self.media_kinds = media_kinds(media, official=official, takes=self.takes_media, model=model)
         """The kinds of tool-result media this model is sent; the rest it reads as their text descriptions."""
-        self.retry = retry or RetryPolicy()
+        self.retry = options.get("retry") or RetryPolicy()
         parts = urlsplit(self.base_url)
         self.server_address = parts.hostname
         self.server_port = parts.port or (443 if parts.scheme == "https" else 80 if parts.scheme == "http" else None)
+        client = options.get("client")
         self._owns_client = client is None
         self._client = client or httpx2.AsyncClient(
-            timeout=httpx2.Timeout(timeout_s, connect=10.0), verify=ssl_context()
+            timeout=httpx2.Timeout(options.get("timeout_s", DEFAULT_TIMEOUT_S), connect=10.0), verify=ssl_context()
         )
 
     def __repr__(self) -> str:
