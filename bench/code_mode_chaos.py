@@ -47,6 +47,7 @@ from bench.code_mode_bench import CUSTOMER, SCRIPT, TASK, answer  # noqa: E402
 from helpers.cli import TOOLWIRE, clean_env  # noqa: E402
 from helpers.polling import wait_until  # noqa: E402
 from helpers.servers import HttpServer  # noqa: E402
+from store.procs import load as saved_run  # noqa: E402
 from toolwire_client.models.seed_scripts import SCRIPTS, last_results  # noqa: E402
 from toolwire_shared.messages import AssistantMessage, Message, ToolCall  # noqa: E402
 
@@ -167,18 +168,8 @@ def _run(argv: list[str]) -> "subprocess.CompletedProcess[str]":
     return subprocess.run(argv, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
 
 
-async def _load(db: str, run_id: str) -> Any:
-    from toolwire_client.store import open_store
-
-    store = await open_store(db)
-    try:
-        return await store.load(run_id)
-    finally:
-        await store.aclose()
-
-
 def load(db: str, run_id: str) -> Any:
-    return anyio.run(_load, db, run_id)
+    return anyio.run(saved_run, db, run_id)
 
 
 def finish(trial: Trial, db: str, run_id: str) -> None:

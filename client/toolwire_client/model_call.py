@@ -35,15 +35,7 @@ async def ask_model(
     m = model
     messages = state.messages if sent is None else sent
     step_kind = kind if kind != "act" else None
-    with chat_span(
-        m.provider,
-        m.model,
-        state.run_id,
-        m.server_address,
-        m.server_port,
-        step=len(state.steps) + 1,
-        step_kind=step_kind,
-    ) as span:
+    with chat_span(m, state.run_id, step=len(state.steps) + 1, step_kind=step_kind) as span:
         try:
             if cap is None:
                 reply = await m.complete(messages, specs)

@@ -4,6 +4,7 @@ The conventions are still 'Development'; when the genai repo's renames land, thi
 """
 
 from collections.abc import Mapping
+from typing import Protocol
 
 from opentelemetry.util.types import AttributeValue
 
@@ -89,3 +90,17 @@ def present(pairs: Mapping[str, AttributeValue | None]) -> dict[str, AttributeVa
 def server(address: str | None, port: int | None) -> dict[str, AttributeValue]:
     """server.address, and server.port beside it (a port alone names nothing)."""
     return present({SERVER_ADDRESS: address, SERVER_PORT: port if address else None})
+
+
+class ChatModel(Protocol):
+    """A model as a chat span and the chat metrics name it (the client's models have these attributes)."""
+
+    provider: str
+    model: str
+    server_address: str | None
+    server_port: int | None
+
+
+def chat(model: ChatModel) -> dict[str, AttributeValue]:
+    """What the chat span and every chat metric carry: the operation, the provider and the model asked for."""
+    return {GEN_AI_OPERATION_NAME: OP_CHAT, GEN_AI_PROVIDER_NAME: model.provider, GEN_AI_REQUEST_MODEL: model.model}

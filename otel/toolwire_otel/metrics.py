@@ -44,37 +44,22 @@ enabled = _switch.enabled
 
 
 def record_chat_duration(
-    provider: str,
-    request_model: str,
-    duration_s: float,
-    *,
-    response_model: str | None = None,
-    error_type: str | None = None,
-    server_address: str | None = None,
-    server_port: int | None = None,
+    model: semconv.ChatModel, duration_s: float, *, response_model: str | None = None, error_type: str | None = None
 ) -> None:
     if not _switch.on:
         return
     attrs = {
-        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
-        semconv.GEN_AI_PROVIDER_NAME: provider,
-        semconv.GEN_AI_REQUEST_MODEL: request_model,
+        **semconv.chat(model),
         **semconv.present({semconv.GEN_AI_RESPONSE_MODEL: response_model, semconv.ERROR_TYPE: error_type}),
-        **semconv.server(server_address, server_port),
+        **semconv.server(model.server_address, model.server_port),
     }
     _operation_duration.record(duration_s, attrs)
 
 
-def record_token_usage(provider: str, request_model: str, usage: Usage, *, response_model: str | None = None) -> None:
+def record_token_usage(model: semconv.ChatModel, usage: Usage, *, response_model: str | None = None) -> None:
     if not _switch.on:
         return
-    attrs: dict[str, str] = {
-        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
-        semconv.GEN_AI_PROVIDER_NAME: provider,
-        semconv.GEN_AI_REQUEST_MODEL: request_model,
-    }
-    if response_model:
-        attrs[semconv.GEN_AI_RESPONSE_MODEL] = response_model
+    attrs = {**semconv.chat(model), **semconv.present({semconv.GEN_AI_RESPONSE_MODEL: response_model})}
     _token_usage.record(usage.input_tokens, {**attrs, TOKEN_TYPE: "input"})
     _token_usage.record(usage.output_tokens, {**attrs, TOKEN_TYPE: "output"})
 

@@ -44,10 +44,7 @@ _tracer = trace.get_tracer("toolwire")
 
 @dataclass
 class _ChatCall:
-    provider: str
-    model: str
-    server_address: str | None
-    server_port: int | None
+    model: semconv.ChatModel
     response_model: str | None = None
 
 
@@ -205,46 +202,30 @@ def record_run_end(span: Span, usage: Usage, status: str, stop_reason: str | Non
 
 
 def chat_span(
-    provider: str,
-    model: str,
-    run_id: str,
-    server_address: str | None = None,
-    server_port: int | None = None,
-    *,
-    step: int | None = None,
-    step_kind: str | None = None,
+    model: semconv.ChatModel, run_id: str, *, step: int | None = None, step_kind: str | None = None
 ) -> SpanScope:
     """One model call; `step` and `step_kind` (a review or plan call) go in with the rest at the start."""
     if _off_here():
         return _NO_SPAN
     attrs: dict[str, Any] = {
-        semconv.GEN_AI_OPERATION_NAME: semconv.OP_CHAT,
-        semconv.GEN_AI_PROVIDER_NAME: provider,
-        semconv.GEN_AI_REQUEST_MODEL: model,
+        **semconv.chat(model),
         semconv.GEN_AI_CONVERSATION_ID: run_id,
-        **semconv.server(server_address, server_port),
+        **semconv.server(model.server_address, model.server_port),
     }
     if step is not None:
         attrs[semconv.TOOLWIRE_STEP] = step
     if step_kind is not None:
         attrs[semconv.TOOLWIRE_STEP_KIND] = step_kind
-    call = _ChatCall(provider, model, server_address, server_port)
+    call = _ChatCall(model)
     token = _current_chat.set(call)
     started = time.perf_counter()
 
     def ended(error: str | None) -> None:
         _current_chat.reset(token)
-        genai_metrics.record_chat_duration(
-            provider,
-            model,
-            time.perf_counter() - started,
-            response_model=call.response_model,
-            error_type=error,
-            server_address=server_address,
-            server_port=server_port,
-        )
+        duration_s = time.perf_counter() - started
+        genai_metrics.record_chat_duration(model, duration_s, response_model=call.response_model, error_type=error)
 
-    return _Current(f"{semconv.OP_CHAT} {model}", SpanKind.CLIENT, attrs, ended)
+    return _Current(f"{semconv.OP_CHAT} {model.model}", SpanKind.CLIENT, attrs, ended)
 
 
 def _usage_attributes(usage: Usage) -> dict[str, int]:
@@ -290,7 +271,7 @@ def _chat_metrics(usage: Usage, response_model: str | None) -> None:
     call = _current_chat.get()
     if call is not None:
         call.response_model = response_model
-        genai_metrics.record_token_usage(call.provider, call.model, usage, response_model=response_model)
+        genai_metrics.record_token_usage(call.model, usage, response_model=response_model)
 
 
 def record_retry(attempt: int, reason: str, wait_s: float) -> None:

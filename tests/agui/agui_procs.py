@@ -4,7 +4,6 @@ each event validated by the ag-ui-protocol types."""
 
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +14,7 @@ from ag_ui.core import BaseEvent, Event
 from pydantic import TypeAdapter
 
 from helpers.cli import REPO, TOOLWIRE, clean_env
-from helpers.fake_providers import RecordedRequest, Reply, anthropic_message
+from helpers.fake_providers import HeldModel, RecordedRequest, Reply, anthropic_message, assistant_turns
 from helpers.servers import free_port, stop_process, wait_until_ok
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -28,13 +27,11 @@ REFUND = ("toolu_refund", "issue_refund", {"order_id": "A123", "amount_cents": 2
 ANSWER = "Refunded 25.00 for order A123."
 
 
-class Model:
+class Model(HeldModel):
     """The loopback model: parallel lookups, then (once `gate` is set) the refund, then the answer."""
 
     def __init__(self, *, gated: bool) -> None:
-        self.gate = threading.Event()
-        if not gated:
-            self.gate.set()
+        super().__init__(gated=gated)
         self.replies = [
             anthropic_message("Looking it up.", PARALLEL),
             anthropic_message("Refunding one keyboard.", [REFUND]),
@@ -42,9 +39,8 @@ class Model:
         ]
 
     def __call__(self, request: RecordedRequest) -> Reply:
-        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
-        if asked == 1:
-            assert self.gate.wait(120), "the test never let the second model call go on"
+        asked = assistant_turns(request)
+        self.hold(asked)
         return self.replies[asked]
 
 

@@ -5,11 +5,10 @@ says what came back; as the sub-agent (its system prompt is the sub-agent's) it 
 parent did (`toolu_1` twice), as many models do: the stream must keep them apart."""
 
 import json
-import threading
 from collections import Counter
 from typing import Any
 
-from helpers.fake_providers import RecordedRequest, Reply, anthropic_message
+from helpers.fake_providers import HeldModel, RecordedRequest, Reply, anthropic_message, assistant_turns
 from toolwire_client import texts
 
 TASK = "Refund one keyboard of order A123"
@@ -23,18 +22,12 @@ CHILD_ANSWER = "Refunded 25.00 for order A123."
 ANSWER = "The sub-agent refunded 25.00 for order A123."
 
 
-class DelegatingModel:
-    def __init__(self, *, gated: bool) -> None:
-        self.gate = threading.Event()
-        if not gated:
-            self.gate.set()
-
+class DelegatingModel(HeldModel):
     def __call__(self, request: RecordedRequest) -> Reply:
-        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+        asked = assistant_turns(request)
         if texts.DELEGATE_SYSTEM not in json.dumps(request.body.get("system", "")):
             return [anthropic_message("Handing it to a sub-agent.", [DELEGATE]), anthropic_message(ANSWER)][asked]
-        if asked == 1:
-            assert self.gate.wait(120), "the test never let the sub-agent's second model call go on"
+        self.hold(asked, "the sub-agent's")
         replies = [
             anthropic_message("Looking it up.", LOOKUPS),
             anthropic_message("Refunding one keyboard.", [REFUND]),

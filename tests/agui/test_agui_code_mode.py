@@ -13,7 +13,7 @@ from agui_procs import agent_server, people_file, run_input, stream
 from subagent_procs import check_subagents
 from test_agui_run import check_sequence, records
 
-from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message
+from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message, assistant_turns
 from toolwire_client import texts
 from toolwire_client.tools.code_mode.source import script_run_id
 
@@ -40,7 +40,7 @@ def carried(events: list[Any]) -> list[dict[str, Any]]:
 
 def model(request: RecordedRequest) -> Reply:
     """The loopback model: one run_code call, then its answer."""
-    asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+    asked = assistant_turns(request)
     return [anthropic_message("Scripting the lookups.", [RUN_CODE]), anthropic_message(ANSWER)][asked]
 
 
@@ -103,7 +103,7 @@ def test_a_failed_script_ends_its_subagent_with_a_readable_message_and_its_stop_
     tmp_path: Path,
 ) -> None:
     def failing(request: RecordedRequest) -> Reply:
-        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+        asked = assistant_turns(request)
         return [anthropic_message("", [("call_0", "run_code", {"code": FAILING})]), anthropic_message(ANSWER)][asked]
 
     tokens = people_file(tmp_path, {"alice": (ALICE, ["support*"])})

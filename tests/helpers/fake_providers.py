@@ -51,6 +51,26 @@ class RecordedRequest:
 Responder = Callable[[RecordedRequest], Reply]
 
 
+def assistant_turns(request: RecordedRequest) -> int:
+    """How many assistant turns an Anthropic request carries: which reply of its script a loopback model gives."""
+    return sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+
+
+class HeldModel:
+    """A loopback model whose second call waits until the test sets `gate` (set from the start unless `gated`), so
+    that the test sees its run mid-way."""
+
+    def __init__(self, *, gated: bool) -> None:
+        self.gate = threading.Event()
+        if not gated:
+            self.gate.set()
+
+    def hold(self, asked: int, whose: str = "the") -> None:
+        """At the second call (`asked` turns before it: 1), wait for the gate; `whose` names the call in the error."""
+        if asked == 1:
+            assert self.gate.wait(120), f"the test never let {whose} second model call go on"
+
+
 def load_fixture(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((FIXTURES / name).read_text())
     return data

@@ -29,12 +29,11 @@ from helpers.fake_providers import (
 from helpers.polling import await_until
 from loop.conftest import REPO
 from loop.test_tool_search import CATALOG, INVOICE
+from store.procs import load
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, ServerSpec
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
 from toolwire_client.replay import replay
-from toolwire_client.run.state import RunState
-from toolwire_client.store import open_store
 
 FOUND = "billing_create_invoice"
 KEPT = "crm_get_contact"
@@ -174,19 +173,11 @@ async def test_a_run_killed_after_a_hosted_search_resumes_with_the_same_tools_an
     assert again["tools"] == killed["tools"] == first["tools"] and first["tools"][-1] == {"type": "tool_search"}
     assert again["input"] == killed["input"]  # the search's items sent again, as before the kill
     assert [item.get("type") for item in again["input"]][1:3] == ["tool_search_call", "tool_search_output"]
-    state = await _load(db, run_id)
+    state = await load(db, run_id)
     assert state.status == "done" and "Invoice created" in (state.final_answer or ""), state.report
     assert [step.loaded for step in state.steps] == [[FOUND], [FOUND]]
     replayed = run_toolwire("replay", run_id, "--db", db, env=env)
     assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout + replayed.stderr
-
-
-async def _load(db: str, run_id: str) -> RunState:
-    store = await open_store(db)
-    try:
-        return await store.load(run_id)
-    finally:
-        await store.aclose()
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ argv: TRACE_OPTION ('-' for none) ENDING ('shutdown', 'exit', 'raise'). Used by 
 """
 
 import sys
+from types import SimpleNamespace
 
 from toolwire_otel import spans
 from toolwire_otel.setup import configure_tracing
@@ -17,7 +18,8 @@ def main() -> None:
     handle = configure_tracing(None if option == "-" else option)
     print(f"exporter={handle.exporter} enabled={handle.enabled}")
     with spans.agent_span("driver", "run_drv", "m-1") as agent:
-        with spans.chat_span("scripted", "m-1", "run_drv") as chat:
+        model = SimpleNamespace(provider="scripted", model="m-1", server_address=None, server_port=None)
+        with spans.chat_span(model, "run_drv") as chat:
             spans.record_chat_content(chat, [UserMessage(content="look up A123")], [], None)
             spans.record_chat_response(chat, Usage(input_tokens=10, output_tokens=5), "m-1", "resp_1", "tool_calls")
         call = ToolCall(id="call_1", name="get_order", arguments={"order_id": "A123"})

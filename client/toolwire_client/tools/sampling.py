@@ -78,9 +78,7 @@ class Sampler:
         token = otel_context.attach(asker.trace) if asker.trace is not None else None
         try:
             m = lent.model
-            with chat_span(
-                m.provider, m.model, state.run_id, m.server_address, m.server_port, step_kind="sampling"
-            ) as span:
+            with chat_span(m, state.run_id, step_kind="sampling") as span:
                 reply = await m.complete(messages, tools, max_output_tokens=max_tokens)
                 record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
         except ModelCallFailed as exc:
