@@ -1,5 +1,5 @@
-"""The three wire formats as the context tests read them: a scripted turn as each provider's reply, and what a
-recorded request body sent (tool results by call id, tool names, the system prompt)."""
+"""The three wire formats as the tests read them: a scripted turn as each provider's reply, the model adapter that
+talks to it, and what a recorded request body sent (tool results by call id, tool names, the system prompt)."""
 
 import json
 from collections.abc import Sequence
@@ -51,7 +51,12 @@ class Wire:
         return responses_reply(items, usage=usage)
 
 
-WIRES = [Wire("anthropic", "anthropic"), Wire("openai", "openai"), Wire("responses", "openai-responses")]
+ANTHROPIC = Wire("anthropic", "anthropic")
+OPENAI = Wire("openai", "openai")
+"""OpenAI Chat Completions."""
+RESPONSES = Wire("responses", "openai-responses")
+"""OpenAI Responses."""
+WIRES = [ANTHROPIC, OPENAI, RESPONSES]
 
 
 def _text(content: Any) -> str:

@@ -8,20 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from context.wire import ANTHROPIC, OPENAI
 from helpers.cli import clean_env, run_toolwire
-from helpers.fake_providers import (
-    FakeProvider,
-    RecordedRequest,
-    Reply,
-    anthropic_message,
-    openai_call,
-    openai_completion,
-)
+from helpers.fake_providers import FakeProvider
 from loop.names_server import LONG_NAME
 from toolwire_client.config import RunConfig
 from toolwire_client.loop import Agent
-from toolwire_client.models.anthropic import AnthropicModel
-from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.replay import replay
 from toolwire_client.store import approvals
 from toolwire_client.store.sqlite import SqliteRunStore
@@ -72,8 +64,8 @@ def tool_names(body: dict[str, Any]) -> list[str]:
 
 async def test_openai_chat_gets_valid_names_and_calls_reach_the_right_servers() -> None:
     with FakeProvider() as fake:
-        fake.push(openai_completion(None, [openai_call(i, n, a) for i, n, a in CALLS]), openai_completion("read"))
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        fake.push(OPENAI.reply(calls=CALLS), OPENAI.reply("read"))
+        model = OPENAI.model(fake)
         state = await Agent(model, toolbox()).run("read them")
         await model.aclose()
     first, second = (tool_names(r.body) for r in fake.requests)
@@ -90,8 +82,8 @@ async def test_openai_chat_gets_valid_names_and_calls_reach_the_right_servers() 
 
 async def test_anthropic_gets_valid_names_and_calls_reach_the_right_servers() -> None:
     with FakeProvider() as fake:
-        fake.push(anthropic_message("", CALLS), anthropic_message("read"))
-        model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url=fake.anthropic_url)
+        fake.push(ANTHROPIC.reply(calls=CALLS), ANTHROPIC.reply("read"))
+        model = ANTHROPIC.model(fake)
         state = await Agent(model, toolbox()).run("read them")
         await model.aclose()
     first, second = (tool_names(r.body) for r in fake.requests)
@@ -105,18 +97,11 @@ async def test_anthropic_gets_valid_names_and_calls_reach_the_right_servers() ->
 
 
 async def test_names_hold_after_resume_and_replay_and_risky_matches_the_real_name(tmp_path: Path) -> None:
-    def respond(request: RecordedRequest) -> Reply:
-        asked = len(fake.requests)
-        return (
-            openai_completion(None, [openai_call(i, n, a) for i, n, a in CALLS])
-            if asked == 1
-            else (openai_completion("all read"))
-        )
-
     config = RunConfig(model="openai:gpt-fake", risky_tools=["files.read"])  # the name the user knows
     store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
-    with FakeProvider(respond) as fake:
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+    with FakeProvider() as fake:
+        fake.push(OPENAI.reply(calls=CALLS), OPENAI.reply("all read"))  # the calls, then after the resume the answer
+        model = OPENAI.model(fake)
         paused = await Agent(model, toolbox(), config=config, store=store).run("read them", run_id="run_names")
         assert paused.status == "waiting_for_approval"
         assert [p.call.name for p in paused.pending] == ["files_read"]
@@ -136,14 +121,11 @@ async def test_names_hold_after_resume_and_replay_and_risky_matches_the_real_nam
 
 
 def test_toolwire_resume_offers_the_same_names(tmp_path: Path) -> None:
-    def respond(request: RecordedRequest) -> Reply:
-        calls = [openai_call(i, n, a) for i, n, a in CALLS]
-        return openai_completion(None, calls) if len(fake.requests) == 1 else openai_completion("all read")
-
     env, db = clean_env(OPENAI_API_KEY="sk-test"), str(tmp_path / "runs.sqlite3")
     alpha = f"{sys.executable} tests/loop/names_server.py alpha --all"
     beta = f"{sys.executable} tests/loop/names_server.py beta"
-    with FakeProvider(respond) as fake:
+    with FakeProvider() as fake:
+        fake.push(OPENAI.reply(calls=CALLS), OPENAI.reply("all read"))  # the calls, then after the resume the answer
         args = ["run", "read them", "--model", "openai:gpt-fake", "--base-url", fake.openai_url, "--db", db]
         paused = run_toolwire(*args, "--server", alpha, "--server", beta, "--risky", "files.read", env=env)
         assert "waiting_for_approval" in paused.stdout + paused.stderr, paused.stderr

@@ -8,24 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from context.wire import ANTHROPIC, OPENAI, RESPONSES
 from helpers.cli import clean_env, run_toolwire
-from helpers.fake_providers import (
-    FakeProvider,
-    RecordedRequest,
-    Reply,
-    anthropic_message,
-    openai_call,
-    openai_completion,
-    responses_call,
-    responses_message,
-    responses_reply,
-)
+from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message
 from loop.conftest import REPO
 from toolwire_client.loop import Agent
 from toolwire_client.mistakes import WAITING
-from toolwire_client.models.anthropic import AnthropicModel
-from toolwire_client.models.openai_chat import OpenAIChatModel
-from toolwire_client.models.openai_responses import OpenAIResponsesModel
 from toolwire_client.replay import replay
 from toolwire_client.tools.mcp_source import McpSource
 from toolwire_client.tools.tool_search import ToolSearch
@@ -50,11 +38,11 @@ def responses_tools(body: dict[str, Any]) -> list[str]:
 async def test_openai_chat_search_then_call_what_it_found() -> None:
     with FakeProvider() as fake:
         fake.push(
-            openai_completion(None, [openai_call("c1", "search_tools", '{"query": "create an invoice in billing"}')]),
-            openai_completion(None, [openai_call("c2", "billing_create_invoice", json.dumps(INVOICE))]),
-            openai_completion("Invoice created."),
+            OPENAI.reply(calls=[("c1", "search_tools", {"query": "create an invoice in billing"})]),
+            OPENAI.reply(calls=[("c2", "billing_create_invoice", INVOICE)]),
+            OPENAI.reply("Invoice created."),
         )
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        model = OPENAI.model(fake)
         state = await Agent(model, ToolBox([catalog()], layers=[ToolSearch("auto")])).run("Bill 12 EUR")
         await model.aclose()
     assert state.status == "done", state.report
@@ -75,12 +63,12 @@ async def test_openai_chat_search_then_call_what_it_found() -> None:
 async def test_openai_responses_a_tool_called_before_it_is_loaded_is_loaded_and_called_again() -> None:
     with FakeProvider() as fake:
         fake.push(
-            responses_reply([responses_call("call_1", "crm_get_contact", '{"contact_id": "c7"}')]),
-            responses_reply([responses_call("call_2", "crm_get_contact", '{"contact_id": "c7"}')]),
-            responses_reply([responses_call("call_3", "crm_frobnicate", "{}")]),
-            responses_reply([responses_message("Contact c7 found.")]),
+            RESPONSES.reply(calls=[("call_1", "crm_get_contact", {"contact_id": "c7"})]),
+            RESPONSES.reply(calls=[("call_2", "crm_get_contact", {"contact_id": "c7"})]),
+            RESPONSES.reply(calls=[("call_3", "crm_frobnicate", {})]),
+            RESPONSES.reply("Contact c7 found."),
         )
-        model = OpenAIResponsesModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        model = RESPONSES.model(fake)
         box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_create_*"])])
         state = await Agent(model, box).run("Look up contact c7")
         await model.aclose()
@@ -118,7 +106,7 @@ async def test_anthropic_native_tool_search_defers_the_tools_and_records_what_it
             anthropic_message("", [("toolu_1", "billing_create_invoice", INVOICE)], extra_blocks=search_blocks),
             anthropic_message("Invoice created."),
         )
-        model = AnthropicModel("claude-fake", api_key="sk-ant-test", base_url=fake.anthropic_url)
+        model = ANTHROPIC.model(fake)
         box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_get_contact"], native=True)])
         state = await Agent(model, box).run("Bill 12 EUR")
         await model.aclose()
@@ -144,12 +132,12 @@ def _cached(tools: list[dict[str, Any]]) -> dict[str, Any]:
 async def test_a_search_never_shows_a_tool_the_run_may_not_call() -> None:
     with FakeProvider() as fake:
         fake.push(
-            openai_completion(None, [openai_call("c1", "search_tools", '{"query": "billing_create_invoice"}')]),
-            openai_completion(None, [openai_call("c2", "search_tools", '{"query": "invoice billing system"}')]),
-            openai_completion(None, [openai_call("c3", "billing_create_invoice", "{}")]),
-            openai_completion("No billing tool."),
+            OPENAI.reply(calls=[("c1", "search_tools", {"query": "billing_create_invoice"})]),
+            OPENAI.reply(calls=[("c2", "search_tools", {"query": "invoice billing system"})]),
+            OPENAI.reply(calls=[("c3", "billing_create_invoice", {})]),
+            OPENAI.reply("No billing tool."),
         )
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        model = OPENAI.model(fake)
         box = ToolBox([catalog()], allow=["crm_*"], layers=[ToolSearch("on")])
         state = await Agent(model, box).run("Bill 12 EUR")
         await model.aclose()
@@ -162,8 +150,8 @@ async def test_a_search_never_shows_a_tool_the_run_may_not_call() -> None:
 
 async def test_auto_offers_every_tool_of_a_small_run() -> None:
     with FakeProvider() as fake:
-        fake.push(openai_completion("Nothing to do."))
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        fake.push(OPENAI.reply("Nothing to do."))
+        model = OPENAI.model(fake)
         state = await Agent(model, ToolBox([catalog(10)], layers=[ToolSearch("auto")])).run("Hello")
         await model.aclose()
     assert len(chat_tools(fake.requests[0].body)) == 10 and state.steps[0].loaded is None
@@ -198,21 +186,19 @@ def searching_model(request: RecordedRequest) -> Reply:
     """Searches, calls the contact lookup it found, then answers from its result."""
     results = [m["content"] for m in request.body["messages"] if m["role"] == "tool"]
     if not results:
-        return openai_completion(
-            None, [openai_call("c1", "search_tools", '{"query": "get a CRM contact", "limit": 2}')]
-        )
+        return OPENAI.reply(calls=[("c1", "search_tools", {"query": "get a CRM contact", "limit": 2})])
     if len(results) == 1:
-        return openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')])
-    return openai_completion(f"c7 is Ada ({results[-1]})")
+        return OPENAI.reply(calls=[("c2", "crm_get_contact", {"contact_id": "c7"})])
+    return OPENAI.reply(f"c7 is Ada ({results[-1]})")
 
 
 async def test_a_risky_tool_called_before_it_is_loaded_is_loaded_unasked_and_waits_when_called_again() -> None:
     with FakeProvider() as fake:
         fake.push(
-            openai_completion(None, [openai_call("c1", "crm_get_contact", '{"contact_id": "c7"}')]),
-            openai_completion(None, [openai_call("c2", "crm_get_contact", '{"contact_id": "c7"}')]),
+            OPENAI.reply(calls=[("c1", "crm_get_contact", {"contact_id": "c7"})]),
+            OPENAI.reply(calls=[("c2", "crm_get_contact", {"contact_id": "c7"})]),
         )
-        model = OpenAIChatModel("gpt-fake", api_key="sk-test", base_url=fake.openai_url)
+        model = OPENAI.model(fake)
         box = ToolBox([catalog()], layers=[ToolSearch("on")])
         state = await Agent.of(model, box, risky_tools={"crm_get_contact"}).run("Look up contact c7")
         await model.aclose()
