@@ -27,19 +27,21 @@ from toolwire_client.store.layout import split
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry
-from toolwire_shared.elicitation import InputAnswer, InputWanted
-from toolwire_shared.media import MediaPart
-from toolwire_shared.messages import (
+from toolwire_shared import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolCall,
+    ToolPolicy,
+    ToolResult,
     ToolResultMessage,
+    ToolSpec,
+    Usage,
     UserMessage,
 )
-from toolwire_shared.results import SubRun, TaskRun, ToolResult
-from toolwire_shared.tools import ToolPolicy, ToolSpec
-from toolwire_shared.usage import Usage
+from toolwire_shared.elicitation import InputAnswer, InputWanted
+from toolwire_shared.media import MediaPart
+from toolwire_shared.results import SubRun, TaskRun
 
 DATA = Path(__file__).parent / "data"
 EVERY = DATA / "run_every_record.json"
