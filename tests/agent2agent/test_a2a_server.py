@@ -15,7 +15,11 @@ import pytest
 from a2a.client import Client, ClientConfig, create_client
 from a2a.types import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
@@ -23,6 +27,7 @@ from a2a.types import (
     SendMessageRequest,
     StreamResponse,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from google.protobuf.json_format import MessageToDict
@@ -182,6 +187,22 @@ async def test_no_token_a_wrong_token_and_another_agents_task_are_refused(served
         rebound = await http.post(served.url, headers={"Host": "evil.example", "Authorization": f"Bearer {ALICE}"})
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
     assert rebound.status_code == 421  # a page on another name (DNS rebinding) is refused before anything runs
+
+
+async def test_what_the_door_does_not_offer_is_refused_saying_so(served: A2AServer) -> None:
+    """The SDK's handler methods this door has no part for (push notifications, tasks/list) answer the caller that
+    the agent does not offer them."""
+    async with a2a_client(served.url, ALICE) as client:
+        for call in (
+            client.create_task_push_notification_config(TaskPushNotificationConfig(task_id="t1")),
+            client.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id="t1")),
+            client.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id="t1")),
+            client.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(task_id="t1")),
+        ):
+            with pytest.raises(Exception, match="this toolwire agent does not offer push notifications"):
+                await call
+        with pytest.raises(Exception, match="this toolwire agent does not offer tasks/list"):
+            await client.list_tasks(ListTasksRequest())
 
 
 async def test_a_task_whose_tool_server_will_not_start_fails_saying_why(tmp_path: Path) -> None:

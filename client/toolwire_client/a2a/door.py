@@ -15,13 +15,9 @@ from a2a.server.request_handlers.request_handler import RequestHandler
 from a2a.types import (
     AgentCard,
     CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     InvalidParamsError,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -31,7 +27,6 @@ from a2a.types import (
     TaskArtifactUpdateEvent,
     TaskNotCancelableError,
     TaskNotFoundError,
-    TaskPushNotificationConfig,
     TaskStatusUpdateEvent,
     UnsupportedOperationError,
 )
@@ -178,25 +173,14 @@ class RunDoor(RequestHandler):
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         _unsupported("tasks/list")
 
-    async def on_create_task_push_notification_config(
-        self, params: TaskPushNotificationConfig, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
+    async def _no_push_notifications(self, params: object, context: ServerCallContext) -> NoReturn:
+        """The SDK's four push-notification handlers (create, get, list, delete), all one refusal."""
         _unsupported("push notifications")
 
-    async def on_get_task_push_notification_config(
-        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> TaskPushNotificationConfig:
-        _unsupported("push notifications")
-
-    async def on_list_task_push_notification_configs(
-        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
-    ) -> ListTaskPushNotificationConfigsResponse:
-        _unsupported("push notifications")
-
-    async def on_delete_task_push_notification_config(
-        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
-    ) -> None:
-        _unsupported("push notifications")
+    on_create_task_push_notification_config = _no_push_notifications
+    on_get_task_push_notification_config = _no_push_notifications
+    on_list_task_push_notification_configs = _no_push_notifications
+    on_delete_task_push_notification_config = _no_push_notifications
 
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext
