@@ -1,5 +1,6 @@
 """The three wire formats as the tests read them: a scripted turn as each provider's reply, the model adapter that
-talks to it, and what a recorded request body sent (tool results by call id, tool names, the system prompt)."""
+talks to it, a run on such a script (`run_scripted`), and what a recorded request body sent (tool results by call
+id, tool names, the system prompt)."""
 
 import json
 from collections.abc import Sequence
@@ -8,6 +9,7 @@ from typing import Any
 
 from helpers.fake_providers import (
     FakeProvider,
+    RecordedRequest,
     Reply,
     anthropic_message,
     openai_call,
@@ -16,10 +18,13 @@ from helpers.fake_providers import (
     responses_message,
     responses_reply,
 )
+from toolwire_client.loop import Agent
 from toolwire_client.models.anthropic import AnthropicModel
 from toolwire_client.models.base import Model
 from toolwire_client.models.openai_chat import OpenAIChatModel
 from toolwire_client.models.openai_responses import OpenAIResponsesModel
+from toolwire_client.run.state import RunState
+from toolwire_client.tools.toolbox import ToolBox
 
 Call = tuple[str, str, dict[str, Any]]
 """(call id, tool name, arguments)."""
@@ -57,6 +62,19 @@ OPENAI = Wire("openai", "openai")
 RESPONSES = Wire("responses", "openai-responses")
 """OpenAI Responses."""
 WIRES = [ANTHROPIC, OPENAI, RESPONSES]
+
+
+async def run_scripted(
+    wire: Wire, box: ToolBox, task: str, replies: Sequence[Reply], risky_tools: set[str] | None = None
+) -> tuple[RunState, list[RecordedRequest]]:
+    """`task` run once on `box` by `wire`'s adapter, the loopback provider answering `replies` in turn: the run, and
+    the requests the provider got."""
+    with FakeProvider() as fake:
+        fake.push(*replies)
+        model = wire.model(fake)
+        state = await Agent.of(model, box, risky_tools=risky_tools).run(task)
+        await model.aclose()
+    return state, fake.requests
 
 
 def _text(content: Any) -> str:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from context.wire import ANTHROPIC, OPENAI
+from context.wire import ANTHROPIC, OPENAI, run_scripted
 from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider
 from loop.names_server import LONG_NAME
@@ -63,12 +63,9 @@ def tool_names(body: dict[str, Any]) -> list[str]:
 
 
 async def test_openai_chat_gets_valid_names_and_calls_reach_the_right_servers() -> None:
-    with FakeProvider() as fake:
-        fake.push(OPENAI.reply(calls=CALLS), OPENAI.reply("read"))
-        model = OPENAI.model(fake)
-        state = await Agent(model, toolbox()).run("read them")
-        await model.aclose()
-    first, second = (tool_names(r.body) for r in fake.requests)
+    script = [OPENAI.reply(calls=CALLS), OPENAI.reply("read")]
+    state, requests = await run_scripted(OPENAI, toolbox(), "read them", script)
+    first, second = (tool_names(r.body) for r in requests)
     assert all(OPENAI_NAME.match(name) for name in first), first
     assert first == second and sorted(first) == sorted(["files_read", "dump", ALPHA_LONG, BETA_LONG])
     answers = {r.call_id: (r.content, r.is_error) for r in state.steps[0].results}
@@ -81,12 +78,9 @@ async def test_openai_chat_gets_valid_names_and_calls_reach_the_right_servers() 
 
 
 async def test_anthropic_gets_valid_names_and_calls_reach_the_right_servers() -> None:
-    with FakeProvider() as fake:
-        fake.push(ANTHROPIC.reply(calls=CALLS), ANTHROPIC.reply("read"))
-        model = ANTHROPIC.model(fake)
-        state = await Agent(model, toolbox()).run("read them")
-        await model.aclose()
-    first, second = (tool_names(r.body) for r in fake.requests)
+    script = [ANTHROPIC.reply(calls=CALLS), ANTHROPIC.reply("read")]
+    state, requests = await run_scripted(ANTHROPIC, toolbox(), "read them", script)
+    first, second = (tool_names(r.body) for r in requests)
     assert all(OPENAI_NAME.match(n) and ANTHROPIC_NAME.match(n) for n in first), first
     assert first == second and set(first) == {"files_read", "dump", ALPHA_LONG, BETA_LONG}
     assert [r.content for r in state.steps[0].results] == [

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from context.wire import ANTHROPIC, OPENAI, RESPONSES
+from context.wire import ANTHROPIC, OPENAI, RESPONSES, run_scripted
 from helpers.cli import clean_env, run_toolwire
 from helpers.fake_providers import FakeProvider, RecordedRequest, Reply, anthropic_message
 from loop.conftest import REPO
-from toolwire_client.loop import Agent
 from toolwire_client.mistakes import WAITING
 from toolwire_client.replay import replay
 from toolwire_client.tools.mcp_source import McpSource
@@ -36,17 +35,15 @@ def responses_tools(body: dict[str, Any]) -> list[str]:
 
 
 async def test_openai_chat_search_then_call_what_it_found() -> None:
-    with FakeProvider() as fake:
-        fake.push(
-            OPENAI.reply(calls=[("c1", "search_tools", {"query": "create an invoice in billing"})]),
-            OPENAI.reply(calls=[("c2", "billing_create_invoice", INVOICE)]),
-            OPENAI.reply("Invoice created."),
-        )
-        model = OPENAI.model(fake)
-        state = await Agent(model, ToolBox([catalog()], layers=[ToolSearch("auto")])).run("Bill 12 EUR")
-        await model.aclose()
+    script = [
+        OPENAI.reply(calls=[("c1", "search_tools", {"query": "create an invoice in billing"})]),
+        OPENAI.reply(calls=[("c2", "billing_create_invoice", INVOICE)]),
+        OPENAI.reply("Invoice created."),
+    ]
+    box = ToolBox([catalog()], layers=[ToolSearch("auto")])
+    state, requests = await run_scripted(OPENAI, box, "Bill 12 EUR", script)
     assert state.status == "done", state.report
-    first, second, third = (request.body for request in fake.requests)
+    first, second, third = (request.body for request in requests)
     assert chat_tools(first) == ["search_tools"]  # 40 tools: auto turns it on
     found = state.steps[0].results[0].content
     assert "billing_create_invoice: Create a new invoice in the billing system." in found, found
@@ -61,19 +58,16 @@ async def test_openai_chat_search_then_call_what_it_found() -> None:
 
 
 async def test_openai_responses_a_tool_called_before_it_is_loaded_is_loaded_and_called_again() -> None:
-    with FakeProvider() as fake:
-        fake.push(
-            RESPONSES.reply(calls=[("call_1", "crm_get_contact", {"contact_id": "c7"})]),
-            RESPONSES.reply(calls=[("call_2", "crm_get_contact", {"contact_id": "c7"})]),
-            RESPONSES.reply(calls=[("call_3", "crm_frobnicate", {})]),
-            RESPONSES.reply("Contact c7 found."),
-        )
-        model = RESPONSES.model(fake)
-        box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_create_*"])])
-        state = await Agent(model, box).run("Look up contact c7")
-        await model.aclose()
+    script = [
+        RESPONSES.reply(calls=[("call_1", "crm_get_contact", {"contact_id": "c7"})]),
+        RESPONSES.reply(calls=[("call_2", "crm_get_contact", {"contact_id": "c7"})]),
+        RESPONSES.reply(calls=[("call_3", "crm_frobnicate", {})]),
+        RESPONSES.reply("Contact c7 found."),
+    ]
+    box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_create_*"])])
+    state, requests = await run_scripted(RESPONSES, box, "Look up contact c7", script)
     assert state.status == "done", state.report
-    bodies = [request.body for request in fake.requests]
+    bodies = [request.body for request in requests]
     assert responses_tools(bodies[0]) == ["crm_create_contact", "search_tools"]  # the kept tool and the search
     early = state.steps[0].results[0]
     assert (
@@ -101,17 +95,13 @@ async def test_anthropic_native_tool_search_defers_the_tools_and_records_what_it
             },
         },
     ]
-    with FakeProvider() as fake:
-        fake.push(
-            anthropic_message("", [("toolu_1", "billing_create_invoice", INVOICE)], extra_blocks=search_blocks),
-            anthropic_message("Invoice created."),
-        )
-        model = ANTHROPIC.model(fake)
-        box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_get_contact"], native=True)])
-        state = await Agent(model, box).run("Bill 12 EUR")
-        await model.aclose()
+    script = [
+        anthropic_message("", [("toolu_1", "billing_create_invoice", INVOICE)], extra_blocks=search_blocks),
+        anthropic_message("Invoice created."),
+    ]
+    box = ToolBox([catalog()], layers=[ToolSearch("on", keep=["crm_get_contact"], native=True)])
+    state, (first, second) = await run_scripted(ANTHROPIC, box, "Bill 12 EUR", script)
     assert state.status == "done", state.report
-    first, second = fake.requests
     tools = first.body["tools"]
     assert tools[-1] == {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25", **_cached(tools)}
     deferred = [tool["name"] for tool in tools if tool.get("defer_loading")]
@@ -130,31 +120,25 @@ def _cached(tools: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def test_a_search_never_shows_a_tool_the_run_may_not_call() -> None:
-    with FakeProvider() as fake:
-        fake.push(
-            OPENAI.reply(calls=[("c1", "search_tools", {"query": "billing_create_invoice"})]),
-            OPENAI.reply(calls=[("c2", "search_tools", {"query": "invoice billing system"})]),
-            OPENAI.reply(calls=[("c3", "billing_create_invoice", {})]),
-            OPENAI.reply("No billing tool."),
-        )
-        model = OPENAI.model(fake)
-        box = ToolBox([catalog()], allow=["crm_*"], layers=[ToolSearch("on")])
-        state = await Agent(model, box).run("Bill 12 EUR")
-        await model.aclose()
+    script = [
+        OPENAI.reply(calls=[("c1", "search_tools", {"query": "billing_create_invoice"})]),
+        OPENAI.reply(calls=[("c2", "search_tools", {"query": "invoice billing system"})]),
+        OPENAI.reply(calls=[("c3", "billing_create_invoice", {})]),
+        OPENAI.reply("No billing tool."),
+    ]
+    box = ToolBox([catalog()], allow=["crm_*"], layers=[ToolSearch("on")])
+    state, requests = await run_scripted(OPENAI, box, "Bill 12 EUR", script)
     by_name, by_words, called = (step.results[0] for step in state.steps[:3])
     found = [line for result in (by_name, by_words) for line in result.content.splitlines() if line.startswith("- ")]
     assert found and not any("billing" in line for line in found), found  # only the crm_* tools it may call
     assert called.error_kind == "unknown_tool"
-    assert not any("billing" in name for request in fake.requests for name in chat_tools(request.body))
+    assert not any("billing" in name for request in requests for name in chat_tools(request.body))
 
 
 async def test_auto_offers_every_tool_of_a_small_run() -> None:
-    with FakeProvider() as fake:
-        fake.push(OPENAI.reply("Nothing to do."))
-        model = OPENAI.model(fake)
-        state = await Agent(model, ToolBox([catalog(10)], layers=[ToolSearch("auto")])).run("Hello")
-        await model.aclose()
-    assert len(chat_tools(fake.requests[0].body)) == 10 and state.steps[0].loaded is None
+    box = ToolBox([catalog(10)], layers=[ToolSearch("auto")])
+    state, requests = await run_scripted(OPENAI, box, "Hello", [OPENAI.reply("Nothing to do.")])
+    assert len(chat_tools(requests[0].body)) == 10 and state.steps[0].loaded is None
 
 
 def test_a_run_paused_for_approval_resumes_in_a_new_process_with_the_same_loaded_tools(tmp_path: Path) -> None:
@@ -193,14 +177,11 @@ def searching_model(request: RecordedRequest) -> Reply:
 
 
 async def test_a_risky_tool_called_before_it_is_loaded_is_loaded_unasked_and_waits_when_called_again() -> None:
-    with FakeProvider() as fake:
-        fake.push(
-            OPENAI.reply(calls=[("c1", "crm_get_contact", {"contact_id": "c7"})]),
-            OPENAI.reply(calls=[("c2", "crm_get_contact", {"contact_id": "c7"})]),
-        )
-        model = OPENAI.model(fake)
-        box = ToolBox([catalog()], layers=[ToolSearch("on")])
-        state = await Agent.of(model, box, risky_tools={"crm_get_contact"}).run("Look up contact c7")
-        await model.aclose()
+    script = [
+        OPENAI.reply(calls=[("c1", "crm_get_contact", {"contact_id": "c7"})]),
+        OPENAI.reply(calls=[("c2", "crm_get_contact", {"contact_id": "c7"})]),
+    ]
+    box = ToolBox([catalog()], layers=[ToolSearch("on")])
+    state, _ = await run_scripted(OPENAI, box, "Look up contact c7", script, risky_tools={"crm_get_contact"})
     assert "was not loaded, so it did not run" in state.steps[0].results[0].content  # loading it ran nothing
     assert state.status == "waiting_for_approval" and [p.call.id for p in state.pending] == ["c2"]
