@@ -1,6 +1,7 @@
 """`agent serve --a2a` against a2a-sdk's own Python client (not ours): send, stream, get and cancel; a task waiting for
 approval (input-required) answered through A2A, also after the server was killed -9 and started again; a decision
-made with `toolwire approve` seen by the A2A client; and the bearer tokens: none, a wrong one, another agent's task."""
+made with `toolwire approve` seen by the A2A client; the bearer tokens: none, a wrong one, another agent's task; and
+what the door does not offer (push notifications, tasks/list) refused saying so."""
 
 import json
 import sys
