@@ -10,7 +10,7 @@ record of an approval of exactly that call, whatever the saved state says.
 The Agent hands in its parts (toolbox, store, hooks, limits, what is risky, how to save); nothing here reaches back
 into it."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from functools import partial
 
@@ -100,7 +100,7 @@ class TurnCalls:
         if off_step:
             repeated = {c.id for c, _ in repeats}
             step.results.extend(r for r in off_step if r.call_id not in repeated)
-        answered = {r.call_id for r in step.results} if step.results else frozenset[str]()
+        answered: Collection[str] = {r.call_id for r in step.results} if step.results else ()
         to_run: list[ToolCall] = []
         risky: list[ToolCall] = []
         for c in step.tool_calls:
@@ -169,15 +169,7 @@ class TurnCalls:
 
     def _repeats(self, state: RunState, calls: list[ToolCall]) -> list[tuple[ToolCall, int]]:
         """Calls of this turn asked for repeat_limit times or more, counting every earlier turn of the run."""
-        before = state.asked_before(len(state.messages) - 1)
-        this_turn: dict[str, int] = {}
-        limit, found = self.limits.repeat_limit, []
-        for call, signature in zip(calls, state.signatures(calls), strict=True):
-            this_turn[signature] = times = this_turn.get(signature, 0) + 1
-            times += before.get(signature, 0)
-            if times >= limit:
-                found.append((call, times))
-        return found
+        return state.derived.asked.repeats(state.messages, calls, self.limits.repeat_limit)
 
     async def _run(
         self, state: RunState, step: StepRecord, calls: list[ToolCall], approved: frozenset[str] = frozenset()
@@ -193,7 +185,8 @@ class TurnCalls:
         ids = {c.id for c in calls}
         if step.results and any(r.call_id in ids for r in step.results):  # a call sent again replaces what it had
             step.results = [r for r in step.results if r.call_id not in ids]
-        sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id)) for c in calls]
+        asked = state.derived.asked  # the arguments' hashes the repeat guard made
+        sent = [PendingCall.sending(c, self.idempotent(c), before.get(c.id), asked.args_hash(c)) for c in calls]
         state.pending[:] = [p for p in state.pending if p.call.id not in ids] + sent if state.pending else sent
         if self.store is not None:  # saved nowhere without one: no save awaited for nothing
             try:

@@ -62,7 +62,7 @@ class TaskRun:
     status: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ToolResult:
     """A plain record (made on every call): validated where a run is loaded, dumped to the same JSON as ever."""
 

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Usage:
     """A plain record (a run keeps two a step): validated where a run is loaded, not each time one is made."""
 

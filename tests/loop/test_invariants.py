@@ -14,7 +14,7 @@ from toolwire_client.models.base import ModelReply
 from toolwire_client.models.providers import make_scripted
 from toolwire_client.models.scripted import ScriptedModel
 from toolwire_client.run.ordering import check_order
-from toolwire_client.run.state import RunState
+from toolwire_client.run.state import RunState, asked_key
 from toolwire_client.tools.registry_source import RegistrySource
 from toolwire_client.tools.toolbox import ToolBox
 from toolwire_server import Registry
@@ -92,17 +92,17 @@ async def test_the_repeat_guard_counts_from_the_run_state_alone() -> None:
     for n in range(2):
         history.append(AssistantMessage(tool_calls=[replace(same, id=f"x{n}")]))
     state = RunState(run_id="r", agent_name="a", task="t", model="m", messages=history)
-    assert state.asked_before(len(history))[same.signature] == 2
+    assert state.asked_before(len(history))[asked_key(same)] == 2
     fresh = RunState.model_validate_json(state.model_dump_json())
-    assert fresh.asked_before(len(history))[same.signature] == 2
-    assert fresh.asked_before(2)[same.signature] == 1  # a shorter view counts afresh
+    assert fresh.asked_before(len(history))[asked_key(same)] == 2
+    assert fresh.asked_before(2)[asked_key(same)] == 1  # a shorter view counts afresh
     other = ToolCall(id="y", name="slow")
     fresh.messages = [
         UserMessage(content="t"),
         *(AssistantMessage(tool_calls=[replace(other, id=f"y{n}")]) for n in range(3)),
     ]
     counts = fresh.asked_before(3)  # a list put in place of the one counted: counted afresh, not added to
-    assert (counts[same.signature], counts[other.signature]) == (0, 2)
+    assert (counts[asked_key(same)], counts[asked_key(other)]) == (0, 2)
     fresh.messages[2] = AssistantMessage(tool_calls=[replace(same, id="x9")])  # edited where it was counted up to
     counts = fresh.asked_before(4)
-    assert (counts[same.signature], counts[other.signature]) == (1, 2)
+    assert (counts[asked_key(same)], counts[asked_key(other)]) == (1, 2)

@@ -142,3 +142,21 @@ async def test_make_model_with_no_key_is_the_test_model(monkeypatch: pytest.Monk
     assert isinstance(model, TestModel) and model.call_tools == "all" and model.provider == "test"
     named = make_model("test:get_order,search_orders")
     assert isinstance(named, TestModel) and named.call_tools == ["get_order", "search_orders"]
+
+
+async def test_scripted_reply_is_a_copy_of_every_field_the_script_wrote() -> None:
+    """ScriptedModel copies the script's message field by field (cheaper than replace()): a field added to
+    AssistantMessage must be copied there too, and the script's own message stays as it wrote it."""
+    from dataclasses import fields
+
+    from toolwire_client.models.scripted import ScriptedModel
+    from toolwire_shared.messages import ToolCall
+
+    assert {f.name for f in fields(AssistantMessage)} == {"role", "text", "tool_calls", "provider", "provider_content"}
+    written = AssistantMessage(
+        text="thinking", tool_calls=[ToolCall(id="c1", name="echo")], provider_content=[{"type": "thinking"}]
+    )
+    reply = await ScriptedModel(lambda messages: written).complete([], [])
+    assert (reply.message.text, reply.message.tool_calls) == (written.text, written.tool_calls)
+    assert (reply.message.provider, reply.message.provider_content) == ("scripted", written.provider_content)
+    assert written.provider is None and reply.message is not written

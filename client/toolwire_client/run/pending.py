@@ -102,11 +102,15 @@ class PendingCall:
         return cls._new(call, "pending_approval", idempotent, approval_reason=reason)
 
     @classmethod
-    def sending(cls, call: ToolCall, idempotent: bool, before: "PendingCall | None" = None) -> Self:
+    def sending(
+        cls, call: ToolCall, idempotent: bool, before: "PendingCall | None" = None, hashed: str | None = None
+    ) -> Self:
         """`call` marked sent (saved before it goes out). `before`: its pending copy until now, whose MCP task is
-        followed (never created again) and whose question and answer go with it when it was answered."""
+        followed (never created again) and whose question and answer go with it when it was answered. `hashed`: its
+        `args_hash`, when the caller has it already (the repeat guard made it)."""
         if before is None:  # every call of every turn: no keyword dict to pass on
-            return cls(call=call, state="sent", args_hash=args_hash(call.arguments), idempotent=idempotent)
+            hashed = args_hash(call.arguments) if hashed is None else hashed
+            return cls(call=call, state="sent", args_hash=hashed, idempotent=idempotent)
         before._check("send")
         kept: dict[str, Any] = {}
         if before.state == "answered":

@@ -26,6 +26,9 @@ RunStatus = Literal["running", "done", "stopped", "waiting_for_approval", "faile
 
 StepKind = Literal["act", "review", "plan", "compact"]
 
+AskedKey = tuple[str, str]
+"""What the repeat guard counts a call by (`asked_key`): its tool's name and its arguments' hash."""
+
 
 @dataclass(slots=True, kw_only=True)
 class StepRecord:
@@ -151,15 +154,12 @@ class RunState(BaseModel):
         """MessageOrderError if the message list is not a valid request; reads only what was added since last time."""
         self.derived.order.check(self.messages)
 
-    def asked_before(self, turn: int) -> Counter[str]:
-        """How often each call (name and arguments) was asked for in the assistant turns before message `turn`.
+    def asked_before(self, turn: int) -> Counter[AskedKey]:
+        """How often each call (name and arguments, by `asked_key`) was asked for in the assistant turns before
+        message `turn`.
 
         Derived from the message list alone, counted incrementally (a long run does not rescan its history)."""
         return self.derived.asked.before(self.messages, turn)
-
-    def signatures(self, calls: list[ToolCall]) -> list[str]:
-        """Each call's `signature`, worked out once a turn: the repeat guard reads them, then the count above."""
-        return self.derived.asked.signatures(calls)
 
 
 class Derived:
@@ -175,29 +175,53 @@ class Derived:
         new."""
 
 
+def asked_key(call: ToolCall) -> AskedKey:
+    """What the repeat guard counts a call by, whatever its id: its tool and its arguments' hash (the one its pending
+    call keeps: made once a call, for both)."""
+    return call.name, args_hash(call.arguments)
+
+
 class AskedCount:
     """The calls asked for in a growing message list, read once each (a plain object: a pydantic private attribute
     costs a lookup on every read and write)."""
 
-    __slots__ = ("counts", "last", "last_calls", "last_signatures", "of", "upto")
+    __slots__ = ("counts", "last", "last_calls", "last_keys", "of", "upto")
 
     def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[AskedKey] = Counter()
         self.upto = 0
         self.of: list[Message] | None = None
         self.last: Message | None = None
         """The list counted and its last message counted: a list replaced or edited before there is counted afresh."""
         self.last_calls: list[ToolCall] = []
-        self.last_signatures: list[str] = []
-        """The last turn's calls and their signatures (a signature is a JSON dump: made once per call)."""
+        self.last_keys: list[AskedKey] = []
+        """The last turn's calls and their keys (a key is a JSON dump hashed: made once per call)."""
 
-    def signatures(self, calls: list[ToolCall]) -> list[str]:
+    def repeats(self, messages: list[Message], calls: list[ToolCall], limit: int) -> list[tuple[ToolCall, int]]:
+        """The `calls` of the turn that ends `messages` asked for `limit` times or more, counting every turn before
+        it and this turn's own calls so far (the repeat guard's one question, asked once a step)."""
+        before, this_turn, found = self.before(messages, len(messages) - 1), dict[AskedKey, int](), []
+        for call, key in zip(calls, self.keys(calls), strict=True):
+            this_turn[key] = times = this_turn.get(key, 0) + 1
+            times += before.get(key, 0)
+            if times >= limit:
+                found.append((call, times))
+        return found
+
+    def keys(self, calls: list[ToolCall]) -> list[AskedKey]:
         last = self.last_calls
-        if len(calls) != len(last) or not all(map(is_, calls, last)):  # the same call objects: the same dumps
-            self.last_calls, self.last_signatures = list(calls), [call.signature for call in calls]
-        return self.last_signatures
+        if len(calls) != len(last) or not all(map(is_, calls, last)):  # the same call objects: the same keys
+            self.last_calls, self.last_keys = list(calls), [asked_key(call) for call in calls]
+        return self.last_keys
 
-    def before(self, messages: list[Message], turn: int) -> Counter[str]:
+    def args_hash(self, call: ToolCall) -> str:
+        """`call`'s arguments hash, as its key has it when it is one of the last turn's calls."""
+        for counted, key in zip(self.last_calls, self.last_keys, strict=True):
+            if counted is call:
+                return key[1]
+        return args_hash(call.arguments)
+
+    def before(self, messages: list[Message], turn: int) -> Counter[AskedKey]:
         upto = self.upto
         if messages is not self.of or (upto and (turn < upto or messages[upto - 1] is not self.last)):
             self.counts, self.upto, self.of = Counter(), 0, messages  # replaced, cut back or edited: count afresh
@@ -205,8 +229,8 @@ class AskedCount:
         for n in range(self.upto, turn):
             message = messages[n]
             if isinstance(message, AssistantMessage) and message.tool_calls:
-                for signature in self.signatures(message.tool_calls):
-                    counts[signature] = counts.get(signature, 0) + 1
+                for key in self.keys(message.tool_calls):
+                    counts[key] = counts.get(key, 0) + 1
         if turn:
             self.upto, self.last = turn, messages[turn - 1]
         return self.counts
