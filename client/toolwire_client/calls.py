@@ -195,10 +195,13 @@ class TurnCalls:
                 state.pending = [p for p in state.pending if p.call.id not in ids]  # never sent: the exit says not run
                 raise
 
-        run = self._run_context(state)  # the same for every call of the turn
+        run, hooks = self._run_context(state), self.hooks  # the same for every call of the turn
 
         async def one(call: ToolCall) -> None:
-            result = await self._call_with_hooks(run, call)
+            if hooks:
+                result = await self._call_with_hooks(run, call)
+            else:  # most runs have none: no frame of its own
+                result = _applied(run, await self.toolbox.call(call, run, timeout_s=self.limits.tool_timeout_s))
             pending = state.pending  # changed in place: the calls beside it take theirs out of the same list
             for n, p in enumerate(pending):
                 if p.call.id == call.id:
@@ -271,8 +274,6 @@ class TurnCalls:
         return context
 
     async def _call_with_hooks(self, run: RunContext, call: ToolCall) -> ToolResult:
-        if not self.hooks:  # most runs have none: no two awaits for nothing
-            return _applied(run, await self.toolbox.call(call, run, timeout_s=self.limits.tool_timeout_s))
         checked = await run_before(self.hooks, call)
         if isinstance(checked, ToolResult):
             return checked

@@ -43,10 +43,14 @@ class OrderCheck:
         checked = self.checked
         if messages is not self.of or (checked and (len(messages) < checked or messages[checked - 1] is not self.last)):
             self._reset(messages)  # not the list last checked, or not only appended to since: start again
-        for index in range(self.checked, len(messages)):
-            message = messages[index]
-            self._read(index, message)
-            self.checked, self.last = index + 1, message
+        index = self.checked
+        try:
+            for index in range(index, len(messages)):
+                self._read(index, messages[index])
+            index = len(messages)
+        finally:  # found valid up to the message that broke a rule, or to the end
+            if index > self.checked:
+                self.checked, self.last = index, messages[index - 1]
         if self.waiting:
             missing = ", ".join(f"{name} ({cid})" for cid, name in self.waiting.items())
             raise MessageOrderError(self.asked_at, ANSWERED_ONCE, f"these calls have no result: {missing}")
