@@ -11,7 +11,7 @@ from toolwire_client.run.budget import PriceFn
 from toolwire_client.run.call_ids import unique_call_ids
 from toolwire_client.run.state import RunState, StepKind, StepRecord
 from toolwire_otel.content import record_chat_content
-from toolwire_otel.spans import chat_span, record_chat_response, record_token_split
+from toolwire_otel.spans import chat_span, record_chat_response, record_token_split, telemetry_off
 from toolwire_shared.messages import Message
 from toolwire_shared.tools import ToolSpec
 
@@ -35,6 +35,7 @@ async def ask_model(
     m = model
     messages = state.messages if sent is None else sent
     step_kind = kind if kind != "act" else None
+    recorded = not telemetry_off()  # else no span or metric would keep what the records below make
     with chat_span(m, state.run_id, step=len(state.steps) + 1, step_kind=step_kind) as span:
         try:
             if cap is None:
@@ -43,11 +44,12 @@ async def ask_model(
                 reply = await m.complete(messages, specs, max_output_tokens=cap)
         except ModelCallFailed as exc:
             raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
-        record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
-        if split is not None and span.is_recording():  # counted here only for a trace; `trace show` counts afresh
-            tokens = split(messages, specs, reply.usage.input_tokens)
-            record_token_split(span, tokens.parts(), tokens.scaled)
-        record_chat_content(span, messages, specs, reply.message, reply.finish_reason)
+        if recorded:
+            record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
+            if split is not None and span.is_recording():  # counted only for a trace; `trace show` counts afresh
+                tokens = split(messages, specs, reply.usage.input_tokens)
+                record_token_split(span, tokens.parts(), tokens.scaled)
+            record_chat_content(span, messages, specs, reply.message, reply.finish_reason)
     message = unique_call_ids(reply.message)
     if message is not reply.message:  # the reply stays as the adapter made it unless an id had to change
         reply = replace(reply, message=message)

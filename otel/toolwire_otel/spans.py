@@ -74,6 +74,12 @@ def _off_here() -> bool:
     return _untraced_run.get() or _off()
 
 
+def telemetry_off() -> bool:
+    """No span or metric made here would keep anything (tracing and metrics off): a caller on the hot path may skip
+    its span and its records altogether, as the helpers themselves would."""
+    return _untraced_run.get() or _off()
+
+
 def _error_type(exc: BaseException) -> str:
     return type(exc).__name__
 

@@ -45,7 +45,7 @@ class OrderCheck:
             self._reset(messages)  # not the list last checked, or not only appended to since: start again
         index = self.checked
         try:
-            for index in range(index, len(messages)):
+            for index in range(self.checked, len(messages)):
                 self._read(index, messages[index])
             index = len(messages)
         finally:  # found valid up to the message that broke a rule, or to the end

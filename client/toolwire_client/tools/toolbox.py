@@ -31,7 +31,7 @@ from toolwire_client.tools.tool_layers import (
     named,
 )
 from toolwire_otel.content import record_tool_content
-from toolwire_otel.spans import record_mcp, record_tool_result, tool_span
+from toolwire_otel.spans import record_mcp, record_tool_result, telemetry_off, tool_span
 from toolwire_shared import errors
 from toolwire_shared.messages import ToolCall
 from toolwire_shared.results import ToolResult, failed
@@ -246,6 +246,8 @@ class ToolBox:
     async def call(self, call: ToolCall, run: RunContext, timeout_s: float | None = None) -> ToolResult:
         """Run one call of the run `run`; every failure comes back as an error result."""
         route = self._routes.get(call.name)
+        if telemetry_off():  # no span or metric would keep anything: none is made
+            return await self._sent(call, route, run, timeout_s)
         with tool_span(route.known if route else call.name, call.id, run.run_id) as span:
             if route is not None and span.is_recording():  # attributes only for a span that keeps them
                 info = route.source.transport_info()
@@ -257,14 +259,7 @@ class ToolBox:
                     server_address=info.server_address,
                     server_port=info.server_port,
                 )
-            started = time.perf_counter()
-            sent_at = datetime.now(UTC)
-            result, attempts = await self._attempts(call, route, run, timeout_s, started, sent_at)
-            if result.links and route is not None:  # read_resource reads a link from the server that sent it
-                self._linked(route.source, result.links)
-            built = result.started_at is sent_at and result.name == call.name and result.call_id == call.id
-            if not built or attempts != 1:  # at most one copy per call (the source's result is never changed)
-                result = replace(result, started_at=sent_at, name=call.name, call_id=call.id, attempts=attempts)
+            result = await self._sent(call, route, run, timeout_s)
             record_tool_result(span, result)
             record_tool_content(span, call, result)
             return result
@@ -283,23 +278,15 @@ class ToolBox:
                 self._linked(route.source, result.links)
         await self.refresh()
 
-    async def _attempts(
-        self,
-        call: ToolCall,
-        route: Route | None,
-        run: RunContext,
-        timeout_s: float | None,
-        started: float,
-        sent_at: datetime,
-    ) -> tuple[ToolResult, int]:
-        """The result and how many attempts it took."""
+    async def _sent(self, call: ToolCall, route: Route | None, run: RunContext, timeout_s: float | None) -> ToolResult:
+        """The call sent, and sent again as its policy allows, as the run keeps its result (`_stamped`)."""
+        started, sent_at = time.perf_counter(), datetime.now(UTC)
         if route is None:
-            return failed(
-                call.id, call.name, "unknown_tool", errors.unknown_tool(call.name, self._routes), since=started
-            ), 1
+            text = errors.unknown_tool(call.name, self._routes)
+            return _stamped(failed(call.id, call.name, "unknown_tool", text, since=started), call, sent_at, 1)
         if call.parse_error is not None:
             text = texts.unparseable_arguments(call.name, call.raw_arguments or "", call.parse_error)
-            return failed(call.id, call.name, "bad_arguments", text, since=started), 1
+            return _stamped(failed(call.id, call.name, "bad_arguments", text, since=started), call, sent_at, 1)
         policy = route.spec.policy
         timeout = timeout_s or self.timeouts.get(route.known) or policy.timeout_s
         key = idempotency_key(run.run_id, call.id) if policy.idempotent else None
@@ -320,11 +307,16 @@ class ToolBox:
                 if result.error_kind == "limited" and result.retry_after_s is not None:
                     result = await self._after_limit(result, request, route, started)
                 result = result if source.checks_output else checked(result, route.spec)
-                return (result if self.max_result_chars is None else capped(result, self.max_result_chars)), attempt
+                result = result if self.max_result_chars is None else capped(result, self.max_result_chars)
+                if result.links:  # read_resource reads a link from the server that sent it
+                    self._linked(source, result.links)
+                return _stamped(result, call, sent_at, attempt)
             except ToolTransportError as exc:
                 if attempt == tries:
                     text = texts.transport_failed(call.name, str(exc), retried=attempt > 1)
-                    return failed(call.id, call.name, "transport", text, since=started), attempt
+                    return _stamped(
+                        failed(call.id, call.name, "transport", text, since=started), call, sent_at, attempt
+                    )
         raise AssertionError("unreachable")
 
     async def _after_limit(self, result: ToolResult, request: ToolRequest, route: Route, started: float) -> ToolResult:
@@ -373,6 +365,14 @@ MIN_LIMIT_WAIT_S = 0.001
 
 NOTE_ROOM = 300
 """A result its server already cut (and noted) is cut again only when longer than the cap and this much more."""
+
+
+def _stamped(result: ToolResult, call: ToolCall, sent_at: datetime, attempts: int) -> ToolResult:
+    """The result as the run keeps it: the model's id and name for the call, when it was sent and how many times (a
+    copy only where the source's result differs: the source's result is never changed)."""
+    if result.started_at is sent_at and result.name == call.name and result.call_id == call.id and attempts == 1:
+        return result
+    return replace(result, started_at=sent_at, name=call.name, call_id=call.id, attempts=attempts)
 
 
 def capped(result: ToolResult, max_chars: int | None) -> ToolResult:
