@@ -96,7 +96,7 @@ class TurnCalls:
             raise exits.RepeatedCall(f"stopped by a repeated call: {call.signature} asked for the {_nth(times)} time")
         for call, times in repeats:
             step.results.append(failed(call.id, call.name, "blocked", texts.repeated(call.signature, times)))
-        off_step = off_step_calls(state.plan, step.tool_calls)
+        off_step = off_step_calls(state.plan, step.tool_calls) if state.plan is not None else None
         if off_step:
             repeated = {c.id for c, _ in repeats}
             step.results.extend(r for r in off_step if r.call_id not in repeated)

@@ -22,7 +22,7 @@ from toolwire_client.config import RunConfig, RunLimits, open_run
 from toolwire_client.context.compaction import summary_cap
 from toolwire_client.context.keeper import ContextKeeper, kept_results
 from toolwire_client.context.native import NATIVE_SUMMARY_TOKENS, compactor, prepared
-from toolwire_client.model_call import ask_model
+from toolwire_client.model_call import Split, ask_model
 from toolwire_client.models.base import Model
 from toolwire_client.models.token_split import SplitCounter
 from toolwire_client.models.tokens import estimate_prompt
@@ -237,7 +237,7 @@ class Agent:
             raise exits.HarnessFailed(f"stopped before sending a malformed request: {exc}") from exc
         changed = await self._refresh_tools(state)
         cap = self._check_limits(state, sent)
-        split = self.context.split_for(state)
+        split = self.context.split_for
         step = await ask_model(self.model, self.toolbox.specs, state, cap, "act", self.price_fn, sent, split)
         step.tools = list(self.toolbox.specs) if changed else None
         if step.model_reply is not None and step.model_reply.found_tools:  # the provider's own tool search
@@ -290,7 +290,7 @@ class Agent:
         cap = self._check_limits(state, request, specs)
         most = summary_cap(self.config.context_budget or 0) if native is None else NATIVE_SUMMARY_TOKENS
         model = self.model if native is None else compactor(self.model, native)
-        split = SplitCounter().split
+        split = _own_split
         step = await ask_model(
             model, specs, state, most if cap is None else min(cap, most), "compact", self.price_fn, request, split
         )
@@ -315,7 +315,7 @@ class Agent:
             if optional:
                 return None
             raise
-        split = self.context.split_for(state)
+        split = self.context.split_for
         reply = await ask_model(self.model, self.toolbox.specs, state, cap, kind, self.price_fn, sent, split)
         reply.view = mark
         budget.check_spent(self.limits, state)
@@ -358,6 +358,11 @@ class Agent:
     async def _save(self, state: RunState) -> None:
         if self.store is not None:  # a run without a store is saved nowhere (twice a step for nothing)
             await checkpoint.save(self.store, state, self._leases.get(state.run_id))
+
+
+def _own_split(state: RunState) -> Split:
+    """A compact step's count of where its request's tokens went: its own, not the run's."""
+    return SplitCounter().split
 
 
 def last_loaded(state: RunState) -> list[str]:

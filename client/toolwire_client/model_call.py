@@ -27,10 +27,11 @@ async def ask_model(
     kind: StepKind,
     price_fn: PriceFn | None,
     sent: list[Message] | None = None,
-    split: Split | None = None,
+    split_for: Callable[[RunState], Split] | None = None,
 ) -> StepRecord:
     """Send the run's messages, or the view of them `sent` (run/context_view.py), and the tools offered (`cap`: the
-    most output tokens the budgets leave, if any); `split` says where the request's input tokens went. The reply
+    most output tokens the budgets leave, if any); `split_for` the run's counter of where a request's input tokens
+    went (asked for only by a recording span). The reply
     joins the run's list, except a compact step's (a side exchange whose text is a summary)."""
     m = model
     messages = state.messages if sent is None else sent
@@ -46,8 +47,8 @@ async def ask_model(
             raise exits.ModelFailed(f"stopped because the model call failed: {exc.reason}") from exc
         if recorded:
             record_chat_response(span, reply.usage, reply.response_model, reply.response_id, reply.finish_reason)
-            if split is not None and span.is_recording():  # counted only for a trace; `trace show` counts afresh
-                tokens = split(messages, specs, reply.usage.input_tokens)
+            if split_for is not None and span.is_recording():  # only for a trace; `trace show` counts afresh
+                tokens = split_for(state)(messages, specs, reply.usage.input_tokens)
                 record_token_split(span, tokens.parts(), tokens.scaled)
             record_chat_content(span, messages, specs, reply.message, reply.finish_reason)
     message = unique_call_ids(reply.message)

@@ -5,6 +5,8 @@ was replaced, cut back, or changed where the last check ended (its last checked 
 checked whole. (The loop's only other edit, a run's system prompt joined with the servers' instructions before its
 first request, changes no order.)"""
 
+from typing import NoReturn
+
 from toolwire_shared.messages import AssistantMessage, Message, ToolResultMessage
 
 
@@ -57,7 +59,8 @@ class OrderCheck:
 
     def _read(self, index: int, message: Message) -> None:
         if isinstance(message, ToolResultMessage):
-            self._check_result(index, message)
+            if not (self.in_results and message.call_id in self.waiting):  # else it breaks a rule: which one
+                self._refuse_result(index, message)
             self.waiting.pop(message.call_id)
             self.answered.add(message.call_id)
             return
@@ -76,7 +79,8 @@ class OrderCheck:
             self.waiting, self.answered = waiting, set()
             self.asked_at, self.in_results = index, bool(waiting)
 
-    def _check_result(self, index: int, message: ToolResultMessage) -> None:
+    def _refuse_result(self, index: int, message: ToolResultMessage) -> NoReturn:
+        """The rule a result out of place breaks, most telling first."""
         if message.call_id in self.answered:
             raise MessageOrderError(index, ANSWERED_ONCE, f"call {message.call_id} is answered a second time")
         if not self.in_results:
@@ -86,8 +90,7 @@ class OrderCheck:
                 f"the result for {message.call_id} does not follow the assistant turn that asked for it "
                 "(or its other results)",
             )
-        if message.call_id not in self.waiting:
-            raise MessageOrderError(index, NO_ORPHANS, f"no call with id {message.call_id} in the turn before it")
+        raise MessageOrderError(index, NO_ORPHANS, f"no call with id {message.call_id} in the turn before it")
 
 
 def check_order(messages: list[Message]) -> None:

@@ -111,7 +111,7 @@ def _started(
         return _in_worker(tool, arguments, context or ToolContext(tool=tool.name), max_result_chars)
     # its fields and extras (a mounted upstream tool's model allows any) read as they are: dict(validated) would
     # first look for a `keys` attribute through pydantic's __getattr__ (~6 µs a call, against ~0.3)
-    kwargs = {**vars(validated), **(validated.model_extra or {})}
+    kwargs = {**vars(validated), **(validated.__pydantic_extra__ or {})}
     for param, kind in tool.injected.items():
         context = context or ToolContext(tool=tool.name)
         kwargs[param] = context if kind == "context" else context.idempotency_key

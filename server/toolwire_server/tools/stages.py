@@ -113,7 +113,7 @@ class Validated:
         tool = request.tool
         assert tool is not None
         try:
-            request.validated = tool.model.model_validate(request.arguments or {})
+            request.validated = tool.model.__pydantic_validator__.validate_python(request.arguments or {})
         except ValidationError as exc:
             text = errors.bad_arguments(tool.name, describe_problems(exc), tool.schema)
             return answered(failed("bad_arguments", text, request.max_result_chars))
