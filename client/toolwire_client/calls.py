@@ -103,9 +103,10 @@ class TurnCalls:
         answered: Collection[str] = {r.call_id for r in step.results} if step.results else ()
         to_run: list[ToolCall] = []
         risky: list[ToolCall] = []
+        why_risky = self.why_risky
         for c in step.tool_calls:
             if c.id not in answered:
-                (risky if self.is_risky(c) else to_run).append(c)
+                (to_run if why_risky(c) is None else risky).append(c)
         await self._run(state, step, to_run)
         if risky:
             state.pending.extend(self.asking_approval(c) for c in risky)
@@ -179,7 +180,7 @@ class TurnCalls:
         if not calls:
             return
         before = {p.call.id: p for p in state.pending} if state.pending else {}
-        answered = frozenset(i for i, p in before.items() if p.is_answered) if before else frozenset[str]()
+        answered: frozenset[str] = frozenset(i for i, p in before.items() if p.is_answered) if before else frozenset()
         if self.store is not None:  # checked against the store's records: there are none without one
             calls = await self._authorized(state, step, calls, approved, answered)
         ids = {c.id for c in calls}

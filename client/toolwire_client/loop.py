@@ -8,7 +8,7 @@ model_call.py; the checkpoints store/checkpoint.py.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -349,10 +349,11 @@ class Agent:
         if self.on_step:
             self.on_step(state, step)
 
-    async def _refresh_tools(self, state: RunState) -> bool:
+    def _refresh_tools(self, state: RunState) -> Awaitable[bool]:
         """Before a model call: the tools of a server that said its list changed listed again (True: the model is
-        offered other tools than on the step before). Replay overrides it to offer what the recorded step saw."""
-        return await self.toolbox.refresh()
+        offered other tools than on the step before). Replay overrides it to offer what the recorded step saw. (The
+        ToolBox's own coroutine, awaited by the loop: no frame of its own.)"""
+        return self.toolbox.refresh()
 
     # ---- plumbing -------------------------------------------------------------------------------------------
     async def _save(self, state: RunState) -> None:

@@ -84,15 +84,6 @@ def stub_of(message: ToolResultMessage) -> ToolResultMessage:
     return ToolResultMessage(call_id=message.call_id, name=message.name, content=line, is_error=message.is_error)
 
 
-def is_long(message: Message, inline_chars: int | None) -> bool:
-    return (
-        inline_chars is not None
-        and isinstance(message, ToolResultMessage)
-        and len(message.content) > inline_chars
-        and message.name != READ_RESULT
-    )
-
-
 @dataclass
 class ViewCache:
     """One run's view parts, made once each: the heads of its long results and the stubs of its cleared ones, by
@@ -107,9 +98,15 @@ class ViewCache:
     def long_results(self, messages: list[Message], inline_chars: int | None) -> list[int]:
         if messages is not self.of or len(messages) < self.scanned:
             self.scanned, self.long, self.heads, self.stubs, self.of = 0, [], {}, {}, messages
-        for n in range(self.scanned, len(messages)):
-            if is_long(messages[n], inline_chars):
-                self.long.append(n)
+        if inline_chars is not None:  # else none is long; read_result's own results are never cut
+            for n in range(self.scanned, len(messages)):
+                message = messages[n]
+                if (
+                    isinstance(message, ToolResultMessage)
+                    and len(message.content) > inline_chars
+                    and message.name != READ_RESULT
+                ):
+                    self.long.append(n)
         self.scanned = len(messages)
         return self.long
 
