@@ -203,9 +203,10 @@ class RunContext:
     is charged (a request is refused)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ToolRequest:
-    """One call as a source gets it."""
+    """One call as a source gets it (a plain record, made every call: a source reads it and never changes it; a
+    retry sends the same one again)."""
 
     call: ToolCall
     """The tool's name on this source (the ToolBox takes off a duplicate-name prefix), its arguments and call id."""
