@@ -47,3 +47,12 @@ def test_a_provider_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(PROVIDERS, "echo", Provider("echo", build, "e1", None, "an echo"))
     assert make_model("echo:e2").model == "e2"
     assert make_model("echo").model == "e1"
+
+
+def test_a_misspelt_model_option_is_refused() -> None:
+    """The HTTP adapters take their options as HttpOptions says: an unknown one is a TypeError naming it, not
+    silently dropped."""
+    from toolwire_client.models.anthropic import AnthropicModel
+
+    with pytest.raises(TypeError, match="unexpected keyword arguments: timeout"):
+        AnthropicModel("claude-x", api_key="k", timeout=5)  # type: ignore[call-arg]

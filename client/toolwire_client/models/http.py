@@ -106,6 +106,9 @@ class HttpModel:
     server_port: int | None
 
     def __init__(self, model: str, **options: Unpack[HttpOptions]) -> None:
+        unknown = sorted(options.keys() - HttpOptions.__optional_keys__)
+        if unknown:  # a misspelt option is a mistake, as it was when these were keyword parameters
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(unknown)}")
         self.model = model
         self.max_tokens, self.tool_choice = options.get("max_tokens"), options.get("tool_choice")
         self.stream, self.on_text = options.get("stream", False), options.get("on_text")
