@@ -70,10 +70,6 @@ without asking again (a provider looked up costs ~1 us a span, most of it os.env
 is decided when it starts, as its span tree is: a provider installed mid-run traces the runs started after it."""
 
 
-def _off_here() -> bool:
-    return _untraced_run.get() or _off()
-
-
 def telemetry_off() -> bool:
     """No span or metric made here would keep anything (tracing and metrics off): a caller on the hot path may skip
     its span and its records altogether, as the helpers themselves would."""
@@ -211,7 +207,7 @@ def chat_span(
     model: semconv.ChatModel, run_id: str, *, step: int | None = None, step_kind: str | None = None
 ) -> SpanScope:
     """One model call; `step` and `step_kind` (a review or plan call) go in with the rest at the start."""
-    if _off_here():
+    if telemetry_off():
         return _NO_SPAN
     attrs: dict[str, Any] = {
         **semconv.chat(model),
@@ -293,7 +289,7 @@ def record_retry(attempt: int, reason: str, wait_s: float) -> None:
 
 
 def tool_span(tool_name: str, call_id: str, run_id: str) -> SpanScope:
-    if _off_here():
+    if telemetry_off():
         return _NO_SPAN
     attrs = {
         semconv.GEN_AI_OPERATION_NAME: semconv.OP_EXECUTE_TOOL,
