@@ -31,8 +31,8 @@ async def ask_model(
 ) -> StepRecord:
     """Send the run's messages, or the view of them `sent` (run/context_view.py), and the tools offered (`cap`: the
     most output tokens the budgets leave, if any); `split_for` the run's counter of where a request's input tokens
-    went (asked for only by a recording span). The reply
-    joins the run's list, except a compact step's (a side exchange whose text is a summary)."""
+    went (asked for only by a recording span). The reply joins the run's list, except a compact step's (a side
+    exchange whose text is a summary)."""
     m = model
     messages = state.messages if sent is None else sent
     step_kind = kind if kind != "act" else None

@@ -13,7 +13,7 @@ from toolwire_shared.media import MediaPart
 from toolwire_shared.sorted_json import sorted_dumps
 
 _signature_json = sorted_dumps()
-"""json.dumps(..., sort_keys=True), its encoder built once (the repeat guard makes one a call)."""
+"""json.dumps(..., sort_keys=True), its encoder built once (a signature is shown for every call a report lists)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,7 +32,7 @@ class ToolCall:
     @property
     def signature(self) -> str:
         """The call as the model and the reports show it, `get_order({"order_id": "A123"})`: the same string for the
-        same tool and arguments (the repeat guard counts by it)."""
+        same tool and arguments (the repeat guard counts calls by run/state.py's `asked_key`, and shows this)."""
         return f"{self.name}({_signature_json(self.arguments)})"
 
 

@@ -200,7 +200,8 @@ class AskedCount:
     def repeats(self, messages: list[Message], calls: list[ToolCall], limit: int) -> list[tuple[ToolCall, int]]:
         """The `calls` of the turn that ends `messages` asked for `limit` times or more, counting every turn before
         it and this turn's own calls so far (the repeat guard's one question, asked once a step)."""
-        before, this_turn, found = self.before(messages, len(messages) - 1), dict[AskedKey, int](), []
+        before, found = self.before(messages, len(messages) - 1), []
+        this_turn: dict[AskedKey, int] = {}
         for call, key in zip(calls, self.keys(calls), strict=True):
             this_turn[key] = times = this_turn.get(key, 0) + 1
             times += before.get(key, 0)
