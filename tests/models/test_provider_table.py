@@ -4,7 +4,8 @@ import pytest
 
 from helpers.cli import packaged_scripts, run_toolwire
 from toolwire_client.models import PROVIDERS, ModelCallFailed, ModelReply, make_model
-from toolwire_client.models.providers import ModelOptions, Provider
+from toolwire_client.models.options import ModelOptions
+from toolwire_client.models.providers import Provider
 from toolwire_shared.messages import Message
 from toolwire_shared.tools import ToolSpec
 
@@ -56,3 +57,13 @@ def test_a_misspelt_model_option_is_refused() -> None:
 
     with pytest.raises(TypeError, match="unexpected keyword arguments: timeout"):
         AnthropicModel("claude-x", api_key="k", timeout=5)  # type: ignore[call-arg]
+
+
+def test_make_model_refuses_a_misspelt_option_and_passes_the_rest_on() -> None:
+    """make_model takes ModelOptions: each goes to the adapter that has it, an unknown one is a TypeError naming it."""
+    with pytest.raises(TypeError, match="make_model\\(\\) got unexpected keyword arguments: max_token"):
+        make_model("openai:gpt-x", api_key="k", max_token=5)  # type: ignore[call-arg]
+    claude = make_model("anthropic:claude-x", api_key="k", anthropic_version="2099-01-01", prompt_cache="1h")
+    assert (claude.version, claude.prompt_cache) == ("2099-01-01", "1h")  # type: ignore[attr-defined]
+    chat = make_model("openai:gpt-x", api_key="k", max_tokens=7, prompt_cache="off", timeout_s=3.0)
+    assert chat.max_tokens == 7 and chat._client.timeout.read == 3.0  # type: ignore[attr-defined]

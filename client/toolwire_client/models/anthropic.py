@@ -7,8 +7,9 @@ from typing import Any, Unpack
 from toolwire_client.models.anthropic_cache import PromptCache, place_breakpoints
 from toolwire_client.models.anthropic_stream import MessageAssembler
 from toolwire_client.models.base import ModelReply
-from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.http import HttpModel
 from toolwire_client.models.media import NO_MEDIA, anthropic_content
+from toolwire_client.models.options import HttpOptions
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage
 from toolwire_shared.tools import ToolSpec

@@ -3,15 +3,12 @@ whose key is set, else the test model."""
 
 import logging
 import os
-from typing import Any
+from typing import Unpack
 
-from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
 from toolwire_client.models.http import MissingApiKey
-from toolwire_client.models.media import MediaMode
-from toolwire_client.models.providers import PROVIDERS, ModelOptions, UnknownModel, spec_help
-from toolwire_client.models.retry import RetryPolicy
-from toolwire_client.models.sse import OnText
+from toolwire_client.models.options import ModelOptions, refuse_unknown
+from toolwire_client.models.providers import PROVIDERS, UnknownModel, spec_help
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
 NO_KEY_MODEL = "test"
@@ -45,23 +42,12 @@ def spec_or_script(script: str) -> str:
     return f"scripted:{script}"
 
 
-def make_model(
-    spec: str | None = None,
-    *,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    anthropic_version: str | None = None,
-    max_tokens: int | None = None,
-    stream: bool = False,
-    tool_choice: str | dict[str, Any] | None = None,
-    prompt_cache: PromptCache = "5m",
-    retry: RetryPolicy | None = None,
-    on_text: OnText | None = None,
-    media: MediaMode = "auto",
-) -> Model:
-    """Build a model from 'provider:name' ('provider' alone takes its default model). With no spec: the provider
-    whose API key is set (`default_spec()`), else NO_KEY_MODEL (the test model), with a warning saying so (the CLI
-    calls `default_spec()` itself, so `toolwire run` with no key and no --model is still an error)."""
+def make_model(spec: str | None = None, **options: Unpack[ModelOptions]) -> Model:
+    """Build a model from 'provider:name' ('provider' alone takes its default model) with `options` (ModelOptions:
+    base_url, api_key, stream, ...). With no spec: the provider whose API key is set (`default_spec()`), else
+    NO_KEY_MODEL (the test model), with a warning saying so (the CLI calls `default_spec()` itself, so `toolwire run`
+    with no key and no --model is still an error)."""
+    refuse_unknown(options, ModelOptions.__optional_keys__, "make_model")
     if not spec:
         try:
             spec = default_spec()
@@ -79,16 +65,4 @@ def make_model(
     name = name.strip() or (provider.default_model or "" if provider else "")
     if provider is None or not name:
         raise UnknownModel(f"unknown model {spec!r}: use {spec_help()}")
-    options = ModelOptions(
-        base_url=base_url,
-        api_key=api_key,
-        anthropic_version=anthropic_version,
-        max_tokens=max_tokens,
-        stream=stream,
-        tool_choice=tool_choice,
-        prompt_cache=prompt_cache,
-        retry=retry,
-        on_text=on_text,
-        media=media,
-    )
     return provider.build(name, options)

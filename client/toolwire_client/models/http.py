@@ -5,15 +5,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 import httpx2
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.media import NO_MEDIA, MediaMode, media_kinds
+from toolwire_client.models.media import NO_MEDIA, media_kinds
+from toolwire_client.models.options import HttpOptions, refuse_unknown
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
-from toolwire_client.models.sse import OnText, StreamAssembler, read_stream
+from toolwire_client.models.sse import StreamAssembler, read_stream
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message
 from toolwire_shared.tls import ssl_context
@@ -66,27 +67,6 @@ class Posted:
         )
 
 
-class HttpOptions(TypedDict, total=False):
-    """What every HTTP adapter takes, whatever its wire format."""
-
-    api_key: str | None
-    base_url: str | None
-    max_tokens: int | None
-    tool_choice: str | dict[str, Any] | None
-    """"auto" (unset), "required", "none", a tool's name, or a wire object as the provider spells it."""
-    stream: bool
-    """Read the reply as SSE events, folded into the body a non-streamed call returns (off when unset)."""
-    retry: RetryPolicy | None
-    timeout_s: float
-    """How long one request may take, in seconds (DEFAULT_TIMEOUT_S when unset)."""
-    client: httpx2.AsyncClient | None
-    """A client to post with, which the model leaves open; unset, the model makes its own and closes it."""
-    on_text: OnText | None
-    """Called with each text delta of a streamed reply (a retried stream shows its text again)."""
-    media: MediaMode
-    """Which of a tool result's images and audio the model is sent (models/media.py); "auto" when unset."""
-
-
 class HttpModel:
     """Base of the HTTP adapters: owns an AsyncClient, posts JSON with the shared retry policy. A subclass names its
     provider, its default base URL and the environment variables of its key and of a base URL override."""
@@ -106,9 +86,7 @@ class HttpModel:
     server_port: int | None
 
     def __init__(self, model: str, **options: Unpack[HttpOptions]) -> None:
-        unknown = sorted(options.keys() - HttpOptions.__optional_keys__)
-        if unknown:  # a misspelt option is a mistake, as it was when these were keyword parameters
-            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(unknown)}")
+        refuse_unknown(options, HttpOptions.__optional_keys__, type(self).__name__)
         self.model = model
         self.max_tokens, self.tool_choice = options.get("max_tokens"), options.get("tool_choice")
         self.stream, self.on_text = options.get("stream", False), options.get("on_text")

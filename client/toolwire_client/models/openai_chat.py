@@ -9,10 +9,11 @@ import logging
 from typing import Any, Unpack
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.http import HttpModel
 from toolwire_client.models.json_fields import member
 from toolwire_client.models.media import chat_followup
 from toolwire_client.models.openai_chat_stream import ChatAssembler
+from toolwire_client.models.options import HttpOptions
 from toolwire_shared.ids import new_call_id
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage

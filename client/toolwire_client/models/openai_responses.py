@@ -11,12 +11,13 @@ from dataclasses import replace
 from typing import Any, Unpack
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
-from toolwire_client.models.http import HttpModel, HttpOptions
+from toolwire_client.models.http import HttpModel
 from toolwire_client.models.json_fields import member
 from toolwire_client.models.media import NO_MEDIA, responses_output
 from toolwire_client.models.openai_chat import DEFAULT_BASE_URL, parse_arguments, parse_usage
 from toolwire_client.models.openai_responses_stream import ResponsesAssembler
 from toolwire_client.models.openai_tool_search import deferring, echoed, found_tools, searches_natively
+from toolwire_client.models.options import HttpOptions
 from toolwire_client.models.retry import redact
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolResultMessage

@@ -6,40 +6,18 @@ import os
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
-from toolwire_client.models.anthropic_cache import PromptCache
 from toolwire_client.models.base import Model
-from toolwire_client.models.media import MediaMode
-from toolwire_client.models.retry import RetryPolicy
+from toolwire_client.models.options import HttpOptions, ModelOptions
 from toolwire_client.models.scripted import ScriptedModel, UsageFn
-from toolwire_client.models.sse import OnText
 
 if TYPE_CHECKING:
-    from toolwire_client.models.http import HttpModel, HttpOptions
+    from toolwire_client.models.http import HttpModel
 
 
 class UnknownModel(ValueError):
     """A model spec names no provider in the table, or no ready script."""
-
-
-@dataclass(frozen=True)
-class ModelOptions:
-    """What make_model passes to every factory; each uses the options its wire format has."""
-
-    base_url: str | None = None
-    api_key: str | None = None
-    anthropic_version: str | None = None
-    max_tokens: int | None = None
-    stream: bool = False
-    tool_choice: str | dict[str, Any] | None = None
-    """"auto" (unset), "required", "none" or a tool's name; each adapter spells it in its wire format."""
-    prompt_cache: PromptCache = "5m"
-    retry: RetryPolicy | None = None
-    on_text: OnText | None = None
-    """With stream: called with each text delta as it arrives (the CLI's `run --stream` prints them live)."""
-    media: MediaMode = "auto"
-    """Which tool-result images and audio the model is sent (models/media.py)."""
 
 
 @dataclass(frozen=True)
@@ -58,25 +36,18 @@ class Provider:
         return self.shown or f"{self.prefix}:{self.default_model or 'NAME'}"
 
 
-def _http_options(adapter: "type[HttpModel]", options: ModelOptions) -> "HttpOptions":
-    """The options every HTTP adapter shares; the base URL falls back to the adapter's own variable."""
-    return {
-        "api_key": options.api_key,
-        "base_url": options.base_url or os.environ.get(adapter.base_url_env),
-        "max_tokens": options.max_tokens,
-        "tool_choice": options.tool_choice,
-        "stream": options.stream,
-        "retry": options.retry,
-        "on_text": options.on_text,
-        "media": options.media,
-    }
+def _http_options(adapter: "type[HttpModel]", options: ModelOptions) -> HttpOptions:
+    """The options every HTTP adapter takes; the base URL falls back to the adapter's own variable."""
+    taken = cast(HttpOptions, {key: value for key, value in options.items() if key in HttpOptions.__optional_keys__})
+    taken["base_url"] = options.get("base_url") or os.environ.get(adapter.base_url_env)
+    return taken
 
 
 def _anthropic(name: str, options: ModelOptions) -> Model:
     from toolwire_client.models.anthropic import DEFAULT_VERSION, AnthropicModel
 
-    version = options.anthropic_version or DEFAULT_VERSION
-    cache = options.prompt_cache
+    version = options.get("anthropic_version") or DEFAULT_VERSION
+    cache = options.get("prompt_cache", "5m")
     return AnthropicModel(name, version=version, prompt_cache=cache, **_http_options(AnthropicModel, options))
 
 
