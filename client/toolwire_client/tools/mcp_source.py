@@ -113,19 +113,7 @@ class McpSource(ToolSource):
         """The same for the server's resource list."""
         self.asks = ServerAsks(name, sampling=sampling, roots=roots, note=self._note)
         """What the server may ask while a call runs: the run's model (MCP sampling, if allowed) and roots."""
-        self._connector = Connector(
-            name,
-            command=command,
-            url=url,
-            token=token,
-            auth=auth,
-            env=env,
-            cwd=cwd,
-            stderr=self.stderr,
-            start_timeout_s=start_timeout_s,
-            mode=mode,
-            client_options=self._client_options,
-        )
+        self._connector = Connector(self, self._client_options)
         self._supervisor = Supervisor(f"tool server '{name}'", OnceOnly(max_restarts))
         """Keeps the connection up as its policy says: once for a run's own server (`restart_with` changes it)."""
         self._live = LiveConnection(name, self._supervisor, running=lambda: self._group is not None)
