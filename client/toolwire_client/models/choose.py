@@ -7,8 +7,9 @@ from typing import Unpack
 
 from toolwire_client.models.base import Model
 from toolwire_client.models.http import MissingApiKey
-from toolwire_client.models.options import ModelOptions, refuse_unknown
+from toolwire_client.models.options import ModelOptions
 from toolwire_client.models.providers import PROVIDERS, UnknownModel, spec_help
+from toolwire_shared.options import refuse_unknown
 
 DEFAULT_MODELS = {p.prefix: p.default_model for p in PROVIDERS.values() if p.default_model}
 NO_KEY_MODEL = "test"
@@ -47,7 +48,7 @@ def make_model(spec: str | None = None, **options: Unpack[ModelOptions]) -> Mode
     base_url, api_key, stream, ...). With no spec: the provider whose API key is set (`default_spec()`), else
     NO_KEY_MODEL (the test model), with a warning saying so (the CLI calls `default_spec()` itself, so `toolwire run`
     with no key and no --model is still an error)."""
-    refuse_unknown(options, ModelOptions.__optional_keys__, "make_model")
+    refuse_unknown(options, ModelOptions.__optional_keys__, "make_model()")
     if not spec:
         try:
             spec = default_spec()

@@ -12,11 +12,12 @@ import httpx2
 
 from toolwire_client.models.base import ModelCallFailed, ModelReply
 from toolwire_client.models.media import NO_MEDIA, media_kinds
-from toolwire_client.models.options import HttpOptions, refuse_unknown
+from toolwire_client.models.options import HttpOptions
 from toolwire_client.models.retry import RetryPolicy, redact, send_with_retries
 from toolwire_client.models.sse import StreamAssembler, read_stream
 from toolwire_shared.media import MediaKind
 from toolwire_shared.messages import AssistantMessage, Message
+from toolwire_shared.options import refuse_unknown
 from toolwire_shared.tls import ssl_context
 from toolwire_shared.tools import ToolSpec
 from toolwire_shared.usage import Usage
@@ -86,7 +87,7 @@ class HttpModel:
     server_port: int | None
 
     def __init__(self, model: str, **options: Unpack[HttpOptions]) -> None:
-        refuse_unknown(options, HttpOptions.__optional_keys__, type(self).__name__)
+        refuse_unknown(options, HttpOptions.__optional_keys__, f"{type(self).__name__}()")
         self.model = model
         self.max_tokens, self.tool_choice = options.get("max_tokens"), options.get("tool_choice")
         self.stream, self.on_text = options.get("stream", False), options.get("on_text")

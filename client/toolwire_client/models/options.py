@@ -1,8 +1,7 @@
 """The options a model takes, listed once: what every HTTP adapter takes (HttpOptions) and, on top, what
 `make_model` passes on to the one adapter that has it (ModelOptions). Both are TypedDicts taken as `**options`, so a
-call reads as keyword arguments and a misspelt one is refused by name."""
+call reads as keyword arguments (a misspelt one is refused by name: toolwire_shared/options.py)."""
 
-from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import httpx2
@@ -42,10 +41,3 @@ class ModelOptions(HttpOptions, total=False):
     """The `anthropic-version` header (anthropic.DEFAULT_VERSION when unset)."""
     prompt_cache: PromptCache
     """The TTL of Anthropic's cache breakpoints: "off", "5m" (when unset) or "1h" (anthropic_cache.py)."""
-
-
-def refuse_unknown(options: Mapping[str, object], allowed: frozenset[str], taker: str) -> None:
-    """A misspelt option is a TypeError naming it, as it was when the options were keyword parameters."""
-    unknown = sorted(options.keys() - allowed)
-    if unknown:
-        raise TypeError(f"{taker}() got unexpected keyword arguments: {', '.join(unknown)}")

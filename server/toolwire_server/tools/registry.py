@@ -27,6 +27,7 @@ from toolwire_server.surface.changes import (
 from toolwire_server.surface.completion import Completer
 from toolwire_server.surface.prompts import RegisteredPrompt, make_prompt
 from toolwire_server.surface.resources import Resources
+from toolwire_shared.options import refuse_unknown
 from toolwire_shared.tools import DEFAULT_TIMEOUT_S, ToolPolicy, ToolSpec
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -169,6 +170,7 @@ class Registry:
 
     def add(self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]) -> RegisteredTool:
         tool_name = name or fn.__name__
+        refuse_unknown(options, ToolOptions.__optional_keys__, f"tool '{tool_name}'")
         if tool_name in self._tools:
             raise ValueError(f"tool '{tool_name}' is already registered")
         text = options.get("description") or inspect.getdoc(fn)
