@@ -21,7 +21,7 @@ PUBLIC: dict[str, tuple[str, ...]] = {
     "config": ("OAuthClientSpec", "RunConfig", "ServerSpec", "config_of"),
     "fleet.gc": ("tune_gc_for_many_runs",),
     "fleet.submit": ("FleetClient", "submit"),
-    "loop": ("Agent",),
+    "loop": ("Agent", "AgentOptions"),
     "models.choose": ("default_spec", "key_envs", "make_model", "spec_or_script"),
     "models.anthropic": ("AnthropicModel",),
     "models.anthropic_cache": ("PromptCache",),
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from toolwire_client.fleet.submit import FleetClient as FleetClient
     from toolwire_client.fleet.submit import submit as submit
     from toolwire_client.loop import Agent as Agent
+    from toolwire_client.loop import AgentOptions as AgentOptions
     from toolwire_client.models.anthropic import AnthropicModel as AnthropicModel
     from toolwire_client.models.anthropic_cache import PromptCache as PromptCache
     from toolwire_client.models.base import Model as Model

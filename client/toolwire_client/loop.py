@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import anyio
 from opentelemetry.trace import Span
@@ -43,11 +43,28 @@ from toolwire_otel.content import record_agent_content
 from toolwire_otel.spans import agent_span, record_run_end
 from toolwire_shared.elicitation import OnElicit
 from toolwire_shared.messages import Message, SystemMessage, ToolCall, UserMessage
+from toolwire_shared.options import refuse_unknown
 from toolwire_shared.results import failed
 from toolwire_shared.tools import ToolSpec, spec_json
 from toolwire_shared.words import counted
 
 OnStep = Callable[[RunState, StepRecord], None]
+
+
+class AgentOptions(TypedDict, total=False):
+    """What the caller plugs into an Agent (`Agent`, `Agent.of` and `build_agent` take them as keywords)."""
+
+    hooks: tuple[ToolHook, ...]
+    store: RunStore | None
+    """Where each checkpoint is saved; none: the run is saved nowhere (resume it from its RunState)."""
+    on_step: OnStep | None
+    price_fn: PriceFn | None
+    """What a reply cost (the cost budget, `max_cost_usd`, needs it)."""
+    on_elicit: OnElicit | None
+    """Answers a tool's question (MCP elicitation) at once; without it a question pauses the run until a person
+    answers (`toolwire answer`), as an approval does."""
+
+
 T = TypeVar("T")
 
 
@@ -84,24 +101,16 @@ class Agent:
     """Runs tasks on one model and one ToolBox under one RunConfig (limits, system prompt, risky tools)."""
 
     def __init__(
-        self,
-        model: Model,
-        toolbox: ToolBox,
-        *,
-        config: RunConfig | None = None,
-        hooks: tuple[ToolHook, ...] = (),
-        store: RunStore | None = None,
-        on_step: OnStep | None = None,
-        price_fn: PriceFn | None = None,
-        on_elicit: OnElicit | None = None,
+        self, model: Model, toolbox: ToolBox, *, config: RunConfig | None = None, **options: Unpack[AgentOptions]
     ):
-        """`config` defaults to the model's, every other field its default (`Agent.of` takes a few loose fields).
-        `on_elicit` answers a tool's question (MCP elicitation) at once; without it a question pauses the run until
-        a person answers (`toolwire answer`), as an approval does."""
+        """`config` defaults to the model's (`Agent.of` takes a few loose fields); `options` (AgentOptions) are what
+        the caller plugs in, each none when unset."""
+        refuse_unknown(options, AgentOptions.__optional_keys__, "Agent()")
         self.model, self.toolbox = model, toolbox
         self.config = config if config is not None else config_for(model)
-        self.hooks, self.store, self.on_step, self.price_fn = hooks, store, on_step, price_fn
-        self.on_elicit = on_elicit
+        self.hooks, self.store = options.get("hooks", ()), options.get("store")
+        self.on_step, self.price_fn = options.get("on_step"), options.get("price_fn")
+        self.on_elicit = options.get("on_elicit")
         self.risky_tools = set(self.config.risky_tools)
         self.record_config = False
         """Record the run's config afresh when it is driven (the fleet's, for a run as `submit` wrote it: without the
@@ -124,24 +133,10 @@ class Agent:
         system: str | None = None,
         limits: RunLimits | None = None,
         risky_tools: set[str] | None = None,
-        hooks: tuple[ToolHook, ...] = (),
-        store: RunStore | None = None,
-        on_step: OnStep | None = None,
-        price_fn: PriceFn | None = None,
-        on_elicit: OnElicit | None = None,
+        **options: Unpack[AgentOptions],
     ) -> "Agent":
-        """An Agent whose config is made of these loose fields (`config_for`); the others as for the Agent."""
-        config = config_for(model, name, system, limits, risky_tools)
-        return cls(
-            model,
-            toolbox,
-            config=config,
-            hooks=hooks,
-            store=store,
-            on_step=on_step,
-            price_fn=price_fn,
-            on_elicit=on_elicit,
-        )
+        """An Agent whose config is made of these loose fields (`config_for`); the options as for the Agent."""
+        return cls(model, toolbox, config=config_for(model, name, system, limits, risky_tools), **options)
 
     @property
     def limits(self) -> RunLimits:

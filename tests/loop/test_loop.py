@@ -265,6 +265,14 @@ async def test_cost_budget_with_a_price_function() -> None:
     assert state.stop_reason == "cost_budget" and state.cost_usd is not None and state.cost_usd <= 0.01
 
 
+def test_a_misspelt_agent_option_is_refused_by_name() -> None:
+    """Agent and Agent.of take AgentOptions as keywords: one misspelt is a TypeError naming it and the ones there are,
+    not an option silently unset (a `stor=` would leave the run saved nowhere)."""
+    for make in (Agent, Agent.of):
+        with pytest.raises(TypeError, match=r"Agent\(\) got unexpected keyword arguments: stor \(it takes hooks, "):
+            make(make_scripted("recovers"), ToolBox([source()]), stor=None)  # type: ignore[call-arg]
+
+
 async def test_every_step_is_saved(tmp_path: Path) -> None:
     store = await SqliteRunStore(tmp_path / "runs.sqlite3").open()
     agent = Agent(make_scripted("recovers"), ToolBox([source()]), store=store)

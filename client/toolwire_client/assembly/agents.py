@@ -2,16 +2,15 @@
 with the tools the client itself offers when the config turns them on (`delegate` for sub-agents, `load_skill`
 for skills). Each of those is a ToolSource like a server, so the loop knows nothing of them."""
 
+from typing import Unpack
+
 from toolwire_client.assembly.sources import build_sources, risky_marks
 from toolwire_client.config import RunConfig, ServerSpec
-from toolwire_client.loop import Agent, OnStep
+from toolwire_client.loop import Agent, AgentOptions, OnStep
 from toolwire_client.models import make_model
 from toolwire_client.models.sse import OnText
-from toolwire_client.run.budget import PriceFn
-from toolwire_client.run.hooks import ToolHook
 from toolwire_client.run.state import RunState
 from toolwire_client.store import open_store
-from toolwire_client.store.base import RunStore
 from toolwire_client.tools.a2a_source import a2a_sources
 from toolwire_client.tools.code_mode.layer import CodeModeLayer
 from toolwire_client.tools.delegate import DelegateSource
@@ -22,26 +21,21 @@ from toolwire_client.tools.source import ToolSource
 from toolwire_client.tools.tool_layers import ToolLayer
 from toolwire_client.tools.tool_search import ToolSearch
 from toolwire_client.tools.toolbox import CHOICE_WORDS, OnProgress, ToolBox
-from toolwire_shared.elicitation import OnElicit
 
 
 def build_agent(
     config: RunConfig,
     *,
-    store: RunStore | None = None,
-    hooks: tuple[ToolHook, ...] = (),
-    on_step: OnStep | None = None,
-    price_fn: PriceFn | None = None,
     stderr_sink: LineSink | None = None,
     on_text: OnText | None = None,
     on_progress: OnProgress | None = None,
     servers: list[ServerSpec] | None = None,
-    on_elicit: OnElicit | None = None,
+    **options: Unpack[AgentOptions],
 ) -> Agent:
     """The agent `config` describes; its tool servers' stderr goes to `stderr_sink` (default this process's stderr),
     `on_text` gets a streamed model's text deltas, `on_progress` the progress reports of running tool calls.
     `servers`: the specs to start instead of the config's own, for a saved run (what trusted_servers.py resolved
-    them to; the config keeps its own). `on_elicit` answers a tool's question at once instead of pausing the run."""
+    them to; the config keeps its own). `options` as for the Agent (store, hooks, on_step, price_fn, on_elicit)."""
     model = make_model(
         config.model,
         base_url=config.base_url,
@@ -55,9 +49,7 @@ def build_agent(
     native = getattr(model, "native_tool_search", False)
     sources = [*build_sources(specs, stderr_sink), *a2a_sources(config.a2a_agents)]
     toolbox = toolbox_for(config, sources, on_progress, risky_marks(specs), native)
-    return Agent(
-        model, toolbox, config=config, store=store, hooks=hooks, on_step=on_step, price_fn=price_fn, on_elicit=on_elicit
-    )
+    return Agent(model, toolbox, config=config, **options)
 
 
 def toolbox_for(
