@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import TypeAdapter
 
 from toolwire_client.assembly.agents import build_agent
 from toolwire_client.config import RunConfig, RunLimits, ServerSpec
@@ -72,6 +73,10 @@ def encoder() -> Any:
     raise RuntimeError("no tiktoken encoding available (cl100k_base)")
 
 
+SHOWN = TypeAdapter(list[Message])
+"""The messages as a request shows them: their JSON, unset fields left out."""
+
+
 class Counted:
     """The requests a scripted model got: their input tokens (tools and messages as sent)."""
 
@@ -81,7 +86,7 @@ class Counted:
 
     def count(self, messages: list[Message], tools: list[ToolSpec]) -> None:
         specs = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
-        shown = [m.model_dump(mode="json", exclude_none=True) for m in messages]
+        shown = SHOWN.dump_python(messages, mode="json", exclude_none=True)
         self.inputs.append(len(self.encoding.encode(json.dumps(specs) + json.dumps(shown))))
 
 

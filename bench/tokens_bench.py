@@ -100,15 +100,14 @@ def scripted(task: Task, searching: bool, spent: Spent) -> FunctionModel:
     return FunctionModel(turn, name=f"tokens-{task.tool}")
 
 
-async def run_tasks(box: ToolBox, layer: ToolSearch, tasks: list[Task]) -> dict[str, list[Spent]]:
-    """Each task with search off and on, on one started ToolBox; each run starts with nothing loaded."""
-    spent: dict[str, list[Spent]] = {"off": [], "on": []}
+async def run_tasks(boxes: dict[str, ToolBox], tasks: list[Task]) -> dict[str, list[Spent]]:
+    """Each task with search off and on (`boxes`: a started ToolBox without tool search and one with it); each run
+    starts with nothing loaded, whatever the run before it on its ToolBox loaded."""
+    spent: dict[str, list[Spent]] = {mode: [] for mode in boxes}
     for task in tasks:
-        for mode in ("off", "on"):
-            layer.mode, layer.loaded, layer.changed = mode, [], True  # routed afresh before the run's first request
-            await box.refresh()
+        for mode, box in boxes.items():
             used = Spent()
-            state = await Agent(scripted(task, mode == "on", used), box, config=None).run(task.query)
+            state = await Agent(scripted(task, mode == "on", used), box).run(task.query)
             used.answer = state.final_answer or ""
             used.right = state.status == "done" and task.expect in used.answer
             spent[mode].append(used)
@@ -253,10 +252,9 @@ async def search_cpu(box: ToolBox, layer: ToolSearch, rounds: int = 200) -> dict
     from toolwire_shared.messages import ToolCall
 
     queries = [task.query for task in CATALOG_TASKS]
-    layer.mode = "on"
     searched = routed = 0.0
     for n in range(rounds):
-        layer.loaded, layer.changed = [], True
+        layer.restore([])  # nothing loaded: the search's matches are routed afresh each round
         await box.refresh()
         call = ToolCall(id=f"s{n}", name=SEARCH_TOOL, arguments={"query": queries[n % len(queries)], "limit": 5})
         started = time.process_time()
@@ -271,20 +269,22 @@ async def search_cpu(box: ToolBox, layer: ToolSearch, rounds: int = 200) -> dict
 async def measure() -> dict[str, Any]:
     results: dict[str, Any] = {}
     layer = ToolSearch("on")
-    async with ToolBox([catalog_source(500)], layers=[layer]) as box:
-        results["catalog_500"] = summary(await run_tasks(box, layer, CATALOG_TASKS), 500)
-        results["cpu"] = await search_cpu(box, layer)
+    async with ToolBox([catalog_source(500)]) as plain, ToolBox([catalog_source(500)], layers=[layer]) as searched:
+        results["catalog_500"] = summary(await run_tasks({"off": plain, "on": searched}, CATALOG_TASKS), 500)
+        results["cpu"] = await search_cpu(searched, layer)
     with tempfile.TemporaryDirectory(prefix="toolwire-tokens-") as tmp:
         folder = Path(tmp)
         prepare(folder)
-        sources = reference_sources(folder)
-        if sources is None:
+        sources, again = reference_sources(folder), reference_sources(folder)
+        if sources is None or again is None:
             results["reference_50"] = {"skipped": "the reference servers are not installed (.ci/run installs them)"}
         else:
             layer = ToolSearch("on")
-            async with ToolBox(sources, layers=[layer]) as box:
-                count = len(layer.catalog)
-                results["reference_50"] = summary(await run_tasks(box, layer, reference_tasks(folder)), count)
+            async with ToolBox(sources) as plain, ToolBox(again, layers=[layer]) as searched:
+                tasks = reference_tasks(folder)
+                results["reference_50"] = summary(
+                    await run_tasks({"off": plain, "on": searched}, tasks), len(layer.catalog)
+                )
     return results
 
 

@@ -174,8 +174,8 @@ class Agent:
                 if not state.config or self.record_config:  # the tools offered, listed; the instructions joined
                     state.config = recorded_config(self.config, self.toolbox.specs, state.run_id)
                     join_instructions(state, self.toolbox.instructions)
+                self.toolbox.restore(last_loaded(state))  # what this run's tool search loaded (a new run: none)
                 if resuming:
-                    self.toolbox.load(last_loaded(state))  # what a tool search loaded, offered as before
                     await self.toolbox.recall_links(r for step in state.steps for r in step.results)
                 try:
                     await self._drive_held(state, resuming, span, on_record)

@@ -185,3 +185,22 @@ async def test_a_risky_tool_called_before_it_is_loaded_is_loaded_unasked_and_wai
     state, _ = await run_scripted(OPENAI, box, "Look up contact c7", script, risky_tools={"crm_get_contact"})
     assert "was not loaded, so it did not run" in state.steps[0].results[0].content  # loading it ran nothing
     assert state.status == "waiting_for_approval" and [p.call.id for p in state.pending] == ["c2"]
+
+
+async def test_a_new_run_on_a_used_toolbox_starts_with_nothing_loaded() -> None:
+    """What one run's search loaded is that run's: the next run on the same ToolBox (an Agent that runs one task
+    after another) is offered only the search and the kept tools again, and records nothing loaded."""
+    first = [
+        OPENAI.reply(calls=[("c1", "search_tools", {"query": "create an invoice in billing"})]),
+        OPENAI.reply(calls=[("c2", "billing_create_invoice", INVOICE)]),
+        OPENAI.reply("Invoice created."),
+    ]
+    box = ToolBox([catalog()], layers=[ToolSearch("on")])
+    async with box:
+        done, _ = await run_scripted(OPENAI, box, "Bill 12 EUR", first)
+        assert "billing_create_invoice" in (done.steps[-1].loaded or []), done.report
+        again, (request,) = await run_scripted(OPENAI, box, "Say hello", [OPENAI.reply("Hello.")])
+    assert chat_tools(request.body) == ["search_tools"]
+    assert again.steps[0].loaded == []
+    resumed = await replay(again)
+    assert resumed.identical, resumed.difference

@@ -74,6 +74,8 @@ class LoadingLayer(Protocol):
 
     def load(self, names: Sequence[str]) -> list[str]: ...
 
+    def restore(self, names: Sequence[str]) -> None: ...
+
 
 def named(listed: list[tuple[ToolSource, ToolSpec]]) -> list[Route]:
     """The bottom of the stack: every tool listed, with the names users know it by (tools/tool_names.py)."""

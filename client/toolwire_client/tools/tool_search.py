@@ -134,6 +134,14 @@ class ToolSearch:
             self._loaded_since_offer = not self.native
         return new
 
+    def restore(self, names: Sequence[str]) -> None:
+        """Loaded exactly `names` as a run starts: a resumed run's, as its last step recorded them; none for a new
+        run, whatever an earlier run on this ToolBox loaded. Routed again at the next refresh when that changed."""
+        kept = [name for name in dict.fromkeys(names) if name in self._specs]
+        if kept != self.loaded:
+            self.loaded = kept
+            self._loaded_since_offer = not self.native
+
     @property
     def catalog(self) -> list[ToolSpec]:
         """Every tool the run may call, named as the model calls it (while tool search is on)."""

@@ -210,10 +210,16 @@ class ToolBox:
         return None
 
     def load(self, names: list[str]) -> None:
-        """Load these tools again (a resumed run's, as its last step recorded them): offered from the next request
-        on, once `refresh` routes again."""
+        """Load these tools too (what a provider's own search found): offered from the next request on, once
+        `refresh` routes again."""
         for layer in self._loading:
             layer.load(names)
+
+    def restore(self, names: list[str]) -> None:
+        """Loaded exactly these as a run starts (a resumed run's, as its last step recorded them; a new run's: none,
+        whatever the run before it on this ToolBox loaded)."""
+        for layer in self._loading:
+            layer.restore(names)
 
     def narrowed(self, names: Iterable[str]) -> "ToolBox":
         """A started view offering only `names` (a sub-agent's tools): the same sources, routes, timeouts, retries
