@@ -7,15 +7,23 @@ Each tree is a checkout (`git archive REV | tar -x -C DIR`); this one is the tre
 runs, each in a fresh process: `--base`'s loop_overhead, this tree's, and `--seed`'s bare_loop (the seed's bare loop
 is the pydantic-message loop of a483c4a, the reference the 12x target of issue 34 was set against); each figure is
 the median of `--runs` medians of 100-step runs after two warm-up runs. Prints one line a round.
+
+`run()` (bench/run.py) measures this tree against SEED_REV's bare loop, taken from git: loop_bench's own table
+compares with a bare loop on today's records, which got faster with them, so it does not show that target.
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parents[1]
+SEED_REV = "a483c4a"
+"""The tree whose bare loop (pydantic messages, 4.09 µs then) issue 34's 12x target was set against."""
 ONE = """
 import anyio, json, statistics, sys
 from bench import loop_bench
@@ -36,6 +44,27 @@ def median_us(tree: Path, what: str, runs: int) -> float:
         [sys.executable, "-c", ONE, what, str(runs)], cwd=tree, env=env, capture_output=True, text=True, check=True
     )
     return float(done.stdout.strip().splitlines()[-1])
+
+
+def run(rounds: int = 5, runs: int = 11) -> dict[str, Any]:
+    """This tree's loop step and SEED_REV's bare loop, alternating; skipped where git does not have SEED_REV (a
+    shallow clone)."""
+    with tempfile.TemporaryDirectory(prefix="toolwire-seed-") as seed:
+        archive = subprocess.run(["git", "archive", SEED_REV], cwd=HERE, capture_output=True)
+        if archive.returncode != 0:
+            return {"skipped": f"git has no {SEED_REV} here: {archive.stderr.decode().strip()}"}
+        subprocess.run(["tar", "-x", "-C", seed], input=archive.stdout, check=True)
+        pairs = [(median_us(HERE, "loop", runs), median_us(Path(seed), "bare", runs)) for _ in range(rounds)]
+    step, bare = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    ratios = sorted(this / seed_bare for this, seed_bare in pairs)
+    figure = {
+        "name": f"loop step, scripted model and in-process tool, median of {rounds} rounds",
+        "value": round(step, 1),
+        "unit": "µs",
+        "reference": f"the seed's bare loop at {SEED_REV} (pydantic messages: what issue 34's 12x was set against)",
+        "reference_value": round(bare, 2),
+    }
+    return {"figures": [figure], "rounds": [list(p) for p in pairs], "ratio_range": [ratios[0], ratios[-1]]}
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ Figure = dict[str, Any]
 # Name, what it measures, and its reference. Run cheapest first so a failure late still leaves figures.
 MODULES: list[tuple[str, str]] = [
     ("loop_bench", "agent loop: overhead per step, parallel efficiency of one turn's tool calls"),
+    ("loop_pair", "agent loop: the step against the seed's bare loop as it was when issue 34 set its 12x target"),
     ("peers_bench", "agent loop next to Pydantic AI and the OpenAI Agents SDK: the same scripted 10-step run"),
     ("tracing_bench", "tracing: a run with OpenTelemetry export on vs off"),
     ("server_bench", "tool server: toolwire vs plain MCPServer vs the raw pipe floor, stdio and HTTP"),

@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from bench.run import MODULES  # bench/ is on pytest's pythonpath
 
 REPO = Path(__file__).resolve().parents[1]
-QUICK = ["loop_bench", "store_bench", "prompt_cache", "tokens_bench", "code_mode_bench", "context_bench"]
+QUICK = ["loop_bench", "loop_pair", "store_bench", "prompt_cache", "tokens_bench", "code_mode_bench", "context_bench"]
 
 
 @pytest.mark.parametrize("module", QUICK)
