@@ -8,7 +8,7 @@ import shlex
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from functools import partial
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 import anyio
 import httpx2
@@ -21,27 +21,39 @@ from mcp.client.streamable_http import streamable_http_client
 from toolwire_client.tools import stdout_noise
 from toolwire_client.tools.oauth_auth import TokenRequestFailed
 from toolwire_client.tools.server_logs import LogBudget
-from toolwire_client.tools.server_stderr import NOTE, error_line
+from toolwire_client.tools.server_stderr import NOTE, ServerStderr, error_line
 from toolwire_client.tools.source import StartFailure, ToolServerFailed, ToolTransportError
 from toolwire_shared import errors
 from toolwire_shared.mcp_kit.errors import first
 from toolwire_shared.mcp_kit.sdk import TransportStreams
 from toolwire_shared.tls import ssl_context
 
-if TYPE_CHECKING:
-    from toolwire_client.tools.mcp_source import McpSource
-
 LOG_LEVEL: types.LoggingLevel = "info"
 """The server log messages asked for in the 2026-07-28 era (a handshake-era server sends what it sends)."""
+
+
+class ServerPlace(Protocol):
+    """Where a tool server is and how it is reached: the McpSource's own fields (their one owner), read as a
+    connection opens."""
+
+    name: str
+    command: list[str] | None
+    url: str | None
+    token: str | None
+    auth: httpx2.Auth | None
+    env: dict[str, str] | None
+    cwd: str | None
+    stderr: ServerStderr
+    start_timeout_s: float
+    mode: Literal["auto", "legacy"]
 
 
 class Connector:
     """Opens `Client`s on one tool server (`client_options`: the source's handlers for what the server sends) and
     diagnoses a failed start."""
 
-    def __init__(self, server: "McpSource", client_options: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, server: ServerPlace, client_options: Callable[[], dict[str, Any]]) -> None:
         self.server = server
-        """Where the server is and how to reach it (its command or URL, token, env, ...): the source's own fields."""
         self.log_budget = LogBudget()
         """How much of the server's log messages goes where its stderr goes (server_logs.py)."""
         self._client_options = client_options
