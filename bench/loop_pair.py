@@ -51,8 +51,9 @@ def run(rounds: int = 5, runs: int = 11) -> dict[str, Any]:
     shallow clone)."""
     with tempfile.TemporaryDirectory(prefix="toolwire-seed-") as seed:
         archive = subprocess.run(["git", "archive", SEED_REV], cwd=HERE, capture_output=True)
-        if archive.returncode != 0:
-            return {"skipped": f"git has no {SEED_REV} here: {archive.stderr.decode().strip()}"}
+        if archive.returncode != 0:  # shown as a note, as local_search_bench's skip is
+            why = f"skipped: git has no {SEED_REV} here ({archive.stderr.decode().strip()})"
+            return {"figures": [], "notes": [why], "skipped": why}
         subprocess.run(["tar", "-x", "-C", seed], input=archive.stdout, check=True)
         pairs = [(median_us(HERE, "loop", runs), median_us(Path(seed), "bare", runs)) for _ in range(rounds)]
     step, bare = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)

@@ -59,7 +59,7 @@ def test_a_misspelt_model_option_is_refused() -> None:
         AnthropicModel("claude-x", api_key="k", timeout=5)  # type: ignore[call-arg]
 
 
-def test_make_model_refuses_a_misspelt_option_and_passes_the_rest_on() -> None:
+async def test_make_model_refuses_a_misspelt_option_and_passes_the_rest_on() -> None:
     """make_model takes ModelOptions: each goes to the adapter that has it, an unknown one is a TypeError naming it."""
     with pytest.raises(TypeError, match="make_model\\(\\) got unexpected keyword arguments: max_token"):
         make_model("openai:gpt-x", api_key="k", max_token=5)  # type: ignore[call-arg]
@@ -67,3 +67,5 @@ def test_make_model_refuses_a_misspelt_option_and_passes_the_rest_on() -> None:
     assert (claude.version, claude.prompt_cache) == ("2099-01-01", "1h")  # type: ignore[attr-defined]
     chat = make_model("openai:gpt-x", api_key="k", max_tokens=7, prompt_cache="off", timeout_s=3.0)
     assert chat.max_tokens == 7 and chat._client.timeout.read == 3.0  # type: ignore[attr-defined]
+    for model in (claude, chat):
+        await model.aclose()  # their own HTTP clients
